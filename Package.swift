@@ -1,0 +1,100 @@
+// swift-tools-version:6.0
+//
+// stepsign: a step-up signing daemon. The targets form strict layers:
+//
+//   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
+//   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
+//   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
+//   StepSignConfig              the TOML configuration, with file/line/key errors
+//   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
+//   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
+//   StepSignServer              the Unix-socket line protocol (SwiftNIO)
+//   StepSignClient              a small blocking client of that protocol, for the CLI and tests
+//   stepsignd, stepsign, stepsign-verify
+import PackageDescription
+
+let package = Package(
+    name: "stepsign",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "stepsignd", targets: ["stepsignd"]),
+        .executable(name: "stepsign", targets: ["stepsign"]),
+        .executable(name: "stepsign-verify", targets: ["stepsign-verify"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibcrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
+        .target(name: "StepSignCrypto", dependencies: ["CLibcrypto", "COpenSSLShims"]),
+        .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
+        .target(name: "StepSignConfig"),
+        .target(
+            name: "StepSignStorage",
+            dependencies: [
+                "StepSignFormat",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "StepSignEngine",
+            dependencies: [
+                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "StepSignServer",
+            dependencies: [
+                "StepSignEngine",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(name: "StepSignClient"),
+        .executableTarget(
+            name: "stepsignd",
+            dependencies: [
+                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "stepsign",
+            dependencies: [
+                "StepSignClient", "StepSignCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "stepsign-verify",
+            dependencies: [
+                "StepSignCrypto", "StepSignFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto"]),
+        .testTarget(name: "StepSignFormatTests", dependencies: ["StepSignFormat"]),
+        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig"]),
+        .testTarget(name: "StepSignStorageTests", dependencies: ["StepSignStorage"]),
+        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine"]),
+        .testTarget(
+            name: "StepSignIntegrationTests",
+            dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat"]
+        ),
+    ]
+)

@@ -1,0 +1,14 @@
+// Small C functions for the parts of libcrypto's API that Swift cannot import:
+// function-like macros and macros that pass __FILE__/__LINE__. Each says why it exists.
+#ifndef STEPSIGN_COPENSSLSHIMS_H
+#define STEPSIGN_COPENSSLSHIMS_H
+#include <stddef.h>
+#include <openssl/bio.h>
+
+/// BIO_get_mem_data is a macro over BIO_ctrl; Swift cannot import it.
+long stepsign_BIO_get_mem_data(BIO *bio, char **data);
+
+/// OPENSSL_free is a macro that passes __FILE__ and __LINE__ to CRYPTO_free.
+void stepsign_OPENSSL_free(void *pointer);
+
+#endif
