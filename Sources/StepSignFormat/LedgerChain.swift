@@ -1,0 +1,70 @@
+import StepSignCrypto
+
+/// The ledger's hash chain (SPEC §5).
+///
+/// `entryHash = SHA-256(previousHash || SHA-256(JWS))`; the first entry's previous hash is 32
+/// zero bytes; sequence numbers start at 1 with no gaps.
+public enum LedgerChain {
+    /// The previous hash of the first entry: 32 zero bytes.
+    public static let genesisHash = [UInt8](repeating: 0, count: 32)
+
+    /// The entry hash of an entry holding `jws` that follows an entry whose hash is `previous`.
+    public static func entryHash(previous: [UInt8], jws: String) -> [UInt8] {
+        SHA256.hash(previous + SHA256.hash(Array(jws.utf8)))
+    }
+
+    /// Walks `links` in the order given and reports the first place the chain breaks.
+    ///
+    /// A changed JWS or hash, a removed, inserted or reordered entry each break it: the
+    /// sequence number, the previous hash or the recomputed entry hash stops matching.
+    public static func audit(_ links: some Sequence<LedgerLink>) -> LedgerAudit {
+        var expectedSeq: Int64 = 1
+        var previous = genesisHash
+        var count = 0
+        for link in links {
+            count += 1
+            guard link.seq == expectedSeq,
+                  link.prevHash == previous,
+                  link.entryHash == entryHash(previous: previous, jws: link.payloadSignature)
+            else {
+                return LedgerAudit(ok: false, entries: count, firstBadSeq: expectedSeq)
+            }
+            previous = link.entryHash
+            expectedSeq += 1
+        }
+        return LedgerAudit(ok: true, entries: count, firstBadSeq: nil)
+    }
+}
+
+/// One ledger entry as far as the chain is concerned.
+public struct LedgerLink: Sendable, Equatable {
+    public var seq: Int64
+    public var signatureID: String
+    public var payloadSignature: String
+    public var prevHash: [UInt8]
+    public var entryHash: [UInt8]
+
+    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: [UInt8], entryHash: [UInt8]) {
+        self.seq = seq
+        self.signatureID = signatureID
+        self.payloadSignature = payloadSignature
+        self.prevHash = prevHash
+        self.entryHash = entryHash
+    }
+}
+
+/// The outcome of walking the chain: `admin.auditVerify`'s `result`.
+public struct LedgerAudit: Sendable, Equatable, Codable {
+    /// True when every entry links to the one before it.
+    public var ok: Bool
+    /// How many entries were read (up to and including the first bad one).
+    public var entries: Int
+    /// The sequence number at which the chain first breaks, or nil.
+    public var firstBadSeq: Int64?
+
+    public init(ok: Bool, entries: Int, firstBadSeq: Int64?) {
+        self.ok = ok
+        self.entries = entries
+        self.firstBadSeq = firstBadSeq
+    }
+}
