@@ -11,4 +11,8 @@ long stepsign_BIO_get_mem_data(BIO *bio, char **data);
 /// OPENSSL_free is a macro that passes __FILE__ and __LINE__ to CRYPTO_free.
 void stepsign_OPENSSL_free(void *pointer);
 
+/// EVP_PKEY_PUBLIC_KEY (the selection for EVP_PKEY_fromdata) is an OR of other macros;
+/// Swift imports only macros that are single literals.
+int stepsign_EVP_PKEY_PUBLIC_KEY(void);
+
 #endif

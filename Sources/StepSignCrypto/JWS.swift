@@ -1,0 +1,47 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// JSON Web Signature (RFC 7515) in compact serialization, ES256 only.
+public enum JWS {
+    /// The longest compact JWS `parse` reads (1 MiB); longer input is refused unread.
+    public static let maximumLength = 1 << 20
+
+    /// `BASE64URL(headerJSON) "." BASE64URL(payload) "." BASE64URL(signature)`, signed with
+    /// ES256 by `key`. `headerJSON` is used byte for byte; the caller makes it say ES256.
+    public static func signES256(headerJSON: [UInt8], payload: [UInt8], key: P256PrivateKey) throws(OpenSSLError) -> String {
+        var text = Base64URL.encodeToBytes(headerJSON)
+        text.reserveCapacity(text.count + (payload.count * 4 + 2) / 3 + 88)
+        text.append(UInt8(ascii: "."))
+        text.append(contentsOf: Base64URL.encodeToBytes(payload))
+        let signature = try key.signatureES256(for: text)
+        text.append(UInt8(ascii: "."))
+        text.append(contentsOf: Base64URL.encodeToBytes(signature))
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Splits and decodes a compact JWS. Surrounding whitespace is not accepted; every part
+    /// must be strict base64url; the header must be a JSON object with a string `alg`.
+    /// Does not check the signature.
+    public static func parse(_ compact: String) throws(JWSError) -> CompactJWS {
+        let text = Array(compact.utf8)
+        guard text.count <= maximumLength else { throw .malformed("longer than \(maximumLength) bytes") }
+        let parts = text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("expected 3 dot-separated parts, found \(parts.count)") }
+        guard !parts[0].isEmpty else { throw .malformed("empty header") }
+        guard let headerJSON = Base64URL.decode(ascii: parts[0]) else { throw .malformed("header is not base64url") }
+        guard let payload = Base64URL.decode(ascii: parts[1]) else { throw .malformed("payload is not base64url") }
+        guard let signature = Base64URL.decode(ascii: parts[2]) else { throw .malformed("signature is not base64url") }
+        let header: JWSHeader
+        do {
+            header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerJSON))
+        } catch {
+            throw .invalidHeader("not a JSON object with a string alg")
+        }
+        let signingInput = Array(text[..<(parts[0].count + 1 + parts[1].count)])
+        return CompactJWS(header: header, headerJSON: headerJSON, payload: payload,
+                          signature: signature, signingInput: signingInput)
+    }
+}

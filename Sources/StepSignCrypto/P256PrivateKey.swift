@@ -1,0 +1,145 @@
+import CLibcrypto
+
+/// An ECDSA P-256 private key: signs ES256, reads and writes (encrypted) PKCS#8 PEM.
+///
+/// `@unchecked Sendable` is safe: the `EVP_PKEY` is never mutated after `init`, OpenSSL 3
+/// allows concurrent read-only use of one `EVP_PKEY`, and every signature makes its own
+/// `EVP_MD_CTX`/`EVP_PKEY_CTX`. `publicKey` is itself immutable and Sendable.
+public final class P256PrivateKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY` (key pair); freed in `deinit`.
+    private let pkey: OpaquePointer
+    /// The matching public key, derived once at load.
+    public let publicKey: P256PublicKey
+
+    /// Takes ownership of `pkey`; checks it is a consistent P-256 key pair; frees it if
+    /// `init` throws.
+    private init(owning pkey: OpaquePointer) throws(P256KeyError) {
+        do throws(P256KeyError) {
+            try P256Curve.requireP256(pkey)
+            try Self.requireConsistentPair(pkey)
+            let (x, y) = try P256Curve.coordinates(of: pkey)
+            publicKey = try P256PublicKey(x: x, y: y)
+        } catch {
+            EVP_PKEY_free(pkey)
+            throw error
+        }
+        self.pkey = pkey
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// A new random key pair (OpenSSL's DRBG).
+    public static func generate() throws(OpenSSLError) -> P256PrivateKey {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .drain("EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        try check(EVP_PKEY_keygen_init(ctx), "EVP_PKEY_keygen_init")
+        try check(EVP_PKEY_CTX_set_group_name(ctx, SN_X9_62_prime256v1), "EVP_PKEY_CTX_set_group_name")
+        var pkey: OpaquePointer?
+        try check(EVP_PKEY_generate(ctx, &pkey), "EVP_PKEY_generate")
+        guard let pkey else { throw .drain("EVP_PKEY_generate") }
+        do {
+            return try P256PrivateKey(owning: pkey)
+        } catch {
+            // A freshly generated P-256 key that fails our own checks is a libcrypto failure.
+            if case .openSSL(let inner) = error { throw inner }
+            throw OpenSSLError(operation: "EVP_PKEY_generate", queue: [error.description])
+        }
+    }
+
+    /// Reads a P-256 private key from PEM: PKCS#8 (`PRIVATE KEY`), encrypted PKCS#8
+    /// (`ENCRYPTED PRIVATE KEY`, needs `passphrase`), or — for keys made with
+    /// `openssl ecparam -genkey` — SEC1 `EC PRIVATE KEY`. Only the first key block is read.
+    ///
+    /// Never prompts on a terminal. An encrypted key without a passphrase throws
+    /// `.passphraseRequired`; a wrong passphrase `.decryptionFailed`; another kind of key
+    /// `.unsupportedKey`. A passphrase given for an unencrypted key is ignored.
+    public convenience init(pkcs8PEM: String, passphrase: [UInt8]? = nil) throws(P256KeyError) {
+        let encrypted = pkcs8PEM.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || pkcs8PEM.contains("Proc-Type: 4,ENCRYPTED")
+        if encrypted && passphrase == nil { throw .passphraseRequired }
+        let bio: MemoryBIO
+        do { bio = try MemoryBIO(text: pkcs8PEM) } catch { throw .openSSL(error) }
+        let loaded: OpaquePointer? = (passphrase ?? []).withUnsafeBytes { bytes in
+            var secret = bytes
+            return withUnsafeMutablePointer(to: &secret) { secretPointer in
+                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, Self.passphraseCallback,
+                                           passphrase == nil ? nil : UnsafeMutableRawPointer(secretPointer), nil, nil)
+            }
+        }
+        guard let pkey = loaded else {
+            ERR_clear_error()
+            throw encrypted ? .decryptionFailed : .malformed("not a PEM private key")
+        }
+        try self.init(owning: pkey)
+    }
+
+    /// The key as PKCS#8 PEM. With a passphrase: encrypted PKCS#8
+    /// (`ENCRYPTED PRIVATE KEY`, PBES2 with PBKDF2-HMAC-SHA256 and AES-256-CBC, OpenSSL's
+    /// defaults); without: plain `PRIVATE KEY`. Store the result with mode 0600.
+    public func pkcs8PEM(passphrase: [UInt8]? = nil) throws(OpenSSLError) -> String {
+        let bio = try MemoryBIO()
+        if var secret = passphrase {
+            defer { secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+            let count = Int32(secret.count)
+            let result = secret.withUnsafeMutableBytes { bytes in
+                PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(),
+                                              bytes.baseAddress?.assumingMemoryBound(to: CChar.self), count, nil, nil)
+            }
+            try check(result, "PEM_write_bio_PKCS8PrivateKey")
+        } else {
+            try check(PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil), "PEM_write_bio_PKCS8PrivateKey")
+        }
+        return bio.text()
+    }
+
+    /// The ES256 signature of `message`: ECDSA P-256 over SHA-256, as raw r||s, exactly 64
+    /// bytes (each half left-padded to 32), ready for a JWS.
+    public func signatureES256(for message: some Collection<UInt8>) throws(OpenSSLError) -> [UInt8] {
+        let signed = message.withContiguousStorageIfAvailable { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
+            ?? Array(message).withUnsafeBufferPointer { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
+        let der = try signed.get()
+        do {
+            return try ECDSASignature.rawFromDER(der, strict: false)
+        } catch {
+            throw OpenSSLError(operation: "EVP_DigestSign", queue: ["libcrypto produced an unreadable signature: \(error)"])
+        }
+    }
+
+    /// The DER ECDSA signature of `message` with SHA-256.
+    private func signDER(_ message: UnsafeBufferPointer<UInt8>) throws(OpenSSLError) -> [UInt8] {
+        guard let ctx = EVP_MD_CTX_new() else { throw .drain("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(ctx) }
+        try check(EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey), "EVP_DigestSignInit")
+        var der = [UInt8](repeating: 0, count: 80) // ECDSA-Sig-Value for P-256 is at most 72 bytes
+        var length = der.count
+        try check(EVP_DigestSign(ctx, &der, &length, message.baseAddress, message.count), "EVP_DigestSign")
+        der.removeSubrange(length...)
+        return der
+    }
+
+    /// Checks that the private scalar and the public point belong together (a PKCS#8 file
+    /// may carry an unrelated public key).
+    private static func requireConsistentPair(_ pkey: OpaquePointer) throws(P256KeyError) {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            throw .openSSL(.drain("EVP_PKEY_CTX_new_from_pkey"))
+        }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_pairwise_check(ctx) == 1 else {
+            ERR_clear_error()
+            throw .unsupportedKey("the private and public parts of the key do not match")
+        }
+    }
+
+    /// `pem_password_cb` that hands libcrypto the passphrase bytes (which may contain NUL,
+    /// unlike the default callback's C string) and never prompts on a terminal.
+    /// `userdata` points at an `UnsafeRawBufferPointer`, or is nil when none was given.
+    private static let passphraseCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+        buffer, size, _, userdata in
+        guard let buffer, let userdata else { return -1 }
+        let secret = userdata.assumingMemoryBound(to: UnsafeRawBufferPointer.self).pointee
+        guard secret.count <= Int(size) else { return -1 }
+        if let base = secret.baseAddress, secret.count > 0 {
+            UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: secret.count)
+        }
+        return Int32(secret.count)
+    }
+}
