@@ -1,0 +1,38 @@
+import StepSignCrypto
+
+/// One line of an exported ledger (`admin.exportLedger`, `stepsign-verify ledger`): hashes
+/// as lowercase hex.
+public struct LedgerExportEntry: Codable, Sendable, Equatable {
+    /// Sequence number, from 1 without gaps.
+    public var seq: Int64
+    /// The signature ID (the JWS's `jti`).
+    public var signatureID: String
+    /// The JWS.
+    public var payloadSignature: String
+    /// The previous entry's hash, 64 hex digits.
+    public var prevHash: String
+    /// This entry's hash, 64 hex digits.
+    public var entryHash: String
+
+    /// An entry with the given values.
+    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: String, entryHash: String) {
+        self.seq = seq
+        self.signatureID = signatureID
+        self.payloadSignature = payloadSignature
+        self.prevHash = prevHash
+        self.entryHash = entryHash
+    }
+
+    /// The export form of `link`.
+    public init(_ link: LedgerLink) {
+        self.init(seq: link.seq, signatureID: link.signatureID, payloadSignature: link.payloadSignature,
+                  prevHash: Hex.encode(link.prevHash), entryHash: Hex.encode(link.entryHash))
+    }
+
+    /// The chain link, with the hashes decoded. Throws when a hash is not 32 bytes of hex.
+    public func ledgerLink() throws(LedgerExportError) -> LedgerLink {
+        guard let prev = Hex.decode(prevHash), prev.count == 32 else { throw .badHash(seq: seq, field: "prevHash") }
+        guard let entry = Hex.decode(entryHash), entry.count == 32 else { throw .badHash(seq: seq, field: "entryHash") }
+        return LedgerLink(seq: seq, signatureID: signatureID, payloadSignature: payloadSignature, prevHash: prev, entryHash: entry)
+    }
+}

@@ -1,0 +1,57 @@
+/// The claims of a stepsign signature (SPEC §2), the JWS payload.
+public struct SignatureClaims: Codable, Sendable, Equatable {
+    /// The daemon instance name (`instance` in the config).
+    public var iss: String
+    /// The user ID.
+    public var sub: String
+    /// The signature ID (UUIDv7).
+    public var jti: String
+    /// When it was signed, Unix seconds.
+    public var iat: Int64
+    /// The signed payload text.
+    public var payload: String
+    /// The payload's length in characters (extended grapheme clusters).
+    public var payloadLength: Int
+    /// Why it was signed, as the caller gave it.
+    public var reason: String
+    /// The authentication level requested.
+    public var authLevel: Int
+    /// The authenticator type requested.
+    public var authenticatorType: Int
+    /// What authenticated the user: `none`, `password`, `lda` or `idv-biometric`.
+    public var authenticatorUsed: String
+
+    /// Claims with the given values.
+    public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
+                reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
+        self.iss = iss
+        self.sub = sub
+        self.jti = jti
+        self.iat = iat
+        self.payload = payload
+        self.payloadLength = payloadLength
+        self.reason = reason
+        self.authLevel = authLevel
+        self.authenticatorType = authenticatorType
+        self.authenticatorUsed = authenticatorUsed
+    }
+
+    /// The claims as compact JSON, members in declaration order, written by hand (no
+    /// `JSONEncoder`) because this runs for every signature.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 192 + payload.utf8.count + reason.utf8.count + sub.utf8.count + iss.utf8.count)
+        writer.beginObject()
+        writer.member("iss", iss)
+        writer.member("sub", sub)
+        writer.member("jti", jti)
+        writer.member("iat", iat)
+        writer.member("payload", payload)
+        writer.member("payloadLength", payloadLength)
+        writer.member("reason", reason)
+        writer.member("authLevel", authLevel)
+        writer.member("authenticatorType", authenticatorType)
+        writer.member("authenticatorUsed", authenticatorUsed)
+        writer.endObject()
+        return writer.bytes
+    }
+}

@@ -1,0 +1,62 @@
+/// Why a stepsign signature was not accepted. `isBadInput` separates input that is not a
+/// signature at all (exit 2 in `stepsign-verify`) from a well-formed signature that is not
+/// valid or does not match (exit 1).
+public enum SignatureVerificationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not a compact JWS, or its header is not a JSON object.
+    case badInput(String)
+    /// `alg` is not ES256 (e.g. `none`, HS256).
+    case algorithmNotAllowed(String)
+    /// The header has `crit`; stepsign understands no critical extensions.
+    case criticalHeaderNotSupported
+    /// `typ` is not `stepsign+jwt`.
+    case wrongType(String?)
+    /// The header has no `kid`.
+    case missingKeyID
+    /// No trusted key has this `kid`.
+    case unknownKeyID(String)
+    /// The signature does not verify with the key named by `kid`.
+    case badSignature
+    /// Correctly signed, but the payload is not stepsign's claims JSON.
+    case malformedClaims(String)
+    /// Valid, but the `payload` claim is not the payload expected.
+    case payloadMismatch
+    /// Valid, but the `sub` claim is not the user expected.
+    case userMismatch
+
+    /// True for `.badInput`: the text was not a signature at all.
+    public var isBadInput: Bool {
+        if case .badInput = self { return true }
+        return false
+    }
+
+    /// A short stable token for machine-readable output, e.g. `"bad-signature"`.
+    public var reason: String {
+        switch self {
+        case .badInput: "bad-input"
+        case .algorithmNotAllowed: "alg-not-allowed"
+        case .criticalHeaderNotSupported: "crit-not-supported"
+        case .wrongType: "wrong-typ"
+        case .missingKeyID: "missing-kid"
+        case .unknownKeyID: "unknown-kid"
+        case .badSignature: "bad-signature"
+        case .malformedClaims: "malformed-claims"
+        case .payloadMismatch: "payload-mismatch"
+        case .userMismatch: "user-mismatch"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badInput(let why): "not a signature: \(why)"
+        case .algorithmNotAllowed(let alg): "algorithm \(alg) is not allowed (only ES256)"
+        case .criticalHeaderNotSupported: "the header has critical extensions (crit)"
+        case .wrongType(let typ): "typ is \(typ ?? "missing"), not \(StepSignSignature.headerType)"
+        case .missingKeyID: "the header has no kid"
+        case .unknownKeyID(let kid): "no trusted key has kid \(kid)"
+        case .badSignature: "the signature does not verify"
+        case .malformedClaims(let why): "the claims are not stepsign claims: \(why)"
+        case .payloadMismatch: "the payload does not match"
+        case .userMismatch: "the user does not match"
+        }
+    }
+}

@@ -1,0 +1,54 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StepSignCrypto
+
+/// stepsign's signature: a compact JWS, ES256, header
+/// `{"alg":"ES256","kid":<kid>,"typ":"stepsign+jwt"}`, payload the `SignatureClaims` JSON.
+public enum StepSignSignature {
+    /// The `typ` header value of every stepsign signature.
+    public static let headerType = "stepsign+jwt"
+
+    /// The protected header JSON, members in the fixed order alg, kid, typ.
+    public static func headerJSON(kid: String) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        writer.member("alg", "ES256")
+        writer.member("kid", kid)
+        writer.member("typ", headerType)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// Signs `claims` with `key`, naming the key `kid` (its thumbprint).
+    public static func make(claims: SignatureClaims, key: P256PrivateKey, kid: String) throws(OpenSSLError) -> String {
+        try JWS.signES256(headerJSON: headerJSON(kid: kid), payload: claims.jsonBytes, key: key)
+    }
+
+    /// The claims of `compact` once it is proven to be a stepsign signature by a trusted key.
+    ///
+    /// Checks, in order: compact JWS form (else `.badInput`), `alg` ES256, no `crit`, `typ`
+    /// stepsign+jwt, a `kid` that `trustedKeys` knows, the signature, and only then decodes
+    /// the claims (never trusting unsigned bytes).
+    public static func verify(_ compact: String, trustedKeys: TrustedKeys) throws(SignatureVerificationError) -> SignatureClaims {
+        let jws: CompactJWS
+        do {
+            jws = try JWS.parse(compact)
+        } catch {
+            throw .badInput(error.description)
+        }
+        guard jws.header.alg == "ES256" else { throw .algorithmNotAllowed(jws.header.alg) }
+        guard jws.header.crit == nil else { throw .criticalHeaderNotSupported }
+        guard jws.header.typ == headerType else { throw .wrongType(jws.header.typ) }
+        guard let kid = jws.header.kid else { throw .missingKeyID }
+        guard let key = trustedKeys.key(kid: kid) else { throw .unknownKeyID(kid) }
+        guard jws.isValidES256(key: key) else { throw .badSignature }
+        do {
+            return try JSONDecoder().decode(SignatureClaims.self, from: Data(jws.payload))
+        } catch {
+            throw .malformedClaims("\(error)")
+        }
+    }
+}
