@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import StepSignCrypto
+import StepSignFormat
+
+/// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--json] [JWS | -]`
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify one signature (the default command)."
+    )
+
+    @OptionGroup var keyOptions: KeysOptions
+
+    @Option(help: "The payload the signature must carry (compared byte for byte as UTF-8).")
+    var payload: String?
+
+    @Option(name: .customLong("payload-file"), help: ArgumentHelp("Read the expected payload from a file, exactly as is (no newline stripped).", valueName: "file"))
+    var payloadFile: String?
+
+    @Option(help: "The user the signature must be for (the sub claim).")
+    var user: String?
+
+    @Flag(help: "Print one JSON object: valid, reason, kid, claims.")
+    var json = false
+
+    @Argument(help: "The JWS; - or nothing reads it from stdin.")
+    var jws: String?
+
+    func validate() throws {
+        if payload != nil && payloadFile != nil {
+            throw ValidationError("--payload and --payload-file cannot be used together")
+        }
+    }
+
+    /// The `--json` report.
+    struct Report: Encodable {
+        var valid: Bool
+        var reason: String?
+        var message: String?
+        var kid: String?
+        var claims: SignatureClaims?
+    }
+
+    func run() throws {
+        let trusted: TrustedKeys
+        let compact: String
+        let expectedPayload: [UInt8]?
+        do throws(InputFiles.Failure) {
+            trusted = try keyOptions.load()
+            compact = try readJWS()
+            if let payloadFile {
+                let data = try InputFiles.bytes(payloadFile)
+                guard String(validating: data, as: UTF8.self) != nil else {
+                    throw InputFiles.Failure(description: "\(payloadFile) is not UTF-8 text")
+                }
+                expectedPayload = Array(data)
+            } else {
+                expectedPayload = payload.map { Array($0.utf8) }
+            }
+        } catch {
+            fail(.badInput(error.description), claims: nil, kid: nil)
+        }
+
+        let claims: SignatureClaims
+        do {
+            claims = try StepSignSignature.verify(compact, trustedKeys: trusted)
+        } catch {
+            fail(error, claims: nil, kid: nil)
+        }
+        let kid = (try? JWS.parse(compact))?.header.kid
+        // Byte comparison, not String ==, which would equate canonically equivalent text.
+        if let expectedPayload, Array(claims.payload.utf8) != expectedPayload {
+            fail(.payloadMismatch, claims: claims, kid: kid)
+        }
+        if let user, Array(claims.sub.utf8) != Array(user.utf8) {
+            fail(.userMismatch, claims: claims, kid: kid)
+        }
+        if json {
+            Console.json(Report(valid: true, kid: kid, claims: claims))
+        } else {
+            Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
+        }
+    }
+
+    /// Reports `error` and exits 1 (invalid, mismatch) or 2 (bad input). Claims are shown
+    /// only when the signature was valid.
+    private func fail(_ error: SignatureVerificationError, claims: SignatureClaims?, kid: String?) -> Never {
+        let status: ExitStatus = error.isBadInput ? .badInput : .invalid
+        if json {
+            Console.json(Report(valid: false, reason: error.reason, message: error.description, kid: kid, claims: claims))
+        }
+        if error.isBadInput {
+            Console.error(error.description)
+        } else if !json {
+            Console.out("invalid: \(error.description)")
+        }
+        VerifyCommand.exit(withError: status.exitCode)
+    }
+
+    /// The JWS from the argument or stdin, surrounding whitespace removed.
+    private func readJWS() throws(InputFiles.Failure) -> String {
+        let text: String
+        if let jws, jws != "-" {
+            text = jws
+        } else {
+            text = try InputFiles.text("-")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw InputFiles.Failure(description: "no JWS given") }
+        return trimmed
+    }
+}
