@@ -48,12 +48,21 @@ public final class SQLiteStore: StepSignStore {
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "stepsign"
         configuration.prepareDatabase { db in
-            // Every commit reaches the disk before the call returns (SPEC §5: a signature is
-            // returned only after its ledger row is durably committed).
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         do {
+            // Every commit reaches the disk before the call returns (SPEC §5: a signature is
+            // returned only after its ledger row is durably committed). DatabasePool switches
+            // the writer to synchronous = NORMAL when it enables WAL, after prepareDatabase
+            // ran, so set FULL again on the (single, long-lived) writer connection and check.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+                guard level == 2 else {
+                    throw DatabaseError(message: "could not set synchronous = FULL (got \(level.map(String.init) ?? "nil"))")
+                }
+            }
             try SQLiteSchema.migrator.migrate(pool)
             // SQLite creates -wal and -shm with the database file's mode; make sure anyway.
             for suffix in ["", "-wal", "-shm"] {
