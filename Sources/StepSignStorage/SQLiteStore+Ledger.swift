@@ -36,7 +36,9 @@ extension SQLiteStore {
     public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         let tail = ledgerTail
-        let createdAt = Date()
+        // Returned entries carry the time as it will read back from the row.
+        let createdSeconds = Date().storageSeconds
+        let createdAt = Date(storageSeconds: createdSeconds)
         // The writer connection runs one access at a time, so reading the tail, inserting
         // and updating the cache below cannot interleave with another append.
         return try await pool.writeWithoutTransaction { db in
@@ -58,7 +60,6 @@ extension SQLiteStore {
                         INSERT INTO ledger (\(Self.ledgerColumns))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """)
-                    let createdSeconds = createdAt.storageSeconds
                     for item in batch {
                         seq += 1
                         let entryHash = LedgerChain.entryHash(previous: hash, jws: item.jws)
