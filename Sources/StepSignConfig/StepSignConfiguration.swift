@@ -1,0 +1,67 @@
+/// The daemon's configuration: every key of SPEC §6, read from a TOML file.
+///
+/// Missing keys take the defaults documented on each property (and in
+/// `config/stepsignd.toml`); unknown keys and tables, values of the wrong type and values
+/// out of range are refused with a `ConfigError` naming the file, line and key. Command
+/// line flags (`--socket`, `--state-dir`) are applied by the daemon, not here.
+public struct StepSignConfiguration: Sendable, Equatable {
+    /// `instance`: the `iss` of every signature. Default "stepsign"; not empty.
+    public var instance: String
+    /// `[server]`: the socket and its limits.
+    public var server: Server
+    /// `[access]`: which peers (by SO_PEERCRED) may use the socket.
+    public var access: Access
+    /// `[signing]`: signing options.
+    public var signing: Signing
+    /// `[password]`: attempts, expiry, history, hashing and the policy.
+    public var password: Password
+    /// `[forgot_password]`: the forgot-password flow.
+    public var forgotPassword: ForgotPassword
+    /// `[lda]`: local device authentication.
+    public var lda: LDA
+    /// `[idv]`: the identity verification server (authentication level 4).
+    public var idv: IDV
+    /// `[log]`: logging.
+    public var log: Log
+
+    public init(
+        instance: String = "stepsign",
+        server: Server = Server(),
+        access: Access = Access(),
+        signing: Signing = Signing(),
+        password: Password = Password(),
+        forgotPassword: ForgotPassword = ForgotPassword(),
+        lda: LDA = LDA(),
+        idv: IDV = IDV(),
+        log: Log = Log()
+    ) {
+        self.instance = instance
+        self.server = server
+        self.access = access
+        self.signing = signing
+        self.password = password
+        self.forgotPassword = forgotPassword
+        self.lda = lda
+        self.idv = idv
+        self.log = log
+    }
+
+    /// The configuration used when the file sets nothing: the defaults of SPEC §6.
+    public static let `default` = StepSignConfiguration()
+
+    /// Reads and parses the config file at `path`.
+    public static func load(contentsOf path: String) throws(ConfigError) -> StepSignConfiguration {
+        try parse(try ConfigFile.read(path, key: nil), file: path)
+    }
+
+    /// Parses config text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> StepSignConfiguration {
+        let document: TOMLDocument
+        do {
+            document = try TOMLDocument.parse(text)
+        } catch {
+            throw ConfigError(file: file, line: error.line, key: nil, message: error.message)
+        }
+        return try StepSignConfiguration(ConfigTableReader(file: file, path: "", table: document.root))
+    }
+}

@@ -1,0 +1,27 @@
+/// One signature to append to the ledger; the store adds the sequence number and hashes.
+public struct LedgerAppend: Sendable, Equatable {
+    /// The signature ID (UUIDv7, the JWS `jti`); unique in the ledger.
+    public var signatureID: String
+    /// The user the signature was made for.
+    public var user: String
+    /// The JWS `iat`, Unix seconds.
+    public var iat: Int64
+    /// The kid of the signing key.
+    public var kid: String
+    /// The JWS in compact serialization.
+    public var jws: String
+    /// Who asked for the signature.
+    public var peer: LedgerPeer
+    /// The authentication level of the signature.
+    public var authLevel: Int
+
+    public init(signatureID: String, user: String, iat: Int64, kid: String, jws: String, peer: LedgerPeer, authLevel: Int) {
+        self.signatureID = signatureID
+        self.user = user
+        self.iat = iat
+        self.kid = kid
+        self.jws = jws
+        self.peer = peer
+        self.authLevel = authLevel
+    }
+}

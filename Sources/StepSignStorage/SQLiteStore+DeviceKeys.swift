@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+
+// LDA device keys.
+extension SQLiteStore {
+    static func decodeDeviceKey(_ row: Row) throws -> DeviceKeyRecord {
+        do {
+            return DeviceKeyRecord(
+                kid: try row.decode(atIndex: 0),
+                user: try row.decode(atIndex: 1),
+                publicKeyJWK: try row.decode(atIndex: 2),
+                label: try row.decode(atIndex: 3),
+                createdAt: Date(storageSeconds: try row.decode(atIndex: 4)),
+                revokedAt: (try row.decode(Double?.self, atIndex: 5)).map(Date.init(storageSeconds:))
+            )
+        } catch {
+            throw StorageError.malformedRow(table: "device_keys", detail: "\(error)")
+        }
+    }
+
+    public func addDeviceKey(_ key: DeviceKeyRecord) async throws {
+        try await pool.write { db in
+            guard try Self.userExists(db, key.user) else { throw StorageError.noSuchUser(key.user) }
+            let taken = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM device_keys WHERE kid = ?)", arguments: [key.kid]
+            ) ?? false
+            guard !taken else { throw StorageError.deviceKeyExists(key.kid) }
+            try db.execute(
+                sql: """
+                    INSERT INTO device_keys (kid, user_name, public_key_jwk, label, created_at, revoked_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key.kid, key.user, key.publicKeyJWK, key.label, key.createdAt.storageSeconds,
+                    key.revokedAt?.storageSeconds,
+                ]
+            )
+        }
+    }
+
+    public func deviceKeys(user: String, includeRevoked: Bool) async throws -> [DeviceKeyRecord] {
+        try await pool.read { db in
+            let filter = includeRevoked ? "" : " AND revoked_at IS NULL"
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT kid, user_name, public_key_jwk, label, created_at, revoked_at FROM device_keys
+                    WHERE user_name = ?\(filter) ORDER BY created_at, rowid
+                    """,
+                arguments: [user]
+            ).map(Self.decodeDeviceKey)
+        }
+    }
+
+    public func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE device_keys SET revoked_at = ? WHERE user_name = ? AND kid = ? AND revoked_at IS NULL",
+                arguments: [at.storageSeconds, user, kid]
+            )
+            return db.changesCount > 0
+        }
+    }
+}

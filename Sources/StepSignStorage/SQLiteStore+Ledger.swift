@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import StepSignFormat
+
+// The signature ledger (SPEC §5).
+extension SQLiteStore {
+    static let ledgerColumns = """
+        seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash, \
+        peer_uid, peer_pid, peer_comm, auth_level, created_at
+        """
+
+    static func decodeLedgerEntry(_ row: Row) throws -> LedgerEntry {
+        do {
+            return LedgerEntry(
+                seq: try row.decode(atIndex: 0),
+                signatureID: try row.decode(atIndex: 1),
+                user: try row.decode(atIndex: 2),
+                iat: try row.decode(atIndex: 3),
+                kid: try row.decode(atIndex: 4),
+                jws: try row.decode(atIndex: 5),
+                peer: LedgerPeer(
+                    uid: try row.decode(atIndex: 8),
+                    pid: try row.decode(atIndex: 9),
+                    comm: try row.decode(atIndex: 10)
+                ),
+                authLevel: try row.decode(atIndex: 11),
+                prevHash: [UInt8](try row.decode(Data.self, atIndex: 6)),
+                entryHash: [UInt8](try row.decode(Data.self, atIndex: 7)),
+                createdAt: Date(storageSeconds: try row.decode(atIndex: 12))
+            )
+        } catch {
+            throw StorageError.malformedRow(table: "ledger", detail: "\(error)")
+        }
+    }
+
+    public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
+        guard !batch.isEmpty else { return [] }
+        let tail = ledgerTail
+        // Returned entries carry the time as it will read back from the row.
+        let createdSeconds = Date().storageSeconds
+        let createdAt = Date(storageSeconds: createdSeconds)
+        // The writer connection runs one access at a time, so reading the tail, inserting
+        // and updating the cache below cannot interleave with another append.
+        return try await pool.writeWithoutTransaction { db in
+            var entries: [LedgerEntry] = []
+            entries.reserveCapacity(batch.count)
+            var newTail: LedgerTail.State?
+            do {
+                try db.inTransaction(.immediate) {
+                    let dataVersion = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+                    var seq: Int64
+                    var hash: [UInt8]
+                    if let cached = tail.current, cached.dataVersion == dataVersion {
+                        seq = cached.seq
+                        hash = cached.hash
+                    } else {
+                        (seq, hash) = try Self.readLedgerTail(db)
+                    }
+                    let insert = try db.cachedStatement(sql: """
+                        INSERT INTO ledger (\(Self.ledgerColumns))
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                    for item in batch {
+                        seq += 1
+                        let entryHash = LedgerChain.entryHash(previous: hash, jws: item.jws)
+                        do {
+                            try insert.execute(arguments: [
+                                seq, item.signatureID, item.user, item.iat, item.kid, item.jws,
+                                Data(hash), Data(entryHash),
+                                item.peer.uid, item.peer.pid, item.peer.comm, item.authLevel, createdSeconds,
+                            ])
+                        } catch let error as DatabaseError
+                            where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+                        {
+                            throw StorageError.duplicateSignatureID(item.signatureID)
+                        }
+                        entries.append(LedgerEntry(
+                            seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
+                            kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
+                            prevHash: hash, entryHash: entryHash, createdAt: createdAt
+                        ))
+                        hash = entryHash
+                    }
+                    newTail = LedgerTail.State(seq: seq, hash: hash, dataVersion: dataVersion)
+                    return .commit
+                }
+            } catch {
+                // Rolled back: forget the cache, the next append reads the tail again.
+                tail.set(nil)
+                throw error
+            }
+            // Committed (durably: synchronous = FULL).
+            tail.set(newTail)
+            return entries
+        }
+    }
+
+    /// The last entry's sequence number and hash, or (0, genesis) for an empty ledger.
+    /// An index lookup on the rowid: its cost does not grow with the ledger.
+    static func readLedgerTail(_ db: Database) throws -> (Int64, [UInt8]) {
+        let statement = try db.cachedStatement(sql: "SELECT seq, entry_hash FROM ledger ORDER BY seq DESC LIMIT 1")
+        guard let row = try Row.fetchOne(statement) else { return (0, LedgerChain.genesisHash) }
+        do {
+            return (try row.decode(atIndex: 0), [UInt8](try row.decode(Data.self, atIndex: 1)))
+        } catch {
+            throw StorageError.malformedRow(table: "ledger", detail: "\(error)")
+        }
+    }
+
+    public func ledgerEntry(signatureID: String) async throws -> LedgerEntry? {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.ledgerColumns) FROM ledger WHERE signature_id = ?")
+            return try Row.fetchOne(statement, arguments: [signatureID]).map(Self.decodeLedgerEntry)
+        }
+    }
+
+    public func ledgerCount() async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM ledger ORDER BY seq DESC LIMIT 1")) ?? 0
+        }
+    }
+
+    public func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        guard limit > 0 else { return [] }
+        return try await pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT \(Self.ledgerColumns) FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?"
+            )
+            return try Row.fetchAll(statement, arguments: [afterSeq, limit]).map(Self.decodeLedgerEntry)
+        }
+    }
+
+    /// Streams the ledger through ``LedgerChain/audit(_:)`` from one read snapshot, one row
+    /// at a time. A row whose columns cannot be read as a link (hand-edited types) counts as
+    /// a broken link, not as an error.
+    public func auditLedger() async throws -> LedgerAudit {
+        try await pool.read { db in
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT seq, signature_id, jws, prev_hash, entry_hash FROM ledger ORDER BY seq"
+            )
+            var readError: (any Error)?
+            let links = AnyIterator<LedgerLink> {
+                guard readError == nil else { return nil }
+                do {
+                    guard let row = try cursor.next() else { return nil }
+                    return LedgerLink(
+                        seq: (try? row.decode(Int64.self, atIndex: 0)) ?? 0,
+                        signatureID: (try? row.decode(String.self, atIndex: 1)) ?? "",
+                        payloadSignature: (try? row.decode(String.self, atIndex: 2)) ?? "",
+                        prevHash: (try? row.decode(Data.self, atIndex: 3)).map { [UInt8]($0) } ?? [],
+                        entryHash: (try? row.decode(Data.self, atIndex: 4)).map { [UInt8]($0) } ?? []
+                    )
+                } catch {
+                    readError = error
+                    return nil
+                }
+            }
+            let audit = LedgerChain.audit(IteratorSequence(links))
+            if let readError { throw readError }
+            return audit
+        }
+    }
+}

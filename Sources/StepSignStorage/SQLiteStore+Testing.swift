@@ -1,0 +1,19 @@
+import GRDB
+
+// Internal hooks for the tests (`@testable import`); not part of the store's interface.
+extension SQLiteStore {
+    /// Runs raw SQL in a write transaction, the way someone with write access to the file
+    /// could tamper with it.
+    func executeRawSQL(_ sql: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: sql)
+        }
+    }
+
+    /// The value of `PRAGMA name` on the writer connection.
+    func writerPragma(_ name: String) async throws -> String? {
+        try await pool.writeWithoutTransaction { db in
+            try String.fetchOne(db, sql: "PRAGMA \(name)")
+        }
+    }
+}

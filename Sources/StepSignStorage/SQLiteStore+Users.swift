@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+
+// Users, attempt counters and passwords.
+extension SQLiteStore {
+    static let userColumns = """
+        name, password_hash, password_changed_at, password_expired, must_change_password, \
+        failed_attempts, blocked, blocked_until, created_at
+        """
+
+    static func decodeUser(_ row: Row) throws -> UserRecord {
+        do {
+            return UserRecord(
+                name: try row.decode(atIndex: 0),
+                passwordHash: try row.decode(atIndex: 1),
+                passwordChangedAt: Date(storageSeconds: try row.decode(atIndex: 2)),
+                passwordExpired: try row.decode(atIndex: 3),
+                mustChangePassword: try row.decode(atIndex: 4),
+                failedAttempts: try row.decode(atIndex: 5),
+                blocked: try row.decode(atIndex: 6),
+                blockedUntil: (try row.decode(Double?.self, atIndex: 7)).map(Date.init(storageSeconds:)),
+                createdAt: Date(storageSeconds: try row.decode(atIndex: 8))
+            )
+        } catch {
+            throw StorageError.malformedRow(table: "users", detail: "\(error)")
+        }
+    }
+
+    static func userExists(_ db: Database, _ name: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM users WHERE name = ?)"),
+            arguments: [name]
+        ) ?? false
+    }
+
+    public func user(named name: String) async throws -> UserRecord? {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.userColumns) FROM users WHERE name = ?")
+            return try Row.fetchOne(statement, arguments: [name]).map(Self.decodeUser)
+        }
+    }
+
+    public func addUser(_ new: NewUser) async throws {
+        try await pool.write { db in
+            guard try !Self.userExists(db, new.name) else { throw StorageError.userExists(new.name) }
+            try db.execute(
+                sql: """
+                    INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    new.name, new.passwordHash, new.createdAt.storageSeconds, new.mustChangePassword,
+                    new.createdAt.storageSeconds,
+                ]
+            )
+        }
+    }
+
+    public func removeUser(named name: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM users WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    public func listUsers() async throws -> [UserRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.userColumns) FROM users ORDER BY name").map(Self.decodeUser)
+        }
+    }
+
+    public func unlockUser(named name: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE users SET blocked = 0, blocked_until = NULL, failed_attempts = 0 WHERE name = ?",
+                arguments: [name]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    public func expirePassword(named name: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_expired = 1 WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: Attempts
+
+    public func recordFailedAttempt(user: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptOutcome? {
+        let maxAttempts = max(1, maxAttempts)
+        return try await pool.write { db in
+            let select = try db.cachedStatement(
+                sql: "SELECT failed_attempts, blocked, blocked_until FROM users WHERE name = ?"
+            )
+            guard let row = try Row.fetchOne(select, arguments: [user]) else { return nil }
+            var failed: Int
+            var blocked: Bool
+            var blockedUntil: Date?
+            do {
+                failed = try row.decode(atIndex: 0)
+                blocked = try row.decode(atIndex: 1)
+                blockedUntil = (try row.decode(Double?.self, atIndex: 2)).map(Date.init(storageSeconds:))
+            } catch {
+                throw StorageError.malformedRow(table: "users", detail: "\(error)")
+            }
+            if blocked {
+                if let until = blockedUntil, until <= now {
+                    // The temporary block is over: start again with every attempt.
+                    failed = 0
+                    blocked = false
+                    blockedUntil = nil
+                } else {
+                    return AttemptOutcome(failedAttempts: failed, attemptsLeft: 0, blocked: true, blockedUntil: blockedUntil)
+                }
+            }
+            failed += 1
+            if failed >= maxAttempts {
+                blocked = true
+                blockedUntil = blockSeconds > 0 ? now.addingTimeInterval(TimeInterval(blockSeconds)) : nil
+            }
+            let update = try db.cachedStatement(
+                sql: "UPDATE users SET failed_attempts = ?, blocked = ?, blocked_until = ? WHERE name = ?"
+            )
+            try update.execute(arguments: [failed, blocked, blockedUntil?.storageSeconds, user])
+            return AttemptOutcome(
+                failedAttempts: failed,
+                attemptsLeft: blocked ? 0 : maxAttempts - failed,
+                blocked: blocked,
+                blockedUntil: blockedUntil
+            )
+        }
+    }
+
+    public func recordSuccessfulAttempt(user: String, now: Date) async throws {
+        try await pool.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE users SET failed_attempts = 0, blocked = 0, blocked_until = NULL
+                    WHERE name = ? AND (blocked = 0 OR (blocked_until IS NOT NULL AND blocked_until <= ?))
+                      AND (failed_attempts != 0 OR blocked != 0)
+                    """
+            )
+            try statement.execute(arguments: [user, now.storageSeconds])
+        }
+    }
+
+    // MARK: Passwords
+
+    public func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws {
+        let historyLimit = max(0, historyLimit)
+        try await pool.write { db in
+            guard let row = try Row.fetchOne(
+                db,
+                sql: "SELECT password_hash, password_changed_at FROM users WHERE name = ?",
+                arguments: [user]
+            ) else {
+                throw StorageError.noSuchUser(user)
+            }
+            if historyLimit > 0 {
+                let oldHash: String
+                let oldSetAt: Double
+                do {
+                    oldHash = try row.decode(atIndex: 0)
+                    oldSetAt = try row.decode(atIndex: 1)
+                } catch {
+                    throw StorageError.malformedRow(table: "users", detail: "\(error)")
+                }
+                try db.execute(
+                    sql: "INSERT INTO password_history (user_name, hash, set_at) VALUES (?, ?, ?)",
+                    arguments: [user, oldHash, oldSetAt]
+                )
+            }
+            try db.execute(
+                sql: """
+                    UPDATE users SET password_hash = ?, password_changed_at = ?,
+                        password_expired = 0, must_change_password = 0
+                    WHERE name = ?
+                    """,
+                arguments: [hash, at.storageSeconds, user]
+            )
+            try db.execute(
+                sql: """
+                    DELETE FROM password_history WHERE user_name = ? AND id NOT IN (
+                        SELECT id FROM password_history WHERE user_name = ? ORDER BY id DESC LIMIT ?)
+                    """,
+                arguments: [user, user, historyLimit]
+            )
+        }
+    }
+
+    public func passwordHistory(user: String, limit: Int) async throws -> [String] {
+        guard limit > 0 else { return [] }
+        return try await pool.read { db in
+            guard let current = try String.fetchOne(
+                db, sql: "SELECT password_hash FROM users WHERE name = ?", arguments: [user]
+            ) else {
+                return []
+            }
+            let earlier = try String.fetchAll(
+                db,
+                sql: "SELECT hash FROM password_history WHERE user_name = ? ORDER BY id DESC LIMIT ?",
+                arguments: [user, limit - 1]
+            )
+            return [current] + earlier
+        }
+    }
+}

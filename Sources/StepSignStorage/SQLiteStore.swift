@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+
+/// The embedded ``StepSignStore``: one SQLite file in WAL mode, `<stateDir>/stepsign.sqlite`.
+///
+/// Writes go through the single writer connection of a GRDB `DatabasePool` (one transaction
+/// per method, `BEGIN IMMEDIATE`), reads through its reader connections (snapshot isolation,
+/// they do not wait for writers). Every commit is durable: `synchronous = FULL`.
+/// The directory is created 0700, the database file and its `-wal`/`-shm` files are 0600.
+public final class SQLiteStore: StepSignStore {
+    /// The name of the database file inside the state directory.
+    public static let fileName = "stepsign.sqlite"
+
+    /// How long a write waits for another process holding the database lock.
+    public static let busyTimeout: TimeInterval = 5
+
+    /// The database file's path.
+    public let path: String
+
+    let pool: DatabasePool
+    let ledgerTail = LedgerTail()
+
+    private init(path: String, pool: DatabasePool) {
+        self.path = path
+        self.pool = pool
+    }
+
+    /// Opens (creating if needed) the store in `stateDirectory` and brings its schema up to date.
+    ///
+    /// Creates the directory with mode 0700 if it is missing (its parent must exist).
+    public static func open(stateDirectory: String) throws -> SQLiteStore {
+        try ensureDirectory(stateDirectory)
+        let path = stateDirectory.hasSuffix("/") ? stateDirectory + fileName : stateDirectory + "/" + fileName
+        return try open(path: path)
+    }
+
+    /// Opens (creating if needed) the store in the database file at `path`.
+    public static func open(path: String) throws -> SQLiteStore {
+        try ensurePrivateFile(path)
+
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = "stepsign"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        do {
+            // Every commit reaches the disk before the call returns (SPEC §5: a signature is
+            // returned only after its ledger row is durably committed). DatabasePool switches
+            // the writer to synchronous = NORMAL when it enables WAL, after prepareDatabase
+            // ran, so set FULL again on the (single, long-lived) writer connection and check.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+                guard level == 2 else {
+                    throw DatabaseError(message: "could not set synchronous = FULL (got \(level.map(String.init) ?? "nil"))")
+                }
+            }
+            try SQLiteSchema.migrator.migrate(pool)
+            // SQLite creates -wal and -shm with the database file's mode; make sure anyway.
+            for suffix in ["", "-wal", "-shm"] {
+                try restrictMode(path + suffix)
+            }
+        } catch {
+            try? pool.close()
+            throw error
+        }
+        return SQLiteStore(path: path, pool: pool)
+    }
+
+    public func close() async throws {
+        try pool.close()
+    }
+
+    // MARK: - Files
+
+    private static func ensureDirectory(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw StorageError.stateDirectory(path: path, errno: ENOTDIR)
+            }
+            return
+        }
+        guard errno == ENOENT else { throw StorageError.stateDirectory(path: path, errno: errno) }
+        if mkdir(path, 0o700) != 0 {
+            guard errno == EEXIST else { throw StorageError.stateDirectory(path: path, errno: errno) }
+            return
+        }
+        // mkdir is subject to the umask, which may only remove bits; set exactly 0700.
+        if chmod(path, 0o700) != 0 {
+            throw StorageError.stateDirectory(path: path, errno: errno)
+        }
+    }
+
+    /// Creates the database file 0600 before SQLite does (SQLite would use 0644 minus the
+    /// umask), or tightens an existing one. Refuses a symbolic link.
+    private static func ensurePrivateFile(_ path: String) throws {
+        let error = createPrivateFile(path)
+        if error != 0 {
+            throw StorageError.stateFile(path: path, errno: error)
+        }
+    }
+
+    private static func restrictMode(_ path: String) throws {
+        if chmod(path, 0o600) != 0, errno != ENOENT {
+            throw StorageError.stateFile(path: path, errno: errno)
+        }
+    }
+}
+
+/// Opens or creates `path` with mode 0600 without following a symbolic link, forces the
+/// mode to 0600 and closes it. Returns 0 or an errno. (Outside the class so that `open` and
+/// `close` mean the C functions.)
+private func createPrivateFile(_ path: String) -> Int32 {
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode_t(0o600))
+    guard fd >= 0 else { return errno }
+    defer { close(fd) }
+    return fchmod(fd, 0o600) == 0 ? 0 : errno
+}

@@ -1,0 +1,131 @@
+import Foundation
+import StepSignFormat
+
+/// Everything stepsignd keeps between requests: users and their counters, password history,
+/// device keys, activation codes, signing key metadata and the signature ledger (SPEC §5).
+///
+/// The engine talks to storage only through this protocol so that a shared backend (for
+/// example PostgreSQL serving several daemons) can replace the embedded ``SQLiteStore``.
+///
+/// Rules every implementation keeps:
+/// - Each method is atomic: it either fully happens or not at all.
+/// - Counters (failed attempts, blocks) live in the store, never per connection.
+/// - ``appendLedger(_:)`` returns only after the batch is durably committed.
+/// - Methods that change a user return `false` (or `nil`) when the user does not exist,
+///   unless documented to throw ``StorageError/noSuchUser(_:)``.
+public protocol StepSignStore: Sendable {
+    // MARK: Users
+
+    /// The user called `name` (names are case-sensitive), or nil.
+    func user(named name: String) async throws -> UserRecord?
+
+    /// Adds a user. Throws ``StorageError/userExists(_:)`` if the name is taken.
+    func addUser(_ new: NewUser) async throws
+
+    /// Removes a user with their password history, device keys and activation code.
+    /// Ledger rows naming the user stay. Returns false if there was no such user.
+    func removeUser(named name: String) async throws -> Bool
+
+    /// All users, sorted by name (byte order).
+    func listUsers() async throws -> [UserRecord]
+
+    /// Clears `blocked`, `blockedUntil` and `failedAttempts`. Returns false if no such user.
+    func unlockUser(named name: String) async throws -> Bool
+
+    /// Forces the user's password to count as expired. Returns false if no such user.
+    func expirePassword(named name: String) async throws -> Bool
+
+    // MARK: Attempts
+
+    /// Counts one failed authentication attempt, atomically.
+    ///
+    /// A temporary block that ended before `now` is lifted first (the user starts again
+    /// with `maxAttempts`). When the count reaches `maxAttempts` the user becomes blocked,
+    /// until `now + blockSeconds`, or until an admin unlocks when `blockSeconds` is 0.
+    /// A user who is still blocked is left unchanged.
+    ///
+    /// - Returns: the outcome, or nil if there is no such user.
+    func recordFailedAttempt(user: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptOutcome?
+
+    /// Resets the user's failed attempts after a successful authentication, and lifts a
+    /// temporary block that ended before `now`. An active block is left alone.
+    func recordSuccessfulAttempt(user: String, now: Date) async throws
+
+    // MARK: Passwords
+
+    /// Replaces the user's password hash.
+    ///
+    /// Sets the change time to `at`, clears `passwordExpired` and `mustChangePassword`,
+    /// pushes the previous hash into the history and keeps at most `historyLimit` earlier
+    /// hashes. Throws ``StorageError/noSuchUser(_:)`` if the user does not exist.
+    func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws
+
+    /// Up to `limit` password hashes of the user, newest first: the current hash, then the
+    /// earlier ones. Empty if there is no such user.
+    func passwordHistory(user: String, limit: Int) async throws -> [String]
+
+    // MARK: Device keys
+
+    /// Registers an LDA device key. Throws ``StorageError/noSuchUser(_:)`` or
+    /// ``StorageError/deviceKeyExists(_:)``.
+    func addDeviceKey(_ key: DeviceKeyRecord) async throws
+
+    /// The user's device keys, oldest first; revoked ones only if `includeRevoked`.
+    func deviceKeys(user: String, includeRevoked: Bool) async throws -> [DeviceKeyRecord]
+
+    /// Marks a key of the user revoked at `at`. Returns false if the user has no such
+    /// unrevoked key.
+    func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool
+
+    // MARK: Activation codes
+
+    /// Stores the user's open activation code, replacing any earlier one.
+    /// Throws ``StorageError/noSuchUser(_:)``.
+    func putActivationCode(_ code: ActivationCodeRecord) async throws
+
+    /// The user's open activation code, or nil.
+    func activationCode(user: String) async throws -> ActivationCodeRecord?
+
+    /// Counts one wrong activation code. Returns the new failed count, or nil if the user
+    /// has no open code.
+    func recordFailedActivationAttempt(user: String) async throws -> Int?
+
+    /// Deletes the user's open activation code. Returns false if there was none.
+    @discardableResult
+    func deleteActivationCode(user: String) async throws -> Bool
+
+    // MARK: Signing keys
+
+    /// All signing keys, oldest first. Exactly one is active once any exists.
+    func signingKeys() async throws -> [SigningKeyRecord]
+
+    /// Records a new signing key and makes it the only active one, atomically.
+    /// Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
+    func addSigningKey(kid: String, createdAt: Date) async throws
+
+    // MARK: Ledger
+
+    /// Appends a batch of signatures in one durable transaction (group commit).
+    ///
+    /// Assigns consecutive sequence numbers after the last entry and chains the hashes
+    /// with ``LedgerChain/entryHash(previous:jws:)``. Returns the stored entries, in batch
+    /// order, only after the commit is durable. Nothing is stored if it throws.
+    func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry]
+
+    /// The entry with this signature ID, or nil.
+    func ledgerEntry(signatureID: String) async throws -> LedgerEntry?
+
+    /// The number of entries, which is the last sequence number (0 when empty).
+    func ledgerCount() async throws -> Int64
+
+    /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
+    func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+
+    /// Walks the whole ledger in sequence order and checks the hash chain.
+    func auditLedger() async throws -> LedgerAudit
+
+    // MARK: Life cycle
+
+    /// Closes the store. Calls after this fail.
+    func close() async throws
+}

@@ -1,0 +1,22 @@
+/// The errors a ``StepSignStore`` reports about the data it holds.
+///
+/// Failures of the backend itself (I/O, a corrupt file, a closed store) are reported by the
+/// backend's own error types; the engine treats those as internal errors.
+public enum StorageError: Error, Sendable, Equatable {
+    /// A user with this name already exists.
+    case userExists(String)
+    /// There is no user with this name.
+    case noSuchUser(String)
+    /// A device key with this kid is already registered.
+    case deviceKeyExists(String)
+    /// A signing key with this kid is already recorded.
+    case signingKeyExists(String)
+    /// A ledger append reused a signature ID that is already in the ledger (or in the batch).
+    case duplicateSignatureID(String)
+    /// The state directory could not be created or is not a directory.
+    case stateDirectory(path: String, errno: Int32)
+    /// The state file could not be created or its permissions could not be set.
+    case stateFile(path: String, errno: Int32)
+    /// A stored row cannot be read back as a record (a hand-edited or damaged file).
+    case malformedRow(table: String, detail: String)
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// A stored user: password hash, password state and the attempt counters (SPEC §2, §4).
+public struct UserRecord: Sendable, Equatable {
+    /// The user ID; case-sensitive.
+    public var name: String
+    /// The scrypt hash string of the current password.
+    public var passwordHash: String
+    /// When the current password was set (for the maximum password age).
+    public var passwordChangedAt: Date
+    /// An admin forced the password to count as expired.
+    public var passwordExpired: Bool
+    /// The user must choose a new password at the next login.
+    public var mustChangePassword: Bool
+    /// Failed attempts since the last success or unlock.
+    public var failedAttempts: Int
+    /// The user was blocked after too many failed attempts.
+    public var blocked: Bool
+    /// When a temporary block ends; nil while blocked means until an admin unlocks.
+    public var blockedUntil: Date?
+    /// When the user was added.
+    public var createdAt: Date
+
+    public init(
+        name: String,
+        passwordHash: String,
+        passwordChangedAt: Date,
+        passwordExpired: Bool,
+        mustChangePassword: Bool,
+        failedAttempts: Int,
+        blocked: Bool,
+        blockedUntil: Date?,
+        createdAt: Date
+    ) {
+        self.name = name
+        self.passwordHash = passwordHash
+        self.passwordChangedAt = passwordChangedAt
+        self.passwordExpired = passwordExpired
+        self.mustChangePassword = mustChangePassword
+        self.failedAttempts = failedAttempts
+        self.blocked = blocked
+        self.blockedUntil = blockedUntil
+        self.createdAt = createdAt
+    }
+
+    /// Whether the user is blocked at `now`: blocked with no end, or with an end after `now`.
+    public func isBlocked(at now: Date) -> Bool {
+        guard blocked else { return false }
+        guard let blockedUntil else { return true }
+        return now < blockedUntil
+    }
+
+    /// The attempts the user has left at `now` out of `maxAttempts`: 0 while blocked, the
+    /// full number once a temporary block has ended.
+    public func attemptsLeft(maxAttempts: Int, at now: Date) -> Int {
+        if blocked {
+            return isBlocked(at: now) ? 0 : maxAttempts
+        }
+        return max(0, maxAttempts - failedAttempts)
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import Testing
+@testable import StepSignConfig
+
+@Suite("Configuration")
+struct StepSignConfigurationTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    private func failure(_ text: String, file: String = "test.toml") -> ConfigError? {
+        do {
+            _ = try StepSignConfiguration.parse(text, file: file)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Defaults
+
+    @Test func anEmptyFileGivesTheDefaults() throws {
+        #expect(try StepSignConfiguration.parse("", file: "empty.toml") == .default)
+    }
+
+    @Test func theDefaultsAreThoseOfTheSpec() {
+        let c = StepSignConfiguration.default
+        #expect(c.instance == "stepsign")
+        #expect(c.server == .init(
+            socket: "/run/stepsign/stepsignd.sock", socketMode: 0o660, socketGroup: "stepsign",
+            stateDir: "/var/lib/stepsign", maxConnections: 256, idleTimeoutSeconds: 300,
+            challengeTimeoutSeconds: 300))
+        #expect(c.access == .init(clientUIDs: [], clientGroups: ["stepsign"], adminUIDs: [0], adminGroups: []))
+        #expect(c.signing.allowLevel0 == false)
+        #expect(c.password.maxAttempts == 3)
+        #expect(c.password.blockSeconds == 0)
+        #expect(c.password.maxAgeDays == 90)
+        #expect(c.password.history == 5)
+        #expect(c.password.commonPasswordsFile == "")
+        #expect(c.password.scryptN == 32768 && c.password.scryptR == 8 && c.password.scryptP == 1)
+        #expect(c.password.policy == PasswordPolicy(
+            minL: 8, maxL: 64, minDg: 1, minUc: 1, minLc: 1, minSc: 1, charsNotAllowed: "",
+            repetition: 3, userIDCheck: true, seqCheck: true, blackListedCommonPassword: true, msg: ""))
+        #expect(c.forgotPassword == .init(enabled: true, codeLength: 8, codeTTLSeconds: 600, maxAttempts: 3, notifier: []))
+        #expect(c.lda.enabled == true)
+        #expect(c.idv == .init(issuer: "", trustedKeys: "", maxAgeSeconds: 300))
+        #expect(c.log.level == .info)
+    }
+
+    @Test func missingKeysTakeTheirDefaults() throws {
+        let c = try StepSignConfiguration.parse("[password]\nmax_attempts = 5\n", file: "t.toml")
+        var expected = StepSignConfiguration.default
+        expected.password.maxAttempts = 5
+        #expect(c == expected)
+    }
+
+    // MARK: The shipped files
+
+    @Test func theDocumentedConfigFileEqualsTheDefaults() throws {
+        let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
+        #expect(try StepSignConfiguration.load(contentsOf: path) == .default)
+    }
+
+    @Test func theDocumentedConfigFileSetsEveryKey() throws {
+        let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
+        let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
+        let password = try #require(root["password"]?.table)
+        #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log"])
+        #expect(root["server"]?.table?.keys.count == 7)
+        #expect(root["access"]?.table?.keys.count == 4)
+        #expect(password.keys.count == 9)
+        #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
+        #expect(root["forgot_password"]?.table?.keys.count == 5)
+        #expect(root["idv"]?.table?.keys.count == 3)
+    }
+
+    @Test func theDevConfigParses() throws {
+        let path = Self.packageRoot.appendingPathComponent("config/dev.toml").path
+        let c = try StepSignConfiguration.load(contentsOf: path)
+        #expect(c.signing.allowLevel0)
+        #expect(c.access.clientGroups == [])
+        #expect(c.access.adminUIDs == [0])
+        #expect(c.password.maxAgeDays == 90)
+        #expect(c.password.scryptN == 16384)
+        #expect(c.log.level == .info)
+    }
+
+    // MARK: A full file
+
+    @Test func everyKeyIsReadIntoTheModel() throws {
+        let text = """
+            instance = "acme-signer"
+            [server]
+            socket = "/run/acme/s.sock"
+            socket_mode = "0600"
+            socket_group = "acme"
+            state_dir = "/srv/acme"
+            max_connections = 10
+            idle_timeout_seconds = 60
+            challenge_timeout_seconds = 120
+            [access]
+            client_uids = [1000, 1001]
+            client_groups = ["signers", "ops"]
+            admin_uids = [0, 1002]
+            admin_groups = ["wheel"]
+            [signing]
+            allow_level_0 = true
+            [password]
+            max_attempts = 5
+            block_seconds = 900
+            max_age_days = 0
+            history = 0
+            common_passwords_file = "/etc/acme/common.txt"
+            scrypt_n = 65536
+            scrypt_r = 4
+            scrypt_p = 2
+            [password.policy]
+            minL = 12
+            maxL = 128
+            minDg = 2
+            minUc = 0
+            minLc = 3
+            minSc = 1
+            charsNotAllowed = " '"
+            Repetition = 0
+            UserIDcheck = false
+            SeqCheck = false
+            BlackListedCommonPassword = false
+            msg = "Use a long passphrase."
+            [forgot_password]
+            enabled = false
+            code_length = 12
+            code_ttl_seconds = 300
+            max_attempts = 2
+            notifier = ["/usr/local/bin/send-code", "--via", "mail"]
+            [lda]
+            enabled = false
+            [idv]
+            issuer = "https://idv.acme.example"
+            trusted_keys = "/etc/acme/idv.jwks"
+            max_age_seconds = 120
+            [log]
+            level = "debug"
+            """
+        let c = try StepSignConfiguration.parse(text, file: "full.toml")
+        #expect(c == StepSignConfiguration(
+            instance: "acme-signer",
+            server: .init(
+                socket: "/run/acme/s.sock", socketMode: 0o600, socketGroup: "acme", stateDir: "/srv/acme",
+                maxConnections: 10, idleTimeoutSeconds: 60, challengeTimeoutSeconds: 120),
+            access: .init(clientUIDs: [1000, 1001], clientGroups: ["signers", "ops"], adminUIDs: [0, 1002], adminGroups: ["wheel"]),
+            signing: .init(allowLevel0: true),
+            password: .init(
+                maxAttempts: 5, blockSeconds: 900, maxAgeDays: 0, history: 0,
+                commonPasswordsFile: "/etc/acme/common.txt", scryptN: 65536, scryptR: 4, scryptP: 2,
+                policy: PasswordPolicy(
+                    minL: 12, maxL: 128, minDg: 2, minUc: 0, minLc: 3, minSc: 1, charsNotAllowed: " '",
+                    repetition: 0, userIDCheck: false, seqCheck: false, blackListedCommonPassword: false,
+                    msg: "Use a long passphrase.")),
+            forgotPassword: .init(
+                enabled: false, codeLength: 12, codeTTLSeconds: 300, maxAttempts: 2,
+                notifier: ["/usr/local/bin/send-code", "--via", "mail"]),
+            lda: .init(enabled: false),
+            idv: .init(issuer: "https://idv.acme.example", trustedKeys: "/etc/acme/idv.jwks", maxAgeSeconds: 120),
+            log: .init(level: .debug)))
+    }
+
+    @Test(arguments: StepSignConfiguration.Log.Level.allCases)
+    func everyLogLevelIsAccepted(level: StepSignConfiguration.Log.Level) throws {
+        let c = try StepSignConfiguration.parse("[log]\nlevel = \"\(level.rawValue)\"\n", file: "t.toml")
+        #expect(c.log.level == level)
+    }
+
+    // MARK: Bad values name file, line and key
+
+    @Test func aStringWhereAnIntegerBelongsIsDescribedLikeACompiler() throws {
+        let text = "# dev\n\n[password]\nhistory = 5\nmax_attempts = \"three\"\n"
+        let error = try #require(failure(text, file: "config/dev.toml"))
+        #expect(error.file == "config/dev.toml")
+        #expect(error.line == 5)
+        #expect(error.key == "password.max_attempts")
+        #expect(error.description
+            == "config/dev.toml:5: password.max_attempts: expected an integer from 1 to 100, found \"three\"")
+    }
+
+    @Test(arguments: [
+        // (text, line, key, part of the message)
+        ("[password]\nmax_attempts = 0\n", 2, "password.max_attempts", "from 1 to 100, found 0"),
+        ("[server]\nmax_connections = true\n", 2, "server.max_connections", "found true"),
+        ("[server]\nsocket_mode = \"0999\"\n", 2, "server.socket_mode", "octal mode"),
+        ("[server]\nsocket_mode = \"1777\"\n", 2, "server.socket_mode", "octal mode"),
+        ("[server]\nsocket_mode = 0o660\n", 2, "server.socket_mode", "as a string"),
+        ("[server]\nsocket = \"run/s.sock\"\n", 2, "server.socket", "absolute path"),
+        ("[server]\nstate_dir = \"\"\n", 2, "server.state_dir", "absolute path"),
+        ("[access]\nclient_uids = [1000,\n  -1]\n", 3, "access.client_uids", "found -1"),
+        ("[access]\nclient_groups = [\"ok\", 7]\n", 2, "access.client_groups", "array of strings"),
+        ("[access]\nadmin_groups = \"wheel\"\n", 2, "access.admin_groups", "array of strings"),
+        ("[signing]\nallow_level_0 = \"yes\"\n", 2, "signing.allow_level_0", "expected true or false"),
+        ("[password]\nscrypt_n = 30000\n", 2, "password.scrypt_n", "power of two"),
+        ("[password]\nscrypt_n = 1048576\nscrypt_r = 16\n", 3, "password.scrypt_r", "MiB"),
+        ("[password]\ncommon_passwords_file = \"common.txt\"\n", 2, "password.common_passwords_file", "absolute path"),
+        ("[password.policy]\nminL = 20\nmaxL = 10\n", 2, "password.policy.minL", "must not exceed maxL"),
+        ("[password.policy]\nminL = 1\nmaxL = 3\n", 3, "password.policy.maxL", "no password could comply"),
+        ("[password.policy]\nRepetition = -1\n", 2, "password.policy.Repetition", "from 0 to 1024"),
+        ("[password.policy]\nSeqCheck = \"true\"\n", 2, "password.policy.SeqCheck", "expected true or false"),
+        ("[forgot_password]\ncode_length = 4\n", 2, "forgot_password.code_length", "from 6 to 32"),
+        ("[forgot_password]\nnotifier = [\"send-code\"]\n", 2, "forgot_password.notifier", "absolute path"),
+        ("[idv]\nissuer = \"https://idv\"\n", 2, "idv.trusted_keys", "required"),
+        ("[log]\nlevel = \"verbose\"\n", 2, "log.level", "expected one of trace, debug, info, notice, warning, error, critical"),
+        ("instance = \"\"\n", 1, "instance", "must not be empty"),
+        ("server = 1\n", 1, "server", "expected a table"),
+    ])
+    func aBadValueIsRefusedWithFileLineAndKey(text: String, line: Int, key: String, message: String) throws {
+        let error = try #require(failure("# comment\n" + text, file: "bad.toml"))
+        #expect(error.file == "bad.toml")
+        #expect(error.line == line + 1)
+        #expect(error.key == key)
+        #expect(error.message.contains(message), "\(error)")
+    }
+
+    @Test func anUnknownKeyIsRefusedWithItsLine() throws {
+        let error = try #require(failure("[password]\nmax_attempts = 3\nmax_atempts = 4\n"))
+        #expect(error.line == 3)
+        #expect(error.key == "password.max_atempts")
+        #expect(error.message.hasPrefix("unknown key"))
+    }
+
+    @Test func anUnknownTopLevelKeyIsRefused() throws {
+        let error = try #require(failure("instance = \"x\"\nverbose = true\n"))
+        #expect(error.line == 2)
+        #expect(error.key == "verbose")
+    }
+
+    @Test func anUnknownTableIsRefusedWithItsLine() throws {
+        let error = try #require(failure("[log]\nlevel = \"info\"\n\n[loging]\nlevel = \"debug\"\n"))
+        #expect(error.line == 4)
+        #expect(error.key == "loging")
+        #expect(error.message == "unknown table [loging]")
+    }
+
+    @Test func anUnknownPolicyFieldIsRefused() throws {
+        let error = try #require(failure("[password.policy]\nminl = 8\n"))
+        #expect(error.line == 2)
+        #expect(error.key == "password.policy.minl")
+    }
+
+    @Test func aTOMLSyntaxErrorNamesFileAndLine() throws {
+        let error = try #require(failure("[server]\nsocket = \"/run/x.sock\n", file: "etc/stepsignd.toml"))
+        #expect(error.line == 2)
+        #expect(error.key == nil)
+        #expect(error.description.hasPrefix("etc/stepsignd.toml:2: unterminated string"))
+    }
+
+    @Test func anUnreadableFileNamesTheFileWithoutALine() throws {
+        do {
+            _ = try StepSignConfiguration.load(contentsOf: "/nonexistent/stepsignd.toml")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.file == "/nonexistent/stepsignd.toml")
+            #expect(error.line == nil)
+            #expect(error.description == "/nonexistent/stepsignd.toml: cannot read the file: it does not exist")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import StepSignFormat
+import Testing
+@testable import StepSignStorage
+
+@Suite struct LedgerTests {
+    @Test func anEmptyLedgerAuditsOkWithNoEntries() async throws {
+        try await withStore { store, _ async throws in
+            #expect(try await store.ledgerCount() == 0)
+            #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 0, firstBadSeq: nil))
+            #expect(try await store.appendLedger([]).isEmpty)
+        }
+    }
+
+    @Test func aBatchGetsSequenceNumbersOneToNAndAChainedHash() async throws {
+        try await withStore { store, _ async throws in
+            let batch = ledgerBatch(1..<6)
+            let entries = try await store.appendLedger(batch)
+            #expect(entries.map(\.seq) == [1, 2, 3, 4, 5])
+            #expect(entries.map(\.signatureID) == batch.map(\.signatureID))
+            #expect(entries.first?.prevHash == LedgerChain.genesisHash)
+            var previous = LedgerChain.genesisHash
+            for entry in entries {
+                #expect(entry.prevHash == previous)
+                #expect(entry.entryHash == LedgerChain.entryHash(previous: previous, jws: entry.jws))
+                previous = entry.entryHash
+            }
+            #expect(LedgerChain.audit(entries.map(\.link)).ok)
+            #expect(try await store.ledgerCount() == 5)
+            #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 5, firstBadSeq: nil))
+        }
+    }
+
+    @Test func storedEntriesEqualTheReturnedOnes() async throws {
+        try await withStore { store, _ async throws in
+            let entries = try await store.appendLedger(ledgerBatch(1..<4))
+            let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
+            #expect(stored == entries)
+            let second = try #require(entries.dropFirst().first)
+            #expect(try await store.ledgerEntry(signatureID: second.signatureID) == second)
+            #expect(second.peer == LedgerPeer(uid: 1000, pid: 4242, comm: "tester"))
+            #expect(try await store.ledgerEntry(signatureID: "no-such-id") == nil)
+        }
+    }
+
+    @Test func consecutiveBatchesContinueTheChain() async throws {
+        try await withStore { store, _ async throws in
+            let first = try await store.appendLedger(ledgerBatch(1..<4))
+            let second = try await store.appendLedger(ledgerBatch(4..<6))
+            #expect(second.map(\.seq) == [4, 5])
+            #expect(second.first?.prevHash == first.last?.entryHash)
+            #expect(try await store.auditLedger().ok)
+        }
+    }
+
+    @Test func reopeningTheStoreContinuesTheChain() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let first = try directory.open()
+        let before = try await first.appendLedger(ledgerBatch(1..<4))
+        try await first.close()
+
+        let second = try directory.open()
+        #expect(try await second.ledgerCount() == 3)
+        let after = try await second.appendLedger(ledgerBatch(4..<6))
+        #expect(after.map(\.seq) == [4, 5])
+        #expect(after.first?.prevHash == before.last?.entryHash)
+        #expect(try await second.auditLedger() == LedgerAudit(ok: true, entries: 5, firstBadSeq: nil))
+        try await second.close()
+    }
+
+    @Test func appendsThroughAnotherConnectionAreNoticed() async throws {
+        // Two stores on one file stand for two processes: each must pick up the other's
+        // rows instead of trusting its cached tail.
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let one = try directory.open()
+        let two = try directory.open()
+        _ = try await one.appendLedger(ledgerBatch(1..<3))
+        _ = try await two.appendLedger(ledgerBatch(3..<5))
+        let last = try await one.appendLedger(ledgerBatch(5..<7))
+        #expect(last.map(\.seq) == [5, 6])
+        #expect(try await two.auditLedger() == LedgerAudit(ok: true, entries: 6, firstBadSeq: nil))
+        try await one.close()
+        try await two.close()
+    }
+
+    @Test func pagingReturnsEntriesAfterASequenceNumberInOrder() async throws {
+        try await withStore { store, _ async throws in
+            _ = try await store.appendLedger(ledgerBatch(1..<11))
+            #expect(try await store.ledgerEntries(afterSeq: 0, limit: 4).map(\.seq) == [1, 2, 3, 4])
+            #expect(try await store.ledgerEntries(afterSeq: 4, limit: 4).map(\.seq) == [5, 6, 7, 8])
+            #expect(try await store.ledgerEntries(afterSeq: 8, limit: 4).map(\.seq) == [9, 10])
+            #expect(try await store.ledgerEntries(afterSeq: 10, limit: 4).isEmpty)
+            #expect(try await store.ledgerEntries(afterSeq: 0, limit: 0).isEmpty)
+        }
+    }
+
+    @Test func aDuplicateSignatureIdRejectsTheWholeBatch() async throws {
+        try await withStore { store, _ async throws in
+            _ = try await store.appendLedger(ledgerBatch(1..<3))
+            let batch = [ledgerAppend(3), ledgerAppend(1)]
+            await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
+                try await store.appendLedger(batch)
+            }
+            #expect(try await store.ledgerCount() == 2)
+            let next = try await store.appendLedger([ledgerAppend(3)])
+            #expect(next.map(\.seq) == [3])
+            #expect(try await store.auditLedger().ok)
+        }
+    }
+
+    @Test func concurrentAppendsGetDistinctConsecutiveSequenceNumbers() async throws {
+        try await withStore { store, _ async throws in
+            try await withThrowingTaskGroup(of: [LedgerEntry].self) { group in
+                for task in 0..<8 {
+                    group.addTask { try await store.appendLedger(ledgerBatch(task * 50..<(task + 1) * 50)) }
+                }
+                var seqs: [Int64] = []
+                for try await entries in group {
+                    seqs += entries.map(\.seq)
+                }
+                #expect(seqs.sorted() == Array(1...400))
+            }
+            #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 400, firstBadSeq: nil))
+        }
+    }
+
+    @Test func twentyThousandRowsInBatchesOfAHundredStayContinuousAndAuditOk() async throws {
+        try await withStore { store, _ async throws in
+            let total = 20_000
+            var expectedSeq: Int64 = 1
+            for start in stride(from: 0, to: total, by: 100) {
+                let entries = try await store.appendLedger(ledgerBatch(start..<start + 100))
+                for entry in entries {
+                    #expect(entry.seq == expectedSeq)
+                    expectedSeq += 1
+                }
+            }
+            #expect(try await store.ledgerCount() == Int64(total))
+            #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: total, firstBadSeq: nil))
+            let page = try await store.ledgerEntries(afterSeq: Int64(total) - 2, limit: 10)
+            #expect(page.map(\.seq) == [Int64(total) - 1, Int64(total)])
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+@testable import StepSignStorage
+
+/// A fresh state directory under the system temp directory, removed by `cleanUp()`.
+struct TemporaryStateDirectory {
+    let parent: String
+    let path: String
+
+    init() throws {
+        let parent = NSTemporaryDirectory() + "stepsign-storage-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        self.parent = parent
+        self.path = parent + "/state"
+    }
+
+    func open() throws -> SQLiteStore {
+        try SQLiteStore.open(stateDirectory: path)
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(atPath: parent)
+    }
+}
+
+/// Opens a store in a fresh directory, runs `body`, closes the store and removes the directory.
+@discardableResult
+func withStore<T>(_ body: (SQLiteStore, TemporaryStateDirectory) async throws -> T) async throws -> T {
+    let directory = try TemporaryStateDirectory()
+    defer { directory.cleanUp() }
+    let store = try directory.open()
+    do {
+        let result = try await body(store, directory)
+        try await store.close()
+        return result
+    } catch {
+        try? await store.close()
+        throw error
+    }
+}
+
+let epoch = Date(timeIntervalSince1970: 1_750_000_000)
+
+func newUser(_ name: String, hash: String = "scrypt$initial", mustChange: Bool = false) -> NewUser {
+    NewUser(name: name, passwordHash: hash, mustChangePassword: mustChange, createdAt: epoch)
+}
+
+func ledgerAppend(_ index: Int, user: String = "alice") -> LedgerAppend {
+    LedgerAppend(
+        signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index),
+        user: user,
+        iat: 1_750_000_000 + Int64(index),
+        kid: "kid-1",
+        jws: "eyJhbGciOiJFUzI1NiJ9.eyJqdGkiOiJ\(index)In0.sig\(index)",
+        peer: LedgerPeer(uid: 1000, pid: 4242, comm: "tester"),
+        authLevel: 1
+    )
+}
+
+func ledgerBatch(_ range: Range<Int>, user: String = "alice") -> [LedgerAppend] {
+    range.map { ledgerAppend($0, user: user) }
+}

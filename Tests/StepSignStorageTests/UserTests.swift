@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import StepSignStorage
+
+@Suite struct UserTests {
+    @Test func anAddedUserReadsBackWithFreshCounters() async throws {
+        try await withStore { store, _ async throws in
+            try await store.addUser(newUser("alice", hash: "scrypt$a", mustChange: true))
+            let alice = try #require(try await store.user(named: "alice"))
+            #expect(alice.name == "alice")
+            #expect(alice.passwordHash == "scrypt$a")
+            #expect(alice.mustChangePassword)
+            #expect(!alice.passwordExpired)
+            #expect(alice.failedAttempts == 0)
+            #expect(!alice.blocked)
+            #expect(alice.blockedUntil == nil)
+            #expect(alice.createdAt == epoch)
+            #expect(alice.passwordChangedAt == epoch)
+        }
+    }
+
+    @Test func anUnknownUserIsNil() async throws {
+        try await withStore { store, _ async throws in
+            #expect(try await store.user(named: "nobody") == nil)
+        }
+    }
+
+    @Test func addingAnExistingUserThrowsUserExists() async throws {
+        try await withStore { store, _ async throws in
+            try await store.addUser(newUser("alice"))
+            await #expect(throws: StorageError.userExists("alice")) {
+                try await store.addUser(newUser("alice", hash: "other"))
+            }
+            #expect(try await store.user(named: "alice")?.passwordHash == "scrypt$initial")
+        }
+    }
+
+    @Test func userNamesAreCaseSensitive() async throws {
+        try await withStore { store, _ async throws in
+            try await store.addUser(newUser("alice"))
+            try await store.addUser(newUser("Alice"))
+            #expect(try await store.listUsers().count == 2)
+            #expect(try await store.user(named: "ALICE") == nil)
+        }
+    }
+
+    @Test func usersAreListedSortedByName() async throws {
+        try await withStore { store, _ async throws in
+            for name in ["carol", "alice", "bob"] {
+                try await store.addUser(newUser(name))
+            }
+            #expect(try await store.listUsers().map(\.name) == ["alice", "bob", "carol"])
+        }
+    }
+
+    @Test func removingAUserRemovesTheirCredentialsButNotTheirLedgerRows() async throws {
+        try await withStore { store, _ async throws in
+            try await store.addUser(newUser("alice"))
+            try await store.setPassword(user: "alice", hash: "scrypt$b", at: epoch, historyLimit: 5)
+            try await store.addDeviceKey(DeviceKeyRecord(kid: "k1", user: "alice", publicKeyJWK: "{}", label: "phone", createdAt: epoch))
+            try await store.putActivationCode(ActivationCodeRecord(user: "alice", codeHash: "h", verificationKey: "v", expiresAt: epoch))
+            _ = try await store.appendLedger([ledgerAppend(1)])
+
+            #expect(try await store.removeUser(named: "alice"))
+            #expect(try await store.user(named: "alice") == nil)
+            #expect(try await store.deviceKeys(user: "alice", includeRevoked: true).isEmpty)
+            #expect(try await store.activationCode(user: "alice") == nil)
+            #expect(try await store.passwordHistory(user: "alice", limit: 10).isEmpty)
+            #expect(try await store.ledgerCount() == 1)
+
+            // A new user of the same name starts clean.
+            try await store.addUser(newUser("alice", hash: "scrypt$new"))
+            #expect(try await store.passwordHistory(user: "alice", limit: 10) == ["scrypt$new"])
+        }
+    }
+
+    @Test func removingAnUnknownUserReturnsFalse() async throws {
+        try await withStore { store, _ async throws in
+            #expect(try await !store.removeUser(named: "nobody"))
+        }
+    }
+
+    @Test func expiringAPasswordSetsTheFlagAndANewPasswordClearsIt() async throws {
+        try await withStore { store, _ async throws in
+            try await store.addUser(newUser("alice", mustChange: true))
+            #expect(try await store.expirePassword(named: "alice"))
+            #expect(try await store.user(named: "alice")?.passwordExpired == true)
+
+            let later = epoch.addingTimeInterval(60)
+            try await store.setPassword(user: "alice", hash: "scrypt$b", at: later, historyLimit: 5)
+            let alice = try #require(try await store.user(named: "alice"))
+            #expect(!alice.passwordExpired)
+            #expect(!alice.mustChangePassword)
+            #expect(alice.passwordChangedAt == later)
+            #expect(try await !store.expirePassword(named: "nobody"))
+        }
+    }
+}
