@@ -10,6 +10,7 @@
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
+//   CSystemShims                prctl(2) for the daemon (variadic, so not importable)
 //   stepsignd, stepsign, stepsign-verify
 import PackageDescription
 
@@ -35,6 +36,7 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
+        .target(name: "CSystemShims"),
         .target(name: "StepSignCrypto", dependencies: ["CLibcrypto", "COpenSSLShims"]),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignConfig"),
@@ -67,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "stepsignd",
             dependencies: [
-                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

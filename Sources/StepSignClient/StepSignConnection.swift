@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A blocking connection to `stepsignd`: one request out, one reply line back (SPEC §3).
+///
+/// For the CLI and for tests; it is deliberately simple (no event loop). Not thread-safe.
+public final class StepSignConnection {
+    /// The default socket (SPEC §8).
+    public static let defaultSocketPath = "/run/stepsign/stepsignd.sock"
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID = 1
+
+    /// Connects to the daemon's socket at `path`.
+    public init(socketPath path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ClientError.system("socket", errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            close(fd)
+            throw ClientError.pathTooLong(path)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw ClientError.system("connect \(path)", code)
+        }
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends `op` with `parameters` and waits for its reply.
+    public func call(_ op: String, _ parameters: [String: Any] = [:], timeout: Double = 60) throws -> ClientReply {
+        let id = nextID
+        nextID += 1
+        var object = parameters
+        object["id"] = id
+        object["op"] = op
+        let data = try JSONSerialization.data(withJSONObject: object)
+        try send(Array(data) + [0x0A])
+        return try ClientReply(line: readLine(timeout: timeout))
+    }
+
+    /// Writes raw bytes (for tests of framing and bad input).
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ClientError.system("send", errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Reads one reply line, without its newline.
+    public func readLine(timeout: Double = 60) throws -> [UInt8] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw ClientError.timedOut }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 60_000)) + 1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw ClientError.system("poll", errno)
+            }
+            if ready == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ClientError.system("recv", errno)
+            }
+            if count == 0 { throw ClientError.closed }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+}

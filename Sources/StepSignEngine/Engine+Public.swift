@@ -1,0 +1,63 @@
+import StepSignCrypto
+import struct Foundation.Date
+
+extension Engine {
+    /// `getPublicKeys`: the JWKS or PEM bundle of every key, retired ones included.
+    func getPublicKeys(_ request: Request) throws -> Reply {
+        try request.allowOnly(["format"])
+        let trusted = keyring.trustedKeys
+        switch try request.optionalString("format") ?? "jwks" {
+        case "jwks":
+            return Reply(id: request.id, result: ["jwks": Self.jwksJSON(trusted.jwks)])
+        case "pem":
+            return Reply(id: request.id, result: ["pem": .string(trusted.pemBundle)])
+        default:
+            throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"")
+        }
+    }
+
+    /// `getSignature`: the ledger row, for the session that made it or an admin.
+    func getSignature(_ request: Request, session: Session) async throws -> Reply {
+        try request.allowOnly(["signatureID"])
+        let signatureID = try request.string("signatureID")
+        guard session.isAdmin || session.signatureIDs.contains(signatureID) else {
+            throw StepSignError(.permissionDenied, "only the session that made a signature, or an admin, may read it")
+        }
+        guard let entry = try await store.ledgerEntry(signatureID: signatureID) else {
+            throw StepSignError.invalid("no signature \"\(signatureID)\"")
+        }
+        return Reply(id: request.id, result: [
+            "signatureID": .string(entry.signatureID),
+            "user": .string(entry.user),
+            "iat": .int(entry.iat),
+            "kid": .string(entry.kid),
+            "payloadSignature": .string(entry.jws),
+            "seq": .int(entry.seq),
+            "entryHash": .string(Hex.encode(entry.entryHash)),
+            "peer": ["uid": .int(Int64(entry.peer.uid)), "pid": .int(Int64(entry.peer.pid)), "comm": .string(entry.peer.comm)],
+        ])
+    }
+
+    /// `status`'s result.
+    func statusResult(now: Date) async throws -> JSONValue {
+        [
+            "version": .string(Self.version),
+            "uptimeSeconds": .int(Int64(now.timeIntervalSince(startedAt))),
+            "activeKid": .string(keyring.active.kid),
+            "signatures": .int(try await store.ledgerCount()),
+        ]
+    }
+
+    static func jwksJSON(_ jwks: JWKS) -> JSONValue {
+        .object([("keys", .array(jwks.keys.map { key in
+            var members: [(String, JSONValue)] = [("kty", .string(key.kty))]
+            if let crv = key.crv { members.append(("crv", .string(crv))) }
+            if let x = key.x { members.append(("x", .string(x))) }
+            if let y = key.y { members.append(("y", .string(y))) }
+            if let kid = key.kid { members.append(("kid", .string(kid))) }
+            if let alg = key.alg { members.append(("alg", .string(alg))) }
+            if let use = key.use { members.append(("use", .string(use))) }
+            return .object(members)
+        }))])
+    }
+}

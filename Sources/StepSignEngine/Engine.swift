@@ -1,0 +1,122 @@
+import Logging
+import StepSignConfig
+import StepSignCrypto
+import StepSignStorage
+import Synchronization
+import struct Foundation.Date
+
+/// The authentication engine: every operation of SPEC §3.2, independent of the transport.
+///
+/// One engine serves every connection; each connection brings its own `Session`. The engine
+/// keeps no per-connection state of its own, so requests of different connections run
+/// concurrently.
+public final class Engine: Sendable {
+    /// The daemon's version, reported by `status`.
+    public static let version = "0.1.0"
+
+    let store: any StepSignStore
+    let keyring: Keyring
+    let signer: Signer
+    let passwords: PasswordAuthenticator
+    let logger: Logger
+    let startedAt: Date
+    private let configuration: Mutex<Settings>
+
+    /// The configuration with what is derived from it, swapped as one on reload.
+    struct Settings: Sendable {
+        var config: StepSignConfiguration
+        var access: AccessPolicy
+        var policy: PasswordPolicyChecker
+    }
+
+    /// Gets ready to serve with `configuration`, the open store and keyring.
+    ///
+    /// Throws if the configured common-password file cannot be read.
+    public init(configuration: StepSignConfiguration, store: any StepSignStore, keyring: Keyring, logger: Logger) throws {
+        self.configuration = Mutex(try Self.settings(configuration))
+        self.store = store
+        self.keyring = keyring
+        self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store))
+        self.passwords = PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters)
+        self.logger = logger
+        self.startedAt = Date()
+    }
+
+    private static func settings(_ config: StepSignConfiguration) throws -> Settings {
+        Settings(
+            config: config,
+            access: AccessPolicy(config.access),
+            policy: PasswordPolicyChecker(policy: config.password.policy,
+                                          commonPasswords: try config.password.loadCommonPasswords())
+        )
+    }
+
+    /// The configuration in force.
+    public var config: StepSignConfiguration { configuration.withLock { $0.config } }
+
+    /// The password policy in force, with its common-password list.
+    var policy: PasswordPolicyChecker { configuration.withLock { $0.policy } }
+
+    /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
+    /// be (an unreadable common-password file), the old one stays and the error is thrown.
+    public func reload(_ new: StepSignConfiguration) throws {
+        let settings = try Self.settings(new)
+        configuration.withLock { $0 = settings }
+    }
+
+    /// What `peer` may do under the access lists in force.
+    public func admit(_ peer: Peer) -> AccessPolicy.Decision {
+        configuration.withLock { $0.access.decide(peer) }
+    }
+
+    /// Handles one request line and returns its one reply.
+    public func handle(line: some Collection<UInt8>, session: inout Session, now: Date = Date()) async -> Reply {
+        switch Request.decode(line) {
+        case let .failure(failure):
+            return Reply(id: failure.id, error: failure.error)
+        case let .success(request):
+            return await handle(request, session: &session, now: now)
+        }
+    }
+
+    /// Handles one decoded request.
+    public func handle(_ request: Request, session: inout Session, now: Date = Date()) async -> Reply {
+        do {
+            return try await dispatch(request, session: &session, now: now)
+        } catch let error as StepSignError {
+            return Reply(id: request.id, error: error)
+        } catch {
+            logger.error("request failed", metadata: ["op": "\(request.op)", "error": "\(error)"])
+            return Reply(id: request.id, error: .internalError("internal error; nothing was signed or changed"))
+        }
+    }
+
+    private func dispatch(_ request: Request, session: inout Session, now: Date) async throws -> Reply {
+        let config = self.config
+        if request.op.hasPrefix("admin.") {
+            guard session.isAdmin else {
+                throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
+            }
+            return try await handleAdmin(request, config: config, now: now)
+        }
+        switch request.op {
+        case "authenticateUserAndSignData":
+            return try await authenticateUserAndSignData(request, session: &session, config: config, now: now)
+        case "setPassword":
+            return try await setPassword(request, session: &session, config: config, now: now)
+        case "resetAuthenticateUserAndSignDataState":
+            try request.allowOnly([])
+            if case .signing = session.pending { session.pending = nil }
+            return Reply(id: request.id)
+        case "getPublicKeys":
+            return try getPublicKeys(request)
+        case "getSignature":
+            return try await getSignature(request, session: session)
+        case "status":
+            try request.allowOnly([])
+            return Reply(id: request.id, result: try await statusResult(now: now))
+        default:
+            throw StepSignError.invalid("unknown operation \"\(request.op)\"")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// A validated `authenticateUserAndSignData` request.
+struct SigningRequest: Sendable {
+    var user: String
+    var payload: String
+    var reason: String
+    var authLevel: Int
+    var authenticatorType: Int
+
+    /// Longest payload, in characters (extended grapheme clusters, as Swift counts them).
+    static let payloadLimit = 500
+    /// Longest reason, in characters.
+    static let reasonLimit = 100
+
+    /// Checks payload and reason as SPEC §3.2 sets them: 1–500 and 1–100 characters, not blank.
+    static func validate(text: String, name: String, limit: Int) throws(StepSignError) {
+        let count = text.count
+        guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
+        guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
+        guard text.contains(where: { !$0.isWhitespace }) else { throw .invalid("\"\(name)\" must not be blank") }
+    }
+
+    func details(signature: String = "", signatureID: String = "", authenticatorUsed: String) -> SigningDetails {
+        SigningDetails(
+            dataPayload: payload, dataPayloadLength: payload.count, reason: reason,
+            payloadSignature: signature, dataSignatureID: signatureID,
+            authLevel: authLevel, authenticatorType: authenticatorType, authenticatorUsed: authenticatorUsed
+        )
+    }
+}

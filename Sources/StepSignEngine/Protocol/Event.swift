@@ -1,0 +1,47 @@
+/// A callback the SDK would have raised, carried in a reply's `events` (SPEC §3.1).
+public enum Event: Sendable, Equatable {
+    case getUser
+    case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)])
+    case onUserLoggedIn(user: String, sessionID: String)
+    case onUserLoggedOff(user: String)
+    case onAuthenticateUserAndSignData(details: SigningDetails, status: Status)
+
+    public static func == (lhs: Event, rhs: Event) -> Bool { lhs.json == rhs.json }
+
+    /// The event as it goes on the wire.
+    public var json: JSONValue {
+        switch self {
+        case .getUser:
+            return ["event": "getUser"]
+        case let .getPassword(user, mode, attemptsLeft, status, info):
+            return [
+                "event": "getPassword",
+                "user": .string(user),
+                "challengeMode": .int(Int64(mode.rawValue)),
+                "attemptsLeft": .int(Int64(attemptsLeft)),
+                "status": status.json,
+                "info": .object(info.map { ($0.0, .string($0.1)) }),
+            ]
+        case let .onUserLoggedIn(user, sessionID):
+            return ["event": "onUserLoggedIn", "user": .string(user), "session": ["id": .string(sessionID)]]
+        case let .onUserLoggedOff(user):
+            return ["event": "onUserLoggedOff", "user": .string(user)]
+        case let .onAuthenticateUserAndSignData(details, status):
+            return [
+                "event": "onAuthenticateUserAndSignData",
+                "details": details.json,
+                "status": status.json,
+                "error": ["code": 0, "message": "Success"],
+            ]
+        }
+    }
+}
+
+/// Challenge modes of SPEC §3.2 (the SDK's `RDNAChallengeOpMode`).
+public enum ChallengeMode: Int, Sendable {
+    case verify = 0
+    case set = 1
+    case update = 2
+    case updateOnExpiry = 4
+    case stepUpForSigning = 12
+}

@@ -1,0 +1,37 @@
+import struct Foundation.Date
+
+/// What one connection knows between its requests (SPEC §3: a connection is a session).
+///
+/// The server owns one per connection and hands it to `Engine.handle`, one request at a time,
+/// so a session is never touched concurrently.
+public struct Session: Sendable {
+    /// Who is connected.
+    public let peer: Peer
+    /// Whether the peer may use `admin.*` operations (decided when it connected).
+    public var isAdmin: Bool
+    /// The logged-in user, if any.
+    var login: Login?
+    /// The challenge the client must answer next, if any.
+    var pending: PendingChallenge?
+    /// Signature IDs made in this session: `getSignature` serves them to it.
+    var signatureIDs: Set<String> = []
+    /// When the last request arrived.
+    public var lastActivity: Date
+
+    public init(peer: Peer, isAdmin: Bool, now: Date = Date()) {
+        self.peer = peer
+        self.isAdmin = isAdmin
+        self.lastActivity = now
+    }
+
+    /// Forgets the login and any open challenge (the session ended).
+    public mutating func end() {
+        login = nil
+        pending = nil
+    }
+
+    struct Login: Sendable {
+        var user: String
+        var sessionID: String
+    }
+}

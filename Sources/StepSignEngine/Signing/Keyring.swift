@@ -1,0 +1,107 @@
+import Logging
+import StepSignCrypto
+import StepSignStorage
+import Synchronization
+import struct Foundation.Date
+
+/// The daemon's signing keys: one active signer, retired keys kept for verification (SPEC §2).
+///
+/// Private keys live in `<state_dir>/keys/<kid>.pem` as PKCS#8 PEM, mode 0600 (encrypted when
+/// a passphrase is given); which key is active, and when each was made, is in the store.
+public final class Keyring: Sendable {
+    /// A key the daemon signs or has signed with.
+    public struct Key: Sendable {
+        public var kid: String
+        public var createdAt: Date
+        public var isActive: Bool
+        public var publicKey: P256PublicKey
+        var privateKey: P256PrivateKey
+    }
+
+    private struct State {
+        var keys: [Key]
+        var active: Key
+    }
+
+    private let directory: String
+    private let passphrase: [UInt8]?
+    private let store: any StepSignStore
+    private let state: Mutex<State>
+    private let logger: Logger
+
+    private init(directory: String, passphrase: [UInt8]?, store: any StepSignStore, keys: [Key], active: Key, logger: Logger) {
+        self.directory = directory
+        self.passphrase = passphrase
+        self.store = store
+        self.state = Mutex(State(keys: keys, active: active))
+        self.logger = logger
+    }
+
+    /// Loads every key the store lists from `directory`, creating the first key if there is none.
+    public static func open(directory: String, passphrase: [UInt8]?, store: any StepSignStore, logger: Logger) async throws -> Keyring {
+        try SecureFile.makeDirectory(directory)
+        var records = try await store.signingKeys()
+        if records.isEmpty {
+            let kid = try await create(in: directory, passphrase: passphrase, store: store)
+            logger.notice("created the first signing key", metadata: ["kid": "\(kid)"])
+            records = try await store.signingKeys()
+        }
+        var keys: [Key] = []
+        for record in records {
+            let path = "\(directory)/\(record.kid).pem"
+            let pem = String(decoding: try SecureFile.read(path), as: UTF8.self)
+            let privateKey = try P256PrivateKey(pkcs8PEM: pem, passphrase: passphrase)
+            let publicKey = privateKey.publicKey
+            guard publicKey.thumbprint == record.kid else {
+                throw KeyringError.kidMismatch(path: path, expected: record.kid, found: publicKey.thumbprint)
+            }
+            keys.append(Key(kid: record.kid, createdAt: record.createdAt, isActive: record.active,
+                            publicKey: publicKey, privateKey: privateKey))
+        }
+        guard let active = keys.last(where: \.isActive) else { throw KeyringError.noActiveKey }
+        return Keyring(directory: directory, passphrase: passphrase, store: store, keys: keys, active: active, logger: logger)
+    }
+
+    /// Writes a new key file, then records it as the active key.
+    private static func create(in directory: String, passphrase: [UInt8]?, store: any StepSignStore) async throws -> String {
+        let key = try P256PrivateKey.generate()
+        let kid = key.publicKey.thumbprint
+        let pem = try key.pkcs8PEM(passphrase: passphrase)
+        try SecureFile.writeAtomically(Array(pem.utf8), to: "\(directory)/\(kid).pem", mode: 0o600)
+        try await store.addSigningKey(kid: kid, createdAt: Date())
+        return kid
+    }
+
+    /// The key new signatures are made with.
+    public var active: Key { state.withLock { $0.active } }
+
+    /// Every key, oldest first, retired ones included.
+    public var keys: [Key] { state.withLock { $0.keys } }
+
+    /// Public keys for verifiers: the active key and every retired one.
+    public var trustedKeys: TrustedKeys { TrustedKeys(keys: keys.map(\.publicKey)) }
+
+    /// Makes a new key the active signer; the old ones stay published. Returns the new kid.
+    public func rotate() async throws -> String {
+        let kid = try await Self.create(in: directory, passphrase: passphrase, store: store)
+        let fresh = try await Self.open(directory: directory, passphrase: passphrase, store: store, logger: logger)
+        let reloaded = fresh.state.withLock { $0 }
+        state.withLock { $0 = reloaded }
+        logger.notice("rotated the signing key", metadata: ["kid": "\(kid)"])
+        return kid
+    }
+}
+
+/// Why the keyring could not be loaded.
+public enum KeyringError: Error, CustomStringConvertible {
+    case kidMismatch(path: String, expected: String, found: String)
+    case noActiveKey
+
+    public var description: String {
+        switch self {
+        case let .kidMismatch(path, expected, found):
+            "key file \(path) holds key \(found), but the store lists it as \(expected)"
+        case .noActiveKey: "the store lists signing keys but none is active"
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import StepSignCrypto
+import StepSignFormat
+import StepSignStorage
+import struct Foundation.Date
+
+/// Makes a signature and records it: JWS with the active key, then the durable ledger row.
+struct Signer: Sendable {
+    let keyring: Keyring
+    let ledger: LedgerWriter
+
+    /// Signs `request` for its user and returns the reply details once the row is committed.
+    func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
+              now: Date = Date()) async throws -> (SigningDetails, LedgerEntry) {
+        let key = keyring.active
+        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
+        let claims = SignatureClaims(
+            iss: instance, sub: request.user, jti: signatureID, iat: Int64(milliseconds / 1000),
+            payload: request.payload, payloadLength: request.payload.count, reason: request.reason,
+            authLevel: request.authLevel, authenticatorType: request.authenticatorType,
+            authenticatorUsed: authenticatorUsed
+        )
+        let jws = try StepSignSignature.make(claims: claims, key: key.privateKey, kid: key.kid)
+        let entry = try await ledger.append(LedgerAppend(
+            signatureID: signatureID, user: request.user, iat: claims.iat, kid: key.kid, jws: jws,
+            peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: request.authLevel
+        ))
+        let details = request.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed)
+        return (details, entry)
+    }
+}

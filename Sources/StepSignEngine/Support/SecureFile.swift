@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files that hold secrets: created with a fixed mode, written whole, made durable.
+enum SecureFile {
+    /// Writes `bytes` to `path` atomically: a temporary file with `mode` in the same directory,
+    /// `fsync`, `rename`, then `fsync` of the directory, so a crash leaves the old file or the
+    /// new one, never half of one.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError("open", path: temporary) }
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError("write", path: temporary)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError("fchmod", path: temporary) }
+        if failure == nil, fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = SystemError("rename", path: path)
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(of: path)
+    }
+
+    /// Reads a whole file.
+    static func read(_ path: String) throws(SystemError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError("open", path: path) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path: path)
+            }
+            if count == 0 { return out }
+            out.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Creates `path` as a directory with `mode` if it is missing, and sets `mode` if it exists.
+    static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+        if mkdir(path, mode) != 0, errno != EEXIST { throw SystemError("mkdir", path: path) }
+        guard chmod(path, mode) == 0 else { throw SystemError("chmod", path: path) }
+    }
+
+    private static func syncDirectory(of path: String) throws(SystemError) {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError("open", path: directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw SystemError("fsync", path: directory) }
+    }
+}

@@ -1,0 +1,12 @@
+import StepSignStorage
+import struct Foundation.Date
+
+extension UserRecord {
+    /// Whether the password has expired: an admin expired it, or it is older than
+    /// `password.max_age_days` (0 = passwords never expire by age).
+    func isPasswordExpired(maxAgeDays: Int, at now: Date) -> Bool {
+        if passwordExpired { return true }
+        guard maxAgeDays > 0 else { return false }
+        return now.timeIntervalSince(passwordChangedAt) > Double(maxAgeDays) * 86_400
+    }
+}

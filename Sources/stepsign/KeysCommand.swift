@@ -1,0 +1,30 @@
+import ArgumentParser
+
+/// `stepsign keys export [--jwks|--pem]`: the daemon's public keys, for `stepsign-verify`.
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Public keys.",
+                                                    subcommands: [Export.self])
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "export",
+                                                        abstract: "Print every public key, retired ones included.")
+
+        enum Format: String, EnumerableFlag {
+            case jwks, pem
+        }
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Output format (default: --jwks).") var format: Format = .jwks
+
+        func run() throws {
+            try runReportingErrors {
+                let reply = try global.connect().call("getPublicKeys", ["format": format.rawValue])
+                    .requireAccepted("getPublicKeys")
+                switch format {
+                case .jwks: JSONOutput.print(reply.result?["jwks"] ?? [:])
+                case .pem: print(reply.result?["pem"] as? String ?? "", terminator: "")
+                }
+            }
+        }
+    }
+}

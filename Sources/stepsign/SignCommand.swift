@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import StepSignClient
+
+/// `stepsign sign`: asks for a signature and answers the step-up challenges.
+struct SignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sign", abstract: "Sign a payload after step-up authentication.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The user to sign for.") var user: String
+    @Option(help: "authLevel: 0 none, 1 password or device key, 4 IDV biometric.") var level: Int = 1
+    @Option(help: "authenticatorType (0, or 1 with level 4).") var type: Int = 0
+    @Option(help: "Why the payload is signed (1-100 characters).") var reason: String
+    @Option(help: "The payload (1-500 characters).") var payload: String?
+    @Option(name: .customLong("payload-file"), help: "Read the payload from a file.") var payloadFile: String?
+    @Option(name: .customLong("password-file"), help: "Read the password from a file (first line).") var passwordFile: String?
+    @Option(name: .customLong("password-fd"), help: "Read the password from a file descriptor.") var passwordFD: Int32?
+    @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
+
+    func run() throws {
+        try runReportingErrors {
+            let payloadText = try readPayload()
+            let passwords = PasswordReader(file: passwordFile, descriptor: passwordFD)
+            let connection = try global.connect()
+            var reply = try connection.call("authenticateUserAndSignData", [
+                "user": user, "payload": payloadText, "reason": reason, "authLevel": level, "authenticatorType": type,
+            ]).requireAccepted("signing")
+            while true {
+                guard let event = reply.events.last, let name = event["event"] as? String else {
+                    throw CLIError("the daemon sent no event")
+                }
+                switch name {
+                case "getPassword":
+                    let attemptsLeft = event["attemptsLeft"] as? Int ?? 0
+                    let status = event["status"] as? [String: Any]
+                    if let code = status?["code"] as? Int, code != 100 {
+                        let message = status?["message"] as? String ?? ""
+                        FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
+                        if passwords.isScripted { throw CLIError("the password was not accepted") }
+                    }
+                    let password = try passwords.read(prompt: "Password for \(user) (\(attemptsLeft) attempts left): ")
+                    reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
+                        .requireAccepted("password")
+                case "onAuthenticateUserAndSignData":
+                    let status = event["status"] as? [String: Any] ?? [:]
+                    let details = event["details"] as? [String: Any] ?? [:]
+                    guard status["code"] as? Int == 100 else {
+                        throw CLIError("not signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
+                    }
+                    if json {
+                        JSONOutput.print(details)
+                    } else {
+                        print(details["payloadSignature"] as? String ?? "")
+                    }
+                    return
+                default:
+                    throw CLIError("this client cannot answer \(name) yet")
+                }
+            }
+        }
+    }
+
+    private func readPayload() throws -> String {
+        if let payload { return payload }
+        let data: Data?
+        if let payloadFile {
+            data = FileManager.default.contents(atPath: payloadFile)
+        } else {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        }
+        guard let data, let text = String(data: data, encoding: .utf8) else {
+            throw CLIError("cannot read the payload as UTF-8 text", exitCode: 2)
+        }
+        return text
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import CSystemShims
+import Logging
+import ServiceLifecycle
+import StepSignConfig
+import StepSignEngine
+import StepSignServer
+import StepSignStorage
+
+/// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
+@main
+struct StepSignDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stepsignd",
+        abstract: "The stepsign signing daemon: step-up authentication, ES256 signatures, a tamper-evident ledger."
+    )
+
+    @Option(name: .long, help: "The TOML configuration file.")
+    var config: String = "/etc/stepsign/stepsignd.toml"
+
+    @Option(name: .long, help: "The Unix socket to listen on (overrides server.socket).")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "The state directory (overrides server.state_dir).")
+    var stateDir: String?
+
+    func run() async throws {
+        umask(0o077)
+        // No core dumps and no ptrace by other processes of the same user: memory holds keys.
+        guard stepsign_set_non_dumpable() == 0 else {
+            FileHandleOutput.standardError("stepsignd: cannot mark the process non-dumpable\n")
+            throw ExitCode(71)  // EX_OSERR
+        }
+
+        var settings: StepSignConfiguration
+        do {
+            settings = try StepSignConfiguration.load(contentsOf: config)
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        if let socket { settings.server.socket = socket }
+        if let stateDir { settings.server.stateDir = stateDir }
+
+        LoggingSystem.bootstrap { label in
+            var handler = LogfmtLogHandler(label: label)
+            handler.logLevel = Logger.Level(rawValue: settings.log.level.rawValue) ?? .info
+            return handler
+        }
+        let logger = Logger(label: "stepsignd")
+
+        let store = try SQLiteStore.open(stateDirectory: settings.server.stateDir)
+        let keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", passphrase: nil,
+                                             store: store, logger: logger)
+        let engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger)
+        let listener: SocketServer.Listener = SystemdListenFDs.inherited().map { .inherited(descriptor: $0) }
+            ?? .path(settings.server.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
+        let server = SocketServer(engine: engine, listener: listener, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
+        logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
+                                             "activeKid": "\(keyring.active.kid)"])
+        try await group.run()
+        logger.notice("stopped")
+    }
+}

@@ -1,0 +1,106 @@
+"""A real stepsignd for the interop checks, and a tiny client of its line protocol."""
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+BIN = os.environ.get("STEPSIGN_BIN", os.path.join(os.path.dirname(__file__), "..", "..", ".build", "debug"))
+USER = "interop"
+PASSWORD = "Interop-Zebra-77"
+
+
+class Client:
+    """One connection (one session) speaking SPEC §3: a JSON line out, a JSON line back."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rwb")
+        self.next_id = 1
+
+    def call(self, op, **params):
+        request = {"id": self.next_id, "op": op, **params}
+        self.next_id += 1
+        self.file.write(json.dumps(request).encode() + b"\n")
+        self.file.flush()
+        reply = json.loads(self.file.readline())
+        assert reply["id"] == request["id"]
+        return reply
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+
+class Daemon:
+    def __init__(self, directory):
+        self.directory = directory
+        self.socket = os.path.join(directory, "s.sock")
+        config = os.path.join(directory, "stepsignd.toml")
+        with open(config, "w") as f:
+            f.write(f"""instance = "interop"
+[access]
+client_uids = [{os.getuid()}]
+client_groups = []
+admin_uids = [{os.getuid()}]
+[server]
+socket_group = ""
+[signing]
+allow_level_0 = true
+[password]
+scrypt_n = 1024
+""")
+        self.log = open(os.path.join(directory, "stepsignd.log"), "wb")
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "stepsignd"), "--config", config, "--socket", self.socket,
+             "--state-dir", os.path.join(directory, "state")],
+            stdout=self.log, stderr=self.log)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                client = Client(self.socket)
+                client.call("status")
+                client.close()
+                return
+            except OSError:
+                assert self.process.poll() is None, "stepsignd exited early"
+                time.sleep(0.05)
+        raise RuntimeError("stepsignd did not start")
+
+    def client(self):
+        return Client(self.socket)
+
+    def stop(self):
+        self.process.terminate()
+        assert self.process.wait(timeout=30) == 0
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    with tempfile.TemporaryDirectory() as directory:
+        d = Daemon(directory)
+        admin = d.client()
+        reply = admin.call("admin.addUser", user=USER, password=PASSWORD)
+        assert reply["error"]["code"] == 0, reply
+        admin.close()
+        yield d
+        d.stop()
+
+
+def sign(client, payload, level=1):
+    """Signs `payload` at (level, 0), answering the password challenge; returns the details."""
+    reply = client.call("authenticateUserAndSignData", user=USER, payload=payload, reason="interop",
+                        authLevel=level, authenticatorType=0)
+    assert reply["error"]["code"] == 0, reply
+    if level == 1:
+        assert reply["events"][0]["event"] == "getPassword"
+        reply = client.call("setPassword", password=PASSWORD, challengeMode=12)
+    event = reply["events"][-1]
+    assert event["event"] == "onAuthenticateUserAndSignData"
+    assert event["status"]["code"] == 100, event
+    return event["details"]

@@ -1,0 +1,69 @@
+import Foundation
+import StepSignClient
+import StepSignFormat
+import Testing
+
+/// State that must survive the daemon: keys, users, counters, the ledger (SPEC §5).
+@Suite("Persistence")
+struct PersistenceTests {
+    private func signLevelZero(_ connection: StepSignConnection, _ payload: String) throws -> [String: Any] {
+        let reply = try connection.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": payload, "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ])
+        return reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any] ?? [:]
+    }
+
+    @Test("the signing key, users and the ledger survive a restart")
+    func restart() throws {
+        let daemon = try DaemonHarness()
+        try daemon.addUser()
+        let before = try daemon.connect()
+        let first = try signLevelZero(before, "one")
+        let kid = try #require(try before.call("status").result?["activeKid"] as? String)
+        #expect(daemon.stop() == 0)
+
+        try daemon.start()
+        let after = try daemon.connect()
+        let status = try #require(try after.call("status").result)
+        #expect(status["activeKid"] as? String == kid)
+        #expect(status["signatures"] as? Int == 1)
+        let signed = try after.signWithPassword(user: DaemonHarness.user, password: DaemonHarness.password)
+        #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        let row = try after.call("getSignature", ["signatureID": first["dataSignatureID"] as? String ?? ""])
+        #expect(row.result?["seq"] as? Int == 1)
+        #expect(try after.call("admin.auditVerify").result?["entries"] as? Int == 2)
+    }
+
+    @Test("the key file is PKCS#8 PEM with mode 0600 in a 0700 directory")
+    func keyFileModes() throws {
+        let daemon = try DaemonHarness()
+        let keys = daemon.stateDirectory + "/keys"
+        let files = try FileManager.default.contentsOfDirectory(atPath: keys).filter { $0.hasSuffix(".pem") }
+        #expect(files.count == 1)
+        let attributes = try FileManager.default.attributesOfItem(atPath: keys + "/" + files[0])
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let directory = try FileManager.default.attributesOfItem(atPath: keys)
+        #expect((directory[.posixPermissions] as? Int) == 0o700)
+        let pem = try String(contentsOfFile: keys + "/" + files[0], encoding: .utf8)
+        #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+    }
+
+    @Test("admin.auditVerify finds a ledger row changed on disk", arguments: ["jws", "delete", "swap"])
+    func auditFindsTampering(kind: String) throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for index in 1...4 { _ = try signLevelZero(connection, "payload \(index)") }
+        #expect(daemon.stop() == 0)
+        let database = daemon.stateDirectory + "/stepsign.sqlite"
+        let sql: String = switch kind {
+        case "jws": "UPDATE ledger SET jws = jws || 'x' WHERE seq = 2"
+        case "delete": "DELETE FROM ledger WHERE seq = 2"
+        default: "UPDATE ledger SET seq = 100 WHERE seq = 2; UPDATE ledger SET seq = 2 WHERE seq = 3; UPDATE ledger SET seq = 3 WHERE seq = 100"
+        }
+        try Python.run("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()", database, sql)
+        try daemon.start()
+        let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == false)
+        #expect(audit["firstBadSeq"] as? Int == 2)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import StepSignClient
+import Testing
+
+/// The line protocol of SPEC §3: framing, pipelining, malformed input.
+@Suite("Line protocol")
+struct ProtocolTests {
+    @Test("malformed JSON is answered with error 4 and the connection stays open")
+    func malformedJSONKeepsConnection() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        try connection.send(Array("{not json\n".utf8))
+        let reply = try ClientReply(line: connection.readLine())
+        #expect(reply.code == 4)
+        #expect(reply.id is NSNull)
+        #expect(try connection.call("status").code == 0)
+    }
+
+    @Test("pipelined requests are answered once each, in request order")
+    func pipelining() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        var batch = ""
+        for id in 1...20 {
+            batch += #"{"id":"r\#(id)","op":"status"}"# + "\n"
+        }
+        try connection.send(Array(batch.utf8))
+        for id in 1...20 {
+            let reply = try ClientReply(line: connection.readLine())
+            #expect(reply.id as? String == "r\(id)")
+            #expect(reply.code == 0)
+        }
+    }
+
+    @Test("a line longer than 64 KiB gets error 4 and the connection is closed")
+    func lineLimit() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let huge = #"{"id":1,"op":"status","x":""# + String(repeating: "a", count: 70_000) + "\"}\n"
+        try? connection.send(Array(huge.utf8))
+        let reply = try ClientReply(line: connection.readLine())
+        #expect(reply.code == 4)
+        #expect(throws: ClientError.self) { try connection.readLine(timeout: 10) }
+        #expect(try daemon.connect().call("status").code == 0)
+    }
+
+    @Test("a request of exactly 64 KiB is read")
+    func lineAtLimit() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let head = #"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":0,"authenticatorType":0,"pad":""#
+        let line = head + String(repeating: "a", count: 65536 - head.utf8.count - 2) + "\"}"
+        #expect(line.utf8.count == 65536)
+        try connection.send(Array((line + "\n").utf8))
+        let reply = try ClientReply(line: connection.readLine())
+        #expect(reply.code == 4)  // read and parsed: refused only for the unknown "pad" parameter
+        #expect(reply.message.contains("pad"))
+    }
+
+    @Test("unknown operations, missing ids and wrong types are error 4", arguments: [
+        #"{"id":1,"op":"noSuchThing"}"#,
+        #"{"op":"status"}"#,
+        #"{"id":[1],"op":"status"}"#,
+        #"{"id":1,"op":7}"#,
+        #"[1,2,3]"#,
+        #"{"id":1,"op":"authenticateUserAndSignData","user":"a","payload":5,"reason":"r","authLevel":0,"authenticatorType":0}"#,
+        #"{"id":1,"op":"authenticateUserAndSignData","user":"a","payload":"p","reason":"r","authLevel":"0","authenticatorType":0}"#,
+        #"{"id":1,"op":"status","id":2}"#,
+    ])
+    func invalidRequests(line: String) throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        try connection.send(Array((line + "\n").utf8))
+        let reply = try ClientReply(line: connection.readLine())
+        #expect(reply.code == 4)
+        #expect(reply.events.isEmpty)
+    }
+
+    @Test("every reply echoes the request's id, numeric or string")
+    func idEcho() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        try connection.send(Array(#"{"id":"abc-1","op":"status"}"#.utf8) + [0x0A])
+        #expect(try ClientReply(line: connection.readLine()).id as? String == "abc-1")
+        try connection.send(Array(#"{"id":42,"op":"status"}"#.utf8) + [0x0A])
+        #expect(try ClientReply(line: connection.readLine()).id as? Int == 42)
+    }
+}

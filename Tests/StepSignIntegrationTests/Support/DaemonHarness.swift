@@ -1,0 +1,130 @@
+import Foundation
+import StepSignClient
+
+/// A real `stepsignd` on a temporary socket and state directory, for one test.
+final class DaemonHarness: @unchecked Sendable {
+    let directory: URL
+    let socketPath: String
+    let stateDirectory: String
+    let configPath: String
+    let logPath: String
+    private(set) var process: Process?
+
+    /// The demo user every harness can add.
+    static let user = "alice"
+    static let password = "Tr1cky-Pelican-42"
+
+    /// Writes a config with `settings` (TOML lines appended under the right tables) and starts the daemon.
+    init(config extra: String = "", start: Bool = true) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        socketPath = directory.appendingPathComponent("s.sock").path
+        stateDirectory = directory.appendingPathComponent("state").path
+        configPath = directory.appendingPathComponent("stepsignd.toml").path
+        logPath = directory.appendingPathComponent("stepsignd.log").path
+        try Self.config(extra).write(toFile: configPath, atomically: true, encoding: .utf8)
+        if start { try self.start() }
+    }
+
+    /// A config for tests: the caller (root in CI, or whoever runs the tests) is an admin.
+    static func config(_ extra: String) -> String {
+        let uid = getuid()
+        var tables: [String: [String]] = [
+            "": ["instance = \"stepsign-test\""],
+            "server": ["socket_group = \"\"", "idle_timeout_seconds = 300"],
+            "access": ["client_uids = [\(uid)]", "client_groups = []", "admin_uids = [\(uid)]", "admin_groups = []"],
+            "signing": ["allow_level_0 = true"],
+            "password": ["scrypt_n = 1024", "max_age_days = 90"],
+            "log": ["level = \"debug\""],
+        ]
+        var current = ""
+        for line in extra.split(separator: "\n", omittingEmptySubsequences: true) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("[") {
+                current = String(trimmed.dropFirst().dropLast())
+                continue
+            }
+            let key = trimmed.split(separator: "=").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            tables[current, default: []].removeAll { $0.hasPrefix(key + " ") || $0.hasPrefix(key + "=") }
+            tables[current, default: []].append(trimmed)
+        }
+        var text = (tables[""] ?? []).joined(separator: "\n") + "\n"
+        for name in tables.keys.sorted() where !name.isEmpty {
+            text += "\n[\(name)]\n" + tables[name]!.joined(separator: "\n") + "\n"
+        }
+        return text
+    }
+
+    /// Starts the daemon and waits until its socket answers.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
+        process.arguments = ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory]
+        if !FileManager.default.fileExists(atPath: logPath) {
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if !process.isRunning {
+                throw HarnessError.exited(process.terminationStatus, log: self.log)
+            }
+            if let connection = try? StepSignConnection(socketPath: socketPath),
+               (try? connection.call("status", timeout: 10)) != nil {
+                return
+            }
+            usleep(20_000)
+        }
+        throw HarnessError.notReady(log: self.log)
+    }
+
+    /// A new connection (a new session).
+    func connect() throws -> StepSignConnection {
+        try StepSignConnection(socketPath: socketPath)
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let process, process.isRunning else { return process?.terminationStatus ?? 0 }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    /// Everything the daemon wrote to stderr so far.
+    var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Adds the demo user through `admin.addUser`.
+    func addUser(_ user: String = DaemonHarness.user, password: String = DaemonHarness.password) throws {
+        let reply = try connect().call("admin.addUser", ["user": user, "password": password])
+        guard reply.code == 0 else { throw HarnessError.refused(reply.code, reply.message) }
+    }
+
+    deinit {
+        stop(signal: SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+enum HarnessError: Error, CustomStringConvertible {
+    case exited(Int32, log: String)
+    case notReady(log: String)
+    case refused(Int, String)
+
+    var description: String {
+        switch self {
+        case let .exited(status, log): "stepsignd exited with \(status):\n\(log)"
+        case let .notReady(log): "stepsignd did not answer in time:\n\(log)"
+        case let .refused(code, message): "refused: \(code) \(message)"
+        }
+    }
+}
