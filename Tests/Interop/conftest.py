@@ -10,7 +10,7 @@ import pytest
 
 BIN = os.environ.get("STEPSIGN_BIN", os.path.join(os.path.dirname(__file__), "..", "..", ".build", "debug"))
 USER = "interop"
-PASSWORD = "Interop-Zebra-77"
+PASSWORD = "Quartz-Zebra-77"
 
 
 class Client:
