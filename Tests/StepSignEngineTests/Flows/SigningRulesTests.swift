@@ -1,0 +1,39 @@
+@testable import StepSignEngine
+import Testing
+
+@Suite("Signing rules")
+struct SigningRulesTests {
+    @Test("the matrix knows (0,0), (1,0) and (4,1)")
+    func matrixPairs() throws {
+        #expect(try AuthenticationMatrix.requirement(level: 0, type: 0) == .none)
+        #expect(try AuthenticationMatrix.requirement(level: 1, type: 0) == .strongestEnrolled)
+        #expect(try AuthenticationMatrix.requirement(level: 4, type: 1) == .idvBiometric)
+    }
+
+    @Test("every other pair is 214", arguments: [(2, 0), (3, 0), (3, 1), (4, 0), (4, 2), (1, 1), (0, 1), (1, 4)])
+    func matrixRefuses(level: Int, type: Int) {
+        #expect(throws: StepSignError(.unsupportedAuthCombination,
+                                      "authLevel \(level) with authenticatorType \(type) is not supported")) {
+            try AuthenticationMatrix.requirement(level: level, type: type)
+        }
+    }
+
+    @Test("payload length counts grapheme clusters, not bytes or scalars")
+    func graphemes() throws {
+        let family = "👨‍👩‍👧‍👦"
+        try SigningRequest.validate(text: String(repeating: family, count: 500), name: "payload", limit: 500)
+        #expect(throws: StepSignError.self) {
+            try SigningRequest.validate(text: String(repeating: family, count: 501), name: "payload", limit: 500)
+        }
+    }
+
+    @Test("blank text is refused", arguments: [" ", "\t\n", "\u{00A0}", "\u{3000}"])
+    func blank(text: String) {
+        #expect(throws: StepSignError.self) { try SigningRequest.validate(text: text, name: "reason", limit: 100) }
+    }
+
+    @Test("user IDs refuse whitespace, control characters and overlong names", arguments: ["", "a b", "a\u{0}", "a\nb", String(repeating: "u", count: 65)])
+    func userNames(name: String) {
+        #expect(throws: StepSignError.self) { try UserName.validate(name) }
+    }
+}
