@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// `stepsignd --config FILE`: a bad file is refused at start, naming the file, line and key.
+@Suite("Configuration at start")
+struct ConfigStartupTests {
+    private func start(config: String) throws -> (status: Int32, stderr: String, path: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-cfg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("bad.toml").path
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
+        process.arguments = ["--config", path, "--socket", directory.appendingPathComponent("s.sock").path,
+                             "--state-dir", directory.appendingPathComponent("state").path]
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output, path)
+    }
+
+    @Test("a value of the wrong type names file, line and key, and the daemon exits 78")
+    func wrongType() throws {
+        let result = try start(config: "instance = \"x\"\n\n[password]\nmax_attempts = \"three\"\n")
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(result.path):4"))
+        #expect(result.stderr.contains("password.max_attempts"))
+    }
+
+    @Test("an unknown key is refused, not ignored")
+    func unknownKey() throws {
+        let result = try start(config: "[signing]\nallow_level_zero = true\n")
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(result.path):2"))
+        #expect(result.stderr.contains("signing.allow_level_zero"))
+    }
+
+    @Test("a TOML syntax error names the line")
+    func syntax() throws {
+        let result = try start(config: "[server]\nsocket = \"/tmp/x.sock\n")
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(result.path):2"))
+    }
+
+    @Test("a missing file is refused with its path")
+    func missingFile() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
+        process.arguments = ["--config", "/nonexistent/stepsignd.toml"]
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 78)
+        #expect(output.contains("/nonexistent/stepsignd.toml"))
+    }
+}
