@@ -9,6 +9,7 @@ import StepSignConfig
 import StepSignEngine
 import StepSignServer
 import StepSignStorage
+import UnixSignals
 
 /// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
 @main
@@ -35,15 +36,16 @@ struct StepSignDaemon: AsyncParsableCommand {
             throw ExitCode(71)  // EX_OSERR
         }
 
-        var settings: StepSignConfiguration
+        let settings: StepSignConfiguration
         do {
-            settings = try StepSignConfiguration.load(contentsOf: config)
+            settings = try loadConfiguration()
         } catch {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
-        if let socket { settings.server.socket = socket }
-        if let stateDir { settings.server.stateDir = stateDir }
+        // Trap the signals before anything can announce readiness: a SIGTERM that arrives
+        // once the socket listens must shut down gracefully, not kill the process.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
 
         LoggingSystem.bootstrap { label in
             var handler = LogfmtLogHandler(label: label)
@@ -59,12 +61,43 @@ struct StepSignDaemon: AsyncParsableCommand {
         let listener: SocketServer.Listener = SystemdListenFDs.inherited().map { .inherited(descriptor: $0) }
             ?? .path(settings.server.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
         let server = SocketServer(engine: engine, listener: listener, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        )
+        let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
         logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
                                              "activeKid": "\(keyring.active.kid)"])
-        try await group.run()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                for await signal in signals {
+                    if signal == .sighup {
+                        reload(engine: engine, logger: logger)
+                    } else {
+                        logger.notice("shutting down", metadata: ["signal": "\(signal)"])
+                        await group.triggerGracefulShutdown()
+                        return
+                    }
+                }
+            }
+            try await tasks.next()
+            tasks.cancelAll()
+        }
         logger.notice("stopped")
+    }
+
+    /// The configuration file with the command line's overrides applied.
+    private func loadConfiguration() throws -> StepSignConfiguration {
+        var settings = try StepSignConfiguration.load(contentsOf: config)
+        if let socket { settings.server.socket = socket }
+        if let stateDir { settings.server.stateDir = stateDir }
+        return settings
+    }
+
+    /// SIGHUP: re-reads the configuration; a bad file keeps the one in force.
+    private func reload(engine: Engine, logger: Logger) {
+        do {
+            try engine.reload(loadConfiguration())
+            logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
+        } catch {
+            logger.error("configuration not reloaded, keeping the one in force", metadata: ["error": "\(error)"])
+        }
     }
 }
