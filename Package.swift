@@ -96,6 +96,10 @@ let package = Package(
         .testTarget(name: "StepSignStorageTests", dependencies: ["StepSignStorage"]),
         .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine"]),
         .testTarget(
+            name: "StepSignServerTests",
+            dependencies: ["StepSignServer", .product(name: "NIOEmbedded", package: "swift-nio")]
+        ),
+        .testTarget(
             name: "StepSignIntegrationTests",
             dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat"]
         ),
