@@ -5,6 +5,7 @@ public enum JWSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The protected header is not a JSON object with a string `alg`.
     case invalidHeader(String)
 
+    /// A one-line explanation for logs and CLI output.
     public var description: String {
         switch self {
         case .malformed(let why): "not a compact JWS: \(why)"

@@ -11,6 +11,7 @@ public enum P256KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// libcrypto failed in a way that says nothing about the input (e.g. out of memory).
     case openSSL(OpenSSLError)
 
+    /// A one-line explanation for logs and CLI output.
     public var description: String {
         switch self {
         case .malformed(let why): "malformed key: \(why)"

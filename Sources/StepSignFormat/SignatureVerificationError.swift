@@ -45,6 +45,7 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         }
     }
 
+    /// A one-line explanation for logs and CLI output.
     public var description: String {
         switch self {
         case .badInput(let why): "not a signature: \(why)"

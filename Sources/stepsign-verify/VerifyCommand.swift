@@ -59,7 +59,7 @@ struct VerifyCommand: ParsableCommand {
                 expectedPayload = payload.map { Array($0.utf8) }
             }
         } catch {
-            fail(.badInput(error.description), claims: nil, kid: nil)
+            failInput(error.description)
         }
 
         let claims: SignatureClaims
@@ -96,6 +96,15 @@ struct VerifyCommand: ParsableCommand {
             Console.out("invalid: \(error.description)")
         }
         VerifyCommand.exit(withError: status.exitCode)
+    }
+
+    /// Reports unreadable input (keys, payload file, stdin) and exits 2.
+    private func failInput(_ message: String) -> Never {
+        if json {
+            Console.json(Report(valid: false, reason: "bad-input", message: message))
+        }
+        Console.error(message)
+        VerifyCommand.exit(withError: ExitStatus.badInput.exitCode)
     }
 
     /// The JWS from the argument or stdin, surrounding whitespace removed.
