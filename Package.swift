@@ -10,7 +10,7 @@
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
-//   CSystemShims                prctl(2) for the daemon (variadic, so not importable)
+//   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
 //   stepsignd, stepsign, stepsign-verify
 import PackageDescription
 
@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "StepSignEngine",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage",
+                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage", "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignCrypto",
+                "StepSignClient", "StepSignConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,3 +1,7 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
 #include "CSystemShims.h"
 #include <sys/prctl.h>
 
@@ -7,4 +11,12 @@ int stepsign_set_non_dumpable(void) {
 
 int stepsign_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int stepsign_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
+int stepsign_spawn_addclosefrom(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }

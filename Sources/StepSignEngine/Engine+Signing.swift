@@ -48,17 +48,9 @@ extension Engine {
         }
     }
 
-    /// `setPassword` (SPEC §3.2): answers the open password challenge.
-    func setPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["password", "challengeMode"])
-        let password = try request.string("password")
-        let mode = try request.int("challengeMode", in: 0...100)
-        guard case let .signing(challenge) = session.pending, challenge.authenticator == .password else {
-            throw StepSignError.wrongState("no password challenge is open")
-        }
-        guard mode == ChallengeMode.stepUpForSigning.rawValue else {
-            throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
-        }
+    /// `setPassword` mode 12: the password step-up of a signing.
+    func answerSigningPassword(_ password: String, challenge: SigningChallenge, request: Request, session: inout Session,
+                               config: StepSignConfiguration, now: Date) async throws -> Reply {
         let signing = challenge.request
         switch try await passwords.verify(user: signing.user, password: password, config: config, now: now) {
         case .accepted:

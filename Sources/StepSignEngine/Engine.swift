@@ -104,6 +104,24 @@ public final class Engine: Sendable {
             return try await authenticateUserAndSignData(request, session: &session, config: config, now: now)
         case "setPassword":
             return try await setPassword(request, session: &session, config: config, now: now)
+        case "setUser":
+            return try await setUser(request, session: &session, config: config, now: now)
+        case "updatePassword":
+            return try await updatePassword(request, session: &session, config: config, now: now)
+        case "getAllChallenges":
+            return try getAllChallenges(request, session: session)
+        case "initiateUpdateFlowForCredential":
+            return try await initiateUpdateFlow(request, session: &session, config: config, now: now)
+        case "forgotPassword":
+            return try await forgotPassword(request, session: &session, config: config, now: now)
+        case "resendActivationCode":
+            return try await resendActivationCode(request, session: &session, config: config, now: now)
+        case "setActivationCode":
+            return try await setActivationCode(request, session: &session, config: config, now: now)
+        case "logOff":
+            return try logOff(request, session: &session)
+        case "resetAuthState":
+            return try resetAuthState(request, session: &session)
         case "resetAuthenticateUserAndSignDataState":
             try request.allowOnly([])
             if case .signing = session.pending { session.pending = nil }

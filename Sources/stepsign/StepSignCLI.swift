@@ -8,7 +8,8 @@ struct StepSignCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign",
         abstract: "Ask stepsignd to sign, and administer it.",
-        subcommands: [SignCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
+        subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
+                      StatusCommand.self, KeysCommand.self, AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions

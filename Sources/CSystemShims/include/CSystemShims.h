@@ -10,4 +10,12 @@ int stepsign_set_non_dumpable(void);
 /// Returns 1 when the process is dumpable, 0 when not, -1 on error (for tests).
 int stepsign_is_dumpable(void);
 
+/// pipe2(2) is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
+/// Makes a pipe whose ends are close-on-exec from the start. Returns 0, or -1 with errno.
+int stepsign_pipe_cloexec(int fds[2]);
+
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34) is declared only under _GNU_SOURCE.
+/// Makes the spawned child close every descriptor from `from` on. Returns 0 or an errno value.
+int stepsign_spawn_addclosefrom(void *actions, int from);
+
 #endif

@@ -19,7 +19,8 @@ final class PasswordAuthenticator: Sendable {
     }
 
     private let store: any StepSignStore
-    private let dummyHash: String
+    /// A hash of a random password, checked in place of a user's when there is no user.
+    let dummyHash: String
     private let unknownUsers = Mutex<[String: Int]>([:])
     private static let unknownUsersLimit = 10_000
 

@@ -7,12 +7,41 @@ import struct Foundation.Date
 enum PendingChallenge: Sendable {
     /// `authenticateUserAndSignData` is waiting for a step-up answer.
     case signing(SigningChallenge)
+    /// A login-flow password challenge: verify (0), set after an activation code (1), update
+    /// while logged in (2), or update on expiry (4).
+    case password(PasswordChallenge)
+    /// Forgot password: waiting for the activation code.
+    case activationCode(ActivationChallenge)
 
     var openedAt: Date {
         switch self {
         case let .signing(challenge): challenge.openedAt
+        case let .password(challenge): challenge.openedAt
+        case let .activationCode(challenge): challenge.openedAt
         }
     }
+
+    /// Whether this belongs to a login flow (what `resetAuthState` cancels).
+    var isLoginFlow: Bool {
+        if case .signing = self { return false }
+        return true
+    }
+}
+
+/// A password challenge of a login flow.
+struct PasswordChallenge: Sendable {
+    var user: String
+    var mode: ChallengeMode
+    var openedAt: Date
+}
+
+/// Forgot password, waiting for the activation code the notifier delivered.
+struct ActivationChallenge: Sendable {
+    var user: String
+    var verificationKey: String
+    /// Wrong codes so far, for a name that is not a user (a user's count is in the store).
+    var unknownUserFailures: Int
+    var openedAt: Date
 }
 
 /// A signing request waiting for its step-up (challenge mode 12).

@@ -1,3 +1,4 @@
+import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,11 +63,8 @@ enum ChildProcess {
     /// program spawned by another thread meanwhile cannot inherit it), else with `fcntl`.
     private static func makePipe(program: String) throws(CommandNotifierError) -> (read: Int32, write: Int32) {
         var ends: [Int32] = [-1, -1]
-        if let pipe2 = GlibcExtensions.pipe2 {
-            guard pipe2(&ends, O_CLOEXEC) == 0 else { throw .pipeFailed(program: program, operation: "pipe2", errno: errno) }
-        } else {
-            guard pipe(&ends) == 0 else { throw .pipeFailed(program: program, operation: "pipe", errno: errno) }
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        guard stepsign_pipe_cloexec(&ends) == 0 else {
+            throw .pipeFailed(program: program, operation: "pipe2", errno: errno)
         }
         return (ends[0], ends[1])
     }
@@ -77,7 +75,8 @@ enum ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        _ = GlibcExtensions.addCloseFrom?(&actions, 3)
+        let closing = stepsign_spawn_addclosefrom(&actions, 3)
+        guard closing == 0 else { throw .spawnFailed(program: argv[0], errno: closing) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -2,8 +2,11 @@
 public enum Event: Sendable, Equatable {
     case getUser
     case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)])
+    case getActivationCode(user: String, verificationKey: String, attemptsLeft: Int, status: Status)
     case onUserLoggedIn(user: String, sessionID: String)
     case onUserLoggedOff(user: String)
+    case onCredentialsAvailableForUpdate(user: String, options: [String])
+    case onUpdateCredentialResponse(user: String, credType: String, status: Status)
     case onAuthenticateUserAndSignData(details: SigningDetails, status: Status)
 
     public static func == (lhs: Event, rhs: Event) -> Bool { lhs.json == rhs.json }
@@ -22,6 +25,18 @@ public enum Event: Sendable, Equatable {
                 "status": status.json,
                 "info": .object(info.map { ($0.0, .string($0.1)) }),
             ]
+        case let .getActivationCode(user, verificationKey, attemptsLeft, status):
+            return [
+                "event": "getActivationCode",
+                "user": .string(user),
+                "verificationKey": .string(verificationKey),
+                "attemptsLeft": .int(Int64(attemptsLeft)),
+                "status": status.json,
+            ]
+        case let .onCredentialsAvailableForUpdate(user, options):
+            return ["event": "onCredentialsAvailableForUpdate", "user": .string(user), "options": .array(options.map { .string($0) })]
+        case let .onUpdateCredentialResponse(user, credType, status):
+            return ["event": "onUpdateCredentialResponse", "user": .string(user), "credType": .string(credType), "status": status.json]
         case let .onUserLoggedIn(user, sessionID):
             return ["event": "onUserLoggedIn", "user": .string(user), "session": ["id": .string(sessionID)]]
         case let .onUserLoggedOff(user):

@@ -25,6 +25,16 @@ public struct Status: Sendable, Equatable {
         Status(.authenticationFailed, "Authentication failed, \(attemptsLeft) attempt\(attemptsLeft == 1 ? "" : "s") left")
     }
     static let attemptsExhausted = Status(.attemptsExhausted, "Attempts exhausted, the user is blocked")
+    static let passwordExpired = Status(.passwordExpired, "The password has expired; set a new one")
+    static let passwordExpiredWhileUpdating = Status(.passwordExpiredWhileUpdating, "The password expired while updating")
+    static let passwordReused = Status(.passwordReused, "The new password was used before; choose another")
+    static func policyViolated(_ message: String) -> Status {
+        Status(.policyViolated, "The password does not meet the policy: \(message)")
+    }
+    static func invalidActivationCode(attemptsLeft: Int) -> Status {
+        Status(.invalidActivationCode, "Invalid activation code, \(attemptsLeft) attempt\(attemptsLeft == 1 ? "" : "s") left")
+    }
+    static let activationAttemptsExhausted = Status(.attemptsExhausted, "Activation code attempts exhausted")
 
     var json: JSONValue { ["code": .int(Int64(code.rawValue)), "message": .string(message)] }
 }

@@ -1,0 +1,159 @@
+import StepSignConfig
+import struct Foundation.Date
+
+extension Engine {
+    /// `setUser` (SPEC §3.2): opens the mode-0 password challenge. Unknown users look the same.
+    func setUser(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["user"])
+        let user = try request.string("user")
+        try UserName.validate(user)
+        guard session.login == nil else { throw StepSignError.wrongState("already logged in; logOff first") }
+        guard session.pending == nil else {
+            throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
+        }
+        let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now)
+        session.pending = .password(PasswordChallenge(user: user, mode: .verify, openedAt: now))
+        return Reply(id: request.id, events: [
+            .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft ?? 0,
+                         status: attemptsLeft == nil ? .attemptsExhausted : .success, info: forgotPasswordInfo(config)),
+        ])
+    }
+
+    /// `setPassword` (SPEC §3.2): answers the open password challenge of mode 0, 1 or 12.
+    func setPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["password", "challengeMode"])
+        let password = try request.string("password")
+        let mode = try request.int("challengeMode", in: 0...100)
+        switch session.pending {
+        case let .signing(challenge)? where challenge.authenticator == .password:
+            guard mode == ChallengeMode.stepUpForSigning.rawValue else {
+                throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
+            }
+            return try await answerSigningPassword(password, challenge: challenge, request: request, session: &session,
+                                                   config: config, now: now)
+        case let .password(challenge)? where challenge.mode == .verify || challenge.mode == .set:
+            guard mode == challenge.mode.rawValue else {
+                throw StepSignError.wrongState("the open password challenge is mode \(challenge.mode.rawValue), not \(mode)")
+            }
+            if challenge.mode == .verify {
+                return try await verifyLoginPassword(password, challenge: challenge, request: request, session: &session,
+                                                     config: config, now: now)
+            }
+            return try await setNewPassword(password, challenge: challenge, request: request, session: &session,
+                                            config: config, now: now)
+        default:
+            throw StepSignError.wrongState("no password challenge of mode \(mode) is open")
+        }
+    }
+
+    /// Mode 0: the password of a login.
+    private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, request: Request,
+                                     session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        let user = challenge.user
+        guard try await passwords.attemptsLeft(user: user, config: config, now: now) != nil else {
+            throw StepSignError(.userBlocked, "the user is blocked")
+        }
+        switch try await passwords.verify(user: user, password: password, config: config, now: now) {
+        case .accepted:
+            if try await mustReplacePassword(user: user, config: config, now: now) {
+                session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: now))
+                let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) ?? 0
+                return Reply(id: request.id, events: [
+                    .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft,
+                                 status: .passwordExpired, info: policyInfo(config)),
+                ])
+            }
+            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+        case let .rejected(attemptsLeft):
+            return Reply(id: request.id, events: [
+                .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft,
+                             status: .authenticationFailed(attemptsLeft: attemptsLeft), info: forgotPasswordInfo(config)),
+            ])
+        case .exhausted:
+            session.pending = nil
+            logger.warning("login attempts exhausted, user blocked", metadata: ["user": "\(user)"])
+            return Reply(id: request.id, events: [
+                .getPassword(user: user, challengeMode: .verify, attemptsLeft: 0, status: .attemptsExhausted,
+                             info: forgotPasswordInfo(config)),
+                .getUser,
+            ])
+        }
+    }
+
+    /// Mode 1: the new password after a right activation code (forgot password, Path B).
+    private func setNewPassword(_ password: String, challenge: PasswordChallenge, request: Request,
+                                session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        let user = challenge.user
+        let outcome = try await changePassword(user: user, to: password, config: config, now: now)
+        if let refusal = outcome.status {
+            return Reply(id: request.id, events: [
+                .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts,
+                             status: refusal, info: policyInfo(config)),
+            ])
+        }
+        _ = try await store.unlockUser(named: user)
+        return Reply(id: request.id, events: [try logIn(user, session: &session)])
+    }
+
+    /// `updatePassword` (SPEC §3.2): mode 4 (expired, during login) or mode 2 (logged in).
+    func updatePassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["currentPassword", "newPassword", "challengeMode"])
+        let current = try request.string("currentPassword")
+        let new = try request.string("newPassword")
+        let mode = try request.int("challengeMode", in: 0...100)
+        guard case let .password(challenge)? = session.pending,
+              challenge.mode == .updateOnExpiry || challenge.mode == .update
+        else { throw StepSignError.wrongState("no password update challenge is open") }
+        guard mode == challenge.mode.rawValue else {
+            throw StepSignError.wrongState("the open password challenge is mode \(challenge.mode.rawValue), not \(mode)")
+        }
+        guard current != new else {
+            throw StepSignError(.samePassword, "the current and the new password are the same")
+        }
+        if challenge.mode == .update {
+            return try await updateLoggedIn(current: current, new: new, challenge: challenge, request: request,
+                                            session: &session, config: config, now: now)
+        }
+        return try await updateExpired(current: current, new: new, challenge: challenge, request: request,
+                                       session: &session, config: config, now: now)
+    }
+
+    /// Mode 4: replace an expired password, then log in.
+    private func updateExpired(current: String, new: String, challenge: PasswordChallenge, request: Request,
+                               session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        let user = challenge.user
+        func prompt(_ status: Status, attemptsLeft: Int) -> Event {
+            .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
+                         info: policyInfo(config))
+        }
+        switch try await passwords.verify(user: user, password: current, config: config, now: now) {
+        case let .rejected(attemptsLeft):
+            return Reply(id: request.id, events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
+        case .exhausted:
+            session.pending = nil
+            return Reply(id: request.id, events: [prompt(.attemptsExhausted, attemptsLeft: 0), .getUser])
+        case .accepted:
+            let outcome = try await changePassword(user: user, to: new, config: config, now: now)
+            if let refusal = outcome.status {
+                return Reply(id: request.id, events: [prompt(refusal, attemptsLeft: config.password.maxAttempts)])
+            }
+            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+        }
+    }
+
+    /// `logOff`: ends the login.
+    func logOff(_ request: Request, session: inout Session) throws -> Reply {
+        try request.allowOnly([])
+        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        session.end()
+        logger.info("logged off", metadata: ["user": "\(login.user)"])
+        return Reply(id: request.id, events: [.onUserLoggedOff(user: login.user), .getUser])
+    }
+
+    /// `resetAuthState`: cancels an open login-flow challenge; a login stays.
+    func resetAuthState(_ request: Request, session: inout Session) throws -> Reply {
+        try request.allowOnly([])
+        if session.pending?.isLoginFlow == true { session.pending = nil }
+        return Reply(id: request.id, events: [.getUser])
+    }
+}

@@ -1,0 +1,60 @@
+import NIOPosix
+import StepSignConfig
+import StepSignCrypto
+import StepSignStorage
+import struct Foundation.Date
+
+extension Engine {
+    /// Checks a new password against the policy and the history, and stores it if it passes.
+    ///
+    /// The history is the current password plus the `password.history` before it.
+    func changePassword(user: String, to newPassword: String, config: StepSignConfiguration,
+                        now: Date) async throws -> PasswordChangeOutcome {
+        if let violation = policy.violation(password: newPassword, userID: user) {
+            return .policyViolated(violation)
+        }
+        let history = try await store.passwordHistory(user: user, limit: config.password.history + 1)
+        let parameters = config.password.scryptParameters
+        let outcome = try await NIOThreadPool.singleton.runIfActive { () throws -> (reused: Bool, hash: String) in
+            for old in history where try PasswordHash.verify(password: newPassword, encoded: old) {
+                return (true, "")
+            }
+            return (false, try PasswordHash.make(password: newPassword, parameters: parameters))
+        }
+        if outcome.reused { return .reused }
+        try await store.setPassword(user: user, hash: outcome.hash, at: now, historyLimit: config.password.history)
+        logger.notice("password changed", metadata: ["user": "\(user)"])
+        return .changed
+    }
+
+    /// Whether `user`'s password must be replaced before the user may log in: expired by age
+    /// or by an admin, or marked `mustChangePassword`.
+    func mustReplacePassword(user: String, config: StepSignConfiguration, now: Date) async throws -> Bool {
+        guard let record = try await store.user(named: user) else { return false }
+        return record.mustChangePassword || record.isPasswordExpired(maxAgeDays: config.password.maxAgeDays, at: now)
+    }
+
+    /// `info` of a mode-0 challenge.
+    func forgotPasswordInfo(_ config: StepSignConfiguration) -> [(String, String)] {
+        [("ENABLE_FORGOT_PASSWORD", config.forgotPassword.enabled ? "true" : "false")]
+    }
+
+    /// `info` of a challenge that asks for a new password.
+    func policyInfo(_ config: StepSignConfiguration) -> [(String, String)] {
+        [("RELID_PASSWORD_POLICY", config.password.policy.relidPolicyJSON)]
+    }
+
+    /// A new session ID: 128 random bits, base64url.
+    func newSessionID() throws -> String {
+        Base64URL.encode(try SecureRandom.bytes(count: 16))
+    }
+
+    /// Logs `user` in on `session`.
+    func logIn(_ user: String, session: inout Session) throws -> Event {
+        let sessionID = try newSessionID()
+        session.pending = nil
+        session.login = Session.Login(user: user, sessionID: sessionID)
+        logger.info("logged in", metadata: ["user": "\(user)", "peerUID": "\(session.peer.uid)"])
+        return .onUserLoggedIn(user: user, sessionID: sessionID)
+    }
+}

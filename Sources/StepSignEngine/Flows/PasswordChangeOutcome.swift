@@ -1,0 +1,20 @@
+import StepSignConfig
+
+/// What became of a new password (modes 1, 2 and 4).
+enum PasswordChangeOutcome: Sendable {
+    /// Stored; the old one went into the history.
+    case changed
+    /// Refused: it breaks a rule of the policy (status 190).
+    case policyViolated(PolicyViolation)
+    /// Refused: the current password or one of the last `history` ones (status 164).
+    case reused
+
+    /// The status of a refusal.
+    var status: Status? {
+        switch self {
+        case .changed: nil
+        case let .policyViolated(violation): .policyViolated(violation.message)
+        case .reused: .passwordReused
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import StepSignClient
+import StepSignConfig
+
+/// Drives the login flows of SPEC §3.2 for the CLI: answers each event the daemon sends,
+/// asking the person (or reading the script's files) for what it needs.
+final class LoginFlow {
+    let connection: StepSignConnection
+    let user: String
+    let passwords: PasswordReader
+    let newPasswords: PasswordReader
+    /// The password that was accepted (or last given), for `updatePassword`.
+    private(set) var currentPassword: String?
+    /// The session ID once logged in.
+    private(set) var sessionID: String?
+
+    init(connection: StepSignConnection, user: String, passwords: PasswordReader, newPasswords: PasswordReader) {
+        self.connection = connection
+        self.user = user
+        self.passwords = passwords
+        self.newPasswords = newPasswords
+    }
+
+    /// Sends `op` and fails unless it was accepted.
+    func send(_ op: String, _ parameters: [String: Any] = [:]) throws -> ClientReply {
+        try connection.call(op, parameters).requireAccepted(op)
+    }
+
+    /// `setUser`, then answers mode 0 (and mode 4 if the password expired) until logged in.
+    func logIn() throws {
+        try answer(send("setUser", ["user": user]))
+    }
+
+    /// Answers the events of `reply` until the flow ends; returns at `onUserLoggedIn`.
+    func answer(_ reply: ClientReply) throws {
+        var reply = reply
+        while true {
+            guard let event = reply.events.last, let name = event["event"] as? String else {
+                throw CLIError("the daemon sent no event")
+            }
+            switch name {
+            case "onUserLoggedIn":
+                sessionID = (event["session"] as? [String: Any])?["id"] as? String
+                return
+            case "getUser":
+                throw CLIError(Self.statusMessage(of: reply.events.dropLast().last) ?? "the daemon ended the login")
+            case "getPassword":
+                let mode = event["challengeMode"] as? Int ?? -1
+                try reportStatus(event)
+                switch mode {
+                case 0:
+                    let password = try passwords.read(prompt: "Password for \(user) (\(event["attemptsLeft"] ?? "?") attempts left): ")
+                    currentPassword = password
+                    reply = try send("setPassword", ["password": password, "challengeMode": 0])
+                case 4:
+                    let current = try currentPassword ?? passwords.read(prompt: "Current password: ")
+                    let new = try readNewPassword(event)
+                    reply = try send("updatePassword", ["currentPassword": current, "newPassword": new, "challengeMode": 4])
+                    currentPassword = new
+                case 1:
+                    let new = try readNewPassword(event)
+                    reply = try send("setPassword", ["password": new, "challengeMode": 1])
+                    currentPassword = new
+                default:
+                    throw CLIError("this client cannot answer a mode-\(mode) password challenge here")
+                }
+            default:
+                throw CLIError("this client cannot answer \(name) here")
+            }
+        }
+    }
+
+    /// Shows the policy in words and reads a new password (twice on a terminal).
+    func readNewPassword(_ event: [String: Any]) throws -> String {
+        if let info = event["info"] as? [String: Any], let json = info["RELID_PASSWORD_POLICY"] as? String,
+           let policy = PasswordPolicy(relidPolicyJSON: json) {
+            FileHandle.standardError.write(Data("\(policy.description)\n".utf8))
+        }
+        let new = try newPasswords.read(prompt: "New password: ")
+        if !newPasswords.isScripted {
+            guard try PasswordReader.readFromTerminal(prompt: "New password again: ") == new else {
+                throw CLIError("the passwords do not match", exitCode: 2)
+            }
+        }
+        return new
+    }
+
+    /// Prints a challenge's status when it is not success; a scripted answer that was refused
+    /// stops here, so a script does not burn its remaining attempts.
+    func reportStatus(_ event: [String: Any]) throws {
+        guard let status = event["status"] as? [String: Any], let code = status["code"] as? Int, code != 100 else { return }
+        let message = status["message"] as? String ?? "status \(code)"
+        FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
+        if code == 118 { return }  // expired: informational, the new password is asked next
+        let mode = event["challengeMode"] as? Int
+        let scripted = (mode == 0 ? passwords : newPasswords).isScripted || (code == 102 && passwords.isScripted)
+        if scripted || code == 153 { throw CLIError(message) }
+    }
+
+    static func statusMessage(of event: [String: Any]?) -> String? {
+        (event?["status"] as? [String: Any])?["message"] as? String
+    }
+}
