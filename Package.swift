@@ -90,8 +90,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto"]),
-        .testTarget(name: "StepSignFormatTests", dependencies: ["StepSignFormat"]),
+        .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
+        .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
+        .testTarget(
+            name: "StepSignFormatTests",
+            dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
+        ),
         .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig"]),
         .testTarget(name: "StepSignStorageTests", dependencies: ["StepSignStorage"]),
         .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine"]),
@@ -101,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StepSignIntegrationTests",
-            dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat"]
+            dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport"]
         ),
     ]
 )

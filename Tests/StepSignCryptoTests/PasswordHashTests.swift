@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import StepSignCrypto
 import Testing
 

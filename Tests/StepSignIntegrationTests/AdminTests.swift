@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat

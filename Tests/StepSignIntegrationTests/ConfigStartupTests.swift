@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import Testing
 
 /// `stepsignd --config FILE`: a bad file is refused at start, naming the file, line and key.

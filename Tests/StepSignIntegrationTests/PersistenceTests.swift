@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import StepSignClient
 import StepSignFormat
 import Testing
@@ -61,7 +62,7 @@ struct PersistenceTests {
         default: "UPDATE ledger SET seq = 100 WHERE seq = 2; UPDATE ledger SET seq = 2 WHERE seq = 3; UPDATE ledger SET seq = 3 WHERE seq = 100"
         }
         // Someone with the file drops the append-only triggers first, as an attacker could.
-        try Python.run("""
+        try Tools.checkedPython("""
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
             for (name,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import StepSignClient
 
 /// A real `stepsignd` on a temporary socket and state directory, for one test.

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignTestSupport
 import StepSignClient
 import Testing
 
@@ -195,7 +196,7 @@ extension DaemonHarness {
     /// `password_changed_at` back, and starts it again (what time passing does to the row).
     func agePassword(user: String = DaemonHarness.user, days: Double) throws {
         stop()
-        try Python.run("""
+        try Tools.checkedPython("""
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
             n = c.execute("UPDATE users SET password_changed_at = password_changed_at - ? WHERE name = ?",

@@ -1,15 +1,21 @@
 import Foundation
 
-/// Runs the external tools the interop tests cross-check against (python3, openssl).
-enum Tools {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+/// Runs the external tools the tests cross-check against (python3, openssl, sqlite3 via Python).
+public enum Tools {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// A tool that exited with a non-zero status.
+    public struct Failure: Error, CustomStringConvertible {
+        public var result: Result
+        public var description: String { "exited with \(result.status): \(result.stdout)\(result.stderr)" }
     }
 
     /// Runs `arguments[0]` (looked up in PATH) with the rest as arguments.
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -33,14 +39,22 @@ enum Tools {
     }
 
     /// Runs a Python script with `python3 -c`; extra arguments are `sys.argv[1:]`.
-    static func python(_ script: String, _ arguments: String...) throws -> Result {
+    public static func python(_ script: String, _ arguments: String...) throws -> Result {
         try run(["python3", "-c", script] + arguments)
     }
 
     /// A new empty temporary directory.
-    static func temporaryDirectory() throws -> URL {
+    public static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
+    }
+
+    /// Runs a Python script and returns its stdout; throws `Failure` on a non-zero exit.
+    @discardableResult
+    public static func checkedPython(_ script: String, _ arguments: String...) throws -> String {
+        let result = try run(["python3", "-c", script] + arguments)
+        guard result.status == 0 else { throw Failure(result: result) }
+        return result.stdout
     }
 }
