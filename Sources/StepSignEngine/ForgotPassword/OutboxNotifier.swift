@@ -69,22 +69,11 @@ public struct OutboxNotifier: CodeNotifier {
         }
         guard fstat(fd, &status) == 0 else { throw .system(SystemError("fstat", path: path)) }
         let sizeBefore = status.st_size
-        var failure: SystemError?
-        line.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError("write", path: path)
-                    return
-                }
-                offset += written
-            }
-        }
-        if let failure {
+        do {
+            try SecureFile.writeAll(line, to: fd, path: path)
+        } catch {
             _ = ftruncate(fd, sizeBefore)  // drop a partial line; the write's error is what counts
-            throw .system(failure)
+            throw .system(error)
         }
         guard fsync(fd) == 0 else { throw .system(SystemError("fsync", path: path)) }
         guard fsync(directoryFD) == 0 else { throw .system(SystemError("fsync", path: directory)) }

@@ -13,18 +13,7 @@ enum SecureFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError("open", path: temporary) }
         var failure: SystemError?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError("write", path: temporary)
-                    return
-                }
-                offset += written
-            }
-        }
+        do { try writeAll(bytes, to: fd, path: temporary) } catch { failure = error }
         if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError("fchmod", path: temporary) }
         if failure == nil, fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
         close(fd)
@@ -38,6 +27,24 @@ enum SecureFile {
             throw error
         }
         try syncDirectory(of: path)
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError("write", path: path)
+                    return
+                }
+                offset += written
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Reads a whole file.
