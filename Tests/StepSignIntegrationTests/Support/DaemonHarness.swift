@@ -93,10 +93,22 @@ final class DaemonHarness: @unchecked Sendable {
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
         guard let process, process.isRunning else { return process?.terminationStatus ?? 0 }
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        kill(pid, signal)
+        // Not `waitUntilExit()`: with many daemons starting and stopping at once, Foundation
+        // on Linux sometimes misses a child's exit and waits forever on a zombie. Reap it
+        // here if Foundation has not; whichever of the two reaps it, the loop ends.
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.process = nil
+                return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+            }
+            usleep(10_000)
+        }
         self.process = nil
-        return process.terminationStatus
+        return process.isRunning ? -1 : process.terminationStatus
     }
 
     /// Everything the daemon wrote to stderr so far.
