@@ -16,7 +16,12 @@ public final class StepSignConnection {
 
     /// Connects to the daemon's socket at `path`.
     public init(socketPath path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Connect first: once `fd` is assigned this object owns it, and `deinit` closes it.
+        fd = try Self.connect(path)
+    }
+
+    private static func connect(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError.system("socket", errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -31,7 +36,7 @@ public final class StepSignConnection {
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard result == 0 else {
@@ -39,6 +44,7 @@ public final class StepSignConnection {
             close(fd)
             throw ClientError.system("connect \(path)", code)
         }
+        return fd
     }
 
     deinit {
