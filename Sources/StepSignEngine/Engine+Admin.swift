@@ -53,6 +53,10 @@ extension Engine {
                 ])
             }
             return Reply(id: request.id, result: ["users": .array(rows)])
+        case "admin.enrollDeviceKey":
+            return try await adminEnrollDeviceKey(request, config: config, now: now)
+        case "admin.revokeDeviceKey":
+            return try await adminRevokeDeviceKey(request, now: now)
         case "admin.rotateKey":
             try request.allowOnly([])
             let kid = try await keyring.rotate()

@@ -57,11 +57,11 @@ extension Engine {
         if let record, matches, now < record.expiresAt {
             try await store.deleteActivationCode(user: user)
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
-            session.pending = .password(PasswordChallenge(user: user, mode: .set, openedAt: now))
-            return Reply(id: request.id, events: [
-                .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts, status: .success,
-                             info: policyInfo(config)),
-            ])
+            if try await !activeDeviceKeys(user: user, config: config).isEmpty {
+                session.pending = .ldaConsent(user: user, openedAt: now)
+                return Reply(id: request.id, events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
+            }
+            return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
         }
         let failures: Int
         if record != nil, let counted = try await store.recordFailedActivationAttempt(user: user) {
@@ -85,6 +85,60 @@ extension Engine {
         return Reply(id: request.id, events: [
             .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: attemptsLeft,
                                status: .invalidActivationCode(attemptsLeft: attemptsLeft)),
+        ])
+    }
+
+    /// Path B: opens the mode-1 challenge for a new password.
+    private func askForNewPassword(user: String, session: inout Session, config: StepSignConfiguration, now: Date) -> Event {
+        session.pending = .password(PasswordChallenge(user: user, mode: .set, openedAt: now))
+        return .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts, status: .success,
+                            info: policyInfo(config))
+    }
+
+    /// `setUserConsentForLDA` (Path A): yes → the device signs a login challenge; no → Path B.
+    func setUserConsentForLDA(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["consent"])
+        guard let consent = try request.optionalBool("consent") else { throw StepSignError.invalid("missing parameter \"consent\"") }
+        guard case let .ldaConsent(user, _)? = session.pending else {
+            throw StepSignError.wrongState("no LDA consent is asked for")
+        }
+        guard consent, let device = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
+                                                              reason: DeviceChallengeText.loginReason, peer: session.peer,
+                                                              config: config)
+        else {
+            return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
+        }
+        session.pending = .loginDeviceSignature(user: user, challenge: device, failures: 0, openedAt: now)
+        return Reply(id: request.id, events: [
+            .getLDASignature(user: user, challengeMode: .set, challenge: device.bytes, deviceKeys: device.deviceKeyIDs,
+                             attemptsLeft: config.forgotPassword.maxAttempts, status: .success),
+        ])
+    }
+
+    /// Path A: the device's signature over the login challenge logs the user in and unblocks.
+    func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge, failures: Int,
+                                    request: Request, session: inout Session, config: StepSignConfiguration,
+                                    now: Date) async throws -> Reply {
+        if try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: config) {
+            _ = try await store.unlockUser(named: user)
+            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+        }
+        let attemptsLeft = max(0, config.forgotPassword.maxAttempts - failures - 1)
+        guard attemptsLeft > 0,
+              let fresh = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
+                                                    reason: DeviceChallengeText.loginReason, peer: session.peer, config: config)
+        else {
+            session.pending = nil
+            return Reply(id: request.id, events: [
+                .getLDASignature(user: user, challengeMode: .set, challenge: challenge.bytes, deviceKeys: challenge.deviceKeyIDs,
+                                 attemptsLeft: 0, status: .attemptsExhausted),
+                .getUser,
+            ])
+        }
+        session.pending = .loginDeviceSignature(user: user, challenge: fresh, failures: failures + 1, openedAt: now)
+        return Reply(id: request.id, events: [
+            .getLDASignature(user: user, challengeMode: .set, challenge: fresh.bytes, deviceKeys: fresh.deviceKeyIDs,
+                             attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft)),
         ])
     }
 

@@ -25,7 +25,8 @@ extension Engine {
         let password = try request.string("password")
         let mode = try request.int("challengeMode", in: 0...100)
         switch session.pending {
-        case let .signing(challenge)? where challenge.authenticator == .password:
+        case let .signing(challenge)? where challenge.authenticator == .password || challenge.authenticator.isDeviceKey:
+            // A client whose device cannot answer getLDASignature may fall back to the password.
             guard mode == ChallengeMode.stepUpForSigning.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
             }

@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignCrypto
 import struct Foundation.Date
 
 extension Engine {
@@ -12,7 +13,7 @@ extension Engine {
         let type = try request.int("authenticatorType", in: 0...100)
         let named = try request.optionalString("user")
         try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
-        try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit)
+        try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
         if let login = session.login {
             guard named == nil || named == login.user else {
@@ -39,12 +40,125 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
+            if let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: config) {
+                session.pending = .signing(SigningChallenge(request: signing, authenticator: .deviceKey(device), openedAt: now))
+                return Reply(id: request.id, events: [
+                    .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: device.bytes,
+                                     deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: .success),
+                ])
+            }
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
             return Reply(id: request.id, events: [
                 .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: .success, info: []),
             ])
         case .idvBiometric:
-            throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
+            guard idvKeys != nil else {
+                throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
+            }
+            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
+                throw StepSignError(.userBlocked, "the user is blocked")
+            }
+            let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(nonce: nonce), openedAt: now))
+            return Reply(id: request.id, events: [
+                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: nonce, attemptsLeft: attemptsLeft, status: .success),
+            ])
+        }
+    }
+
+    /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
+    func setLDASignature(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["deviceKeyId", "signature"])
+        let kid = try request.string("deviceKeyId")
+        let signature = try request.string("signature")
+        switch session.pending {
+        case let .signing(challenge)?:
+            guard case let .deviceKey(device) = challenge.authenticator else {
+                throw StepSignError.wrongState("the open challenge is not a device key challenge")
+            }
+            guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+            let signing = challenge.request
+            if try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: config) {
+                try await passwords.recordSuccess(user: signing.user, now: now)
+                session.pending = nil
+                return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config)
+            }
+            logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
+            return try await failStepUp(challenge, request: request, session: &session, config: config, now: now) { attemptsLeft, fresh in
+                guard case let .deviceKey(next)? = fresh else { return nil }
+                return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: next.bytes,
+                                        deviceKeys: next.deviceKeyIDs, attemptsLeft: attemptsLeft,
+                                        status: .authenticationFailed(attemptsLeft: attemptsLeft))
+            }
+        case let .loginDeviceSignature(user, device, failures, _)?:
+            return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device, failures: failures,
+                                                        request: request, session: &session, config: config, now: now)
+        default:
+            throw StepSignError.wrongState("no device key challenge is open")
+        }
+    }
+
+    /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.
+    func setIDVBiometricAssertion(_ request: Request, session: inout Session, config: StepSignConfiguration,
+                                  now: Date) async throws -> Reply {
+        try request.allowOnly(["assertion"])
+        let assertion = try request.string("assertion")
+        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(nonce) = challenge.authenticator else {
+            throw StepSignError.wrongState("no IDV biometric challenge is open")
+        }
+        guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
+        let signing = challenge.request
+        do {
+            try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys, maxAgeSeconds: config.idv.maxAgeSeconds,
+                                   user: signing.user, nonce: nonce, now: now)
+        } catch {
+            logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(error.rawValue)"])
+            return try await failStepUp(challenge, request: request, session: &session, config: config, now: now) { attemptsLeft, fresh in
+                guard case let .idvBiometric(next)? = fresh else { return nil }
+                return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
+                                        attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
+            }
+        }
+        try await passwords.recordSuccess(user: signing.user, now: now)
+        session.pending = nil
+        return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config)
+    }
+
+    /// A failed device or IDV answer: counts it, then asks again with a fresh challenge (a new
+    /// nonce, so an answer to the old one cannot be replayed) or ends the signing with 153.
+    private func failStepUp(_ challenge: SigningChallenge, request: Request, session: inout Session,
+                            config: StepSignConfiguration, now: Date,
+                            retry: (Int, StepUpAuthenticator?) -> Event?) async throws -> Reply {
+        let signing = challenge.request
+        switch try await passwords.recordFailure(user: signing.user, config: config, now: now) {
+        case let .rejected(attemptsLeft):
+            let fresh: StepUpAuthenticator?
+            switch challenge.authenticator {
+            case .deviceKey:
+                fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
+                                                  peer: session.peer, config: config).map { .deviceKey($0) }
+            case .idvBiometric:
+                fresh = .idvBiometric(nonce: Base64URL.encode(try SecureRandom.bytes(count: 16)))
+            case .password:
+                fresh = .password
+            }
+            guard let fresh, let event = retry(attemptsLeft, fresh) else {
+                // No device key is left (all revoked): fall back to the password.
+                session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
+                return Reply(id: request.id, events: [
+                    .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
+                                 status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
+                ])
+            }
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: fresh, openedAt: now))
+            return Reply(id: request.id, events: [event])
+        case .exhausted, .accepted:
+            session.pending = nil
+            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
+            return Reply(id: request.id, events: [
+                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: challenge.authenticator.used),
+                                               status: .attemptsExhausted),
+            ])
         }
     }
 
@@ -58,6 +172,7 @@ extension Engine {
             return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: challenge.openedAt))
             return Reply(id: request.id, events: [
                 .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
                              status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),

@@ -18,6 +18,7 @@ public final class Engine: Sendable {
     let keyring: Keyring
     let signer: Signer
     let passwords: PasswordAuthenticator
+    let idvVerifier = IDVAssertionVerifier()
     let logger: Logger
     let startedAt: Date
     private let configuration: Mutex<Settings>
@@ -27,6 +28,8 @@ public final class Engine: Sendable {
         var config: StepSignConfiguration
         var access: AccessPolicy
         var policy: PasswordPolicyChecker
+        /// The IDV server's keys (`idv.trusted_keys`), or nil when IDV is off.
+        var idvKeys: TrustedKeys?
     }
 
     /// Gets ready to serve with `configuration`, the open store and keyring.
@@ -47,9 +50,13 @@ public final class Engine: Sendable {
             config: config,
             access: AccessPolicy(config.access),
             policy: PasswordPolicyChecker(policy: config.password.policy,
-                                          commonPasswords: try config.password.loadCommonPasswords())
+                                          commonPasswords: try config.password.loadCommonPasswords()),
+            idvKeys: try config.idv.loadTrustedKeys()
         )
     }
+
+    /// The IDV server's keys in force, or nil when `idv.issuer` is empty.
+    var idvKeys: TrustedKeys? { configuration.withLock { $0.idvKeys } }
 
     /// The configuration in force.
     public var config: StepSignConfiguration { configuration.withLock { $0.config } }
@@ -118,6 +125,14 @@ public final class Engine: Sendable {
             return try await resendActivationCode(request, session: &session, config: config, now: now)
         case "setActivationCode":
             return try await setActivationCode(request, session: &session, config: config, now: now)
+        case "setLDASignature":
+            return try await setLDASignature(request, session: &session, config: config, now: now)
+        case "setIDVBiometricAssertion":
+            return try await setIDVBiometricAssertion(request, session: &session, config: config, now: now)
+        case "setUserConsentForLDA":
+            return try await setUserConsentForLDA(request, session: &session, config: config, now: now)
+        case "enrollDeviceKey":
+            return try await enrollDeviceKey(request, session: session, config: config, now: now)
         case "logOff":
             return try logOff(request, session: &session)
         case "resetAuthState":

@@ -5,7 +5,8 @@ import StepSignStorage
 import Synchronization
 import struct Foundation.Date
 
-/// Checks passwords against the stored scrypt hashes and keeps the attempt counters.
+/// Checks passwords against the stored scrypt hashes and keeps the attempt counters, which
+/// every authenticator of a user shares.
 ///
 /// Counters are in the store, so reconnecting gives no fresh attempts (SPEC §4). A name that
 /// is not a user gets the same replies and the same scrypt work as a user: its counter is kept
@@ -40,6 +41,13 @@ final class PasswordAuthenticator: Sendable {
         return failures >= max ? nil : max - failures
     }
 
+    /// Counts a successful authentication by another authenticator: the counter starts over.
+    func recordSuccess(user: String, now: Date) async throws {
+        if try await store.user(named: user) != nil {
+            try await store.recordSuccessfulAttempt(user: user, now: now)
+        }
+    }
+
     /// Checks `password` for `user`, updating the counters.
     func verify(user: String, password: String, config: StepSignConfiguration, now: Date) async throws -> Outcome {
         let record = try await store.user(named: user)
@@ -55,6 +63,12 @@ final class PasswordAuthenticator: Sendable {
             try await store.recordSuccessfulAttempt(user: user, now: now)
             return .accepted
         }
+        return try await recordFailure(user: user, config: config, now: now)
+    }
+
+    /// Counts one failed authentication of `user` by any authenticator (password, device
+    /// key, IDV assertion): they share the counter.
+    func recordFailure(user: String, config: StepSignConfiguration, now: Date) async throws -> Outcome {
         guard let outcome = try await store.recordFailedAttempt(
             user: user, maxAttempts: config.password.maxAttempts,
             blockSeconds: config.password.blockSeconds, now: now

@@ -12,12 +12,19 @@ enum PendingChallenge: Sendable {
     case password(PasswordChallenge)
     /// Forgot password: waiting for the activation code.
     case activationCode(ActivationChallenge)
+    /// Forgot password, Path A: waiting for the user's consent to log in with a device key.
+    case ldaConsent(user: String, openedAt: Date)
+    /// Forgot password, Path A: waiting for the device's signature over the login challenge.
+    /// Wrong answers so far count against `forgot_password.max_attempts`.
+    case loginDeviceSignature(user: String, challenge: DeviceChallenge, failures: Int, openedAt: Date)
 
     var openedAt: Date {
         switch self {
         case let .signing(challenge): challenge.openedAt
         case let .password(challenge): challenge.openedAt
         case let .activationCode(challenge): challenge.openedAt
+        case let .ldaConsent(_, openedAt): openedAt
+        case let .loginDeviceSignature(_, _, _, openedAt): openedAt
         }
     }
 
@@ -53,5 +60,32 @@ struct SigningChallenge: Sendable {
 
 /// How the step-up of a signing is answered.
 enum StepUpAuthenticator: Sendable, Equatable {
+    /// `getPassword` mode 12.
     case password
+    /// `getLDASignature`: an enrolled device key signs `challenge`.
+    case deviceKey(DeviceChallenge)
+    /// `getIDVBiometric`: the IDV server's assertion must carry `nonce`.
+    case idvBiometric(nonce: String)
+}
+
+extension StepUpAuthenticator {
+    var isDeviceKey: Bool {
+        if case .deviceKey = self { return true }
+        return false
+    }
+
+    /// `authenticatorUsed` when this authenticator answers.
+    var used: String {
+        switch self {
+        case .password: "password"
+        case .deviceKey: "lda"
+        case .idvBiometric: "idv-biometric"
+        }
+    }
+}
+
+/// An LDA challenge: the exact bytes a device must sign, and the keys that may sign them.
+struct DeviceChallenge: Sendable, Equatable {
+    var bytes: [UInt8]
+    var deviceKeyIDs: [String]
 }

@@ -12,11 +12,15 @@ struct SigningRequest: Sendable {
     static let reasonLimit = 100
 
     /// Checks payload and reason as SPEC §3.2 sets them: 1–500 and 1–100 characters, not blank.
-    static func validate(text: String, name: String, limit: Int) throws(StepSignError) {
+    /// The reason must also be one line (it is a line of the LDA challenge text).
+    static func validate(text: String, name: String, limit: Int, singleLine: Bool = false) throws(StepSignError) {
         let count = text.count
         guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
         guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
         guard text.contains(where: { !$0.isWhitespace }) else { throw .invalid("\"\(name)\" must not be blank") }
+        if singleLine, text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
+            throw .invalid("\"\(name)\" must be one line without control characters")
+        }
     }
 
     func details(signature: String = "", signatureID: String = "", authenticatorUsed: String) -> SigningDetails {

@@ -1,8 +1,14 @@
+import StepSignCrypto
+
 /// A callback the SDK would have raised, carried in a reply's `events` (SPEC §3.1).
 public enum Event: Sendable, Equatable {
     case getUser
     case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)])
     case getActivationCode(user: String, verificationKey: String, attemptsLeft: Int, status: Status)
+    case getUserConsentForLDA(user: String, challengeMode: ChallengeMode)
+    case getLDASignature(user: String, challengeMode: ChallengeMode, challenge: [UInt8], deviceKeys: [String],
+                         attemptsLeft: Int, status: Status)
+    case getIDVBiometric(user: String, challengeMode: ChallengeMode, nonce: String, attemptsLeft: Int, status: Status)
     case onUserLoggedIn(user: String, sessionID: String)
     case onUserLoggedOff(user: String)
     case onCredentialsAvailableForUpdate(user: String, options: [String])
@@ -30,6 +36,27 @@ public enum Event: Sendable, Equatable {
                 "event": "getActivationCode",
                 "user": .string(user),
                 "verificationKey": .string(verificationKey),
+                "attemptsLeft": .int(Int64(attemptsLeft)),
+                "status": status.json,
+            ]
+        case let .getUserConsentForLDA(user, mode):
+            return ["event": "getUserConsentForLDA", "user": .string(user), "challengeMode": .int(Int64(mode.rawValue))]
+        case let .getLDASignature(user, mode, challenge, deviceKeys, attemptsLeft, status):
+            return [
+                "event": "getLDASignature",
+                "user": .string(user),
+                "challengeMode": .int(Int64(mode.rawValue)),
+                "challenge": .string(Base64URL.encode(challenge)),
+                "deviceKeys": .array(deviceKeys.map { .string($0) }),
+                "attemptsLeft": .int(Int64(attemptsLeft)),
+                "status": status.json,
+            ]
+        case let .getIDVBiometric(user, mode, nonce, attemptsLeft, status):
+            return [
+                "event": "getIDVBiometric",
+                "user": .string(user),
+                "challengeMode": .int(Int64(mode.rawValue)),
+                "nonce": .string(nonce),
                 "attemptsLeft": .int(Int64(attemptsLeft)),
                 "status": status.json,
             ]

@@ -45,7 +45,8 @@ public struct Request: Sendable {
         }
     }
 
-    private func member(_ key: String) -> JSONValue? {
+    /// A parameter of any JSON type (absent or null is nil).
+    func member(_ key: String) -> JSONValue? {
         guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
         if case .null = value { return nil }
         return value

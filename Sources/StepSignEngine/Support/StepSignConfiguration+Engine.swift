@@ -12,3 +12,28 @@ extension StepSignConfiguration.Password {
         commonPasswordsFile.isEmpty ? .builtIn : try CommonPasswords(contentsOf: commonPasswordsFile)
     }
 }
+
+extension StepSignConfiguration.IDV {
+    /// Why the IDV server's keys could not be loaded.
+    public struct KeysError: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "idv.trusted_keys: \(path): \(reason)" }
+    }
+
+    /// The keys in `trusted_keys` (a PEM bundle or JWKS file), or nil when IDV is off.
+    public func loadTrustedKeys() throws -> TrustedKeys? {
+        guard !issuer.isEmpty else { return nil }
+        let text: String
+        do {
+            text = String(decoding: try SecureFile.read(trustedKeys), as: UTF8.self)
+        } catch {
+            throw KeysError(path: trustedKeys, reason: "\(error)")
+        }
+        do {
+            return try TrustedKeys(parsing: text)
+        } catch {
+            throw KeysError(path: trustedKeys, reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import StepSignConfig
+import StepSignCrypto
+import StepSignStorage
+
+extension Engine {
+    /// The longest device key label.
+    static let deviceKeyLabelLimit = 64
+
+    /// `enrollDeviceKey` (logged in): registers an LDA device key for the session's user.
+    func enrollDeviceKey(_ request: Request, session: Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["publicKey", "label"])
+        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        let kid = try await addDeviceKey(request, user: login.user, config: config, now: now)
+        return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
+    }
+
+    /// `admin.enrollDeviceKey`: registers an LDA device key for any user.
+    func adminEnrollDeviceKey(_ request: Request, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        try request.allowOnly(["user", "publicKey", "label"])
+        let user = try request.string("user")
+        let kid = try await addDeviceKey(request, user: user, config: config, now: now)
+        return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
+    }
+
+    /// `admin.revokeDeviceKey`: the key stops answering challenges at once.
+    func adminRevokeDeviceKey(_ request: Request, now: Date) async throws -> Reply {
+        try request.allowOnly(["user", "deviceKeyId"])
+        let user = try request.string("user")
+        let kid = try request.string("deviceKeyId")
+        guard try await store.revokeDeviceKey(user: user, kid: kid, at: now) else {
+            throw StepSignError.invalid("user \"\(user)\" has no active device key \"\(kid)\"")
+        }
+        logger.notice("device key revoked", metadata: ["user": "\(user)", "kid": "\(kid)"])
+        return Reply(id: request.id, result: [:])
+    }
+
+    private func addDeviceKey(_ request: Request, user: String, config: StepSignConfiguration, now: Date) async throws -> String {
+        guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+        let key = try Self.deviceKey(from: request.member("publicKey"))
+        let label = try request.optionalString("label") ?? ""
+        guard label.count <= Self.deviceKeyLabelLimit else {
+            throw StepSignError.invalid("\"label\" must be at most \(Self.deviceKeyLabelLimit) characters")
+        }
+        let jwk = String(decoding: try JSONEncoder().encode(key.jwk), as: UTF8.self)
+        do {
+            try await store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: now))
+        } catch StorageError.noSuchUser {
+            throw StepSignError.invalid("no user \"\(user)\"")
+        } catch StorageError.deviceKeyExists {
+            throw StepSignError.invalid("device key \(key.thumbprint) is already enrolled")
+        }
+        logger.notice("device key enrolled", metadata: ["user": "\(user)", "kid": "\(key.thumbprint)"])
+        return key.thumbprint
+    }
+
+    /// A P-256 public key given as SPKI PEM text, a JWK object, or a JWK as a JSON string.
+    static func deviceKey(from value: JSONValue?) throws(StepSignError) -> P256PublicKey {
+        let jwkBytes: [UInt8]
+        switch value {
+        case let .string(text)? where text.contains("-----BEGIN PUBLIC KEY-----"):
+            do { return try P256PublicKey(spkiPEM: text) } catch { throw .invalid("\"publicKey\" is not a P-256 public key: \(error)") }
+        case let .string(text)?:
+            jwkBytes = Array(text.utf8)
+        case let .object(members)?:
+            jwkBytes = JSONWriter.bytes(.object(members))
+        default:
+            throw .invalid("\"publicKey\" must be a PEM public key or a JWK")
+        }
+        do {
+            return try P256PublicKey(jwk: JSONDecoder().decode(JWK.self, from: Data(jwkBytes)))
+        } catch {
+            throw .invalid("\"publicKey\" is not a P-256 JWK: \(error)")
+        }
+    }
+
+    /// The user's device keys that may answer challenges now (none when LDA is off).
+    func activeDeviceKeys(user: String, config: StepSignConfiguration) async throws -> [String: P256PublicKey] {
+        guard config.lda.enabled else { return [:] }
+        var keys: [String: P256PublicKey] = [:]
+        for record in try await store.deviceKeys(user: user, includeRevoked: false) {
+            guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(record.publicKeyJWK.utf8)),
+                  let key = try? P256PublicKey(jwk: jwk)
+            else {
+                logger.error("unreadable device key in the store", metadata: ["user": "\(user)", "kid": "\(record.kid)"])
+                continue
+            }
+            keys[record.kid] = key
+        }
+        return keys
+    }
+
+    /// A fresh device challenge for `user`, or nil if the user has no usable device key.
+    func deviceChallenge(user: String, payload: String, reason: String, peer: Peer,
+                         config: StepSignConfiguration) async throws -> DeviceChallenge? {
+        let keys = try await activeDeviceKeys(user: user, config: config)
+        guard !keys.isEmpty else { return nil }
+        let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
+        return DeviceChallenge(
+            bytes: DeviceChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer),
+            deviceKeyIDs: keys.keys.sorted()
+        )
+    }
+
+    /// Whether `signature` (base64url r||s) by enrolled key `kid` is over exactly `challenge`.
+    func isValidDeviceSignature(_ signature: String, kid: String, challenge: DeviceChallenge, user: String,
+                                config: StepSignConfiguration) async throws -> Bool {
+        guard challenge.deviceKeyIDs.contains(kid),
+              let key = try await activeDeviceKeys(user: user, config: config)[kid],
+              let raw = Base64URL.decode(signature)
+        else { return false }
+        return key.isValidSignatureES256(raw, for: challenge.bytes)
+    }
+}

@@ -1,0 +1,29 @@
+import StepSignCrypto
+
+/// The text an LDA device signs (SPEC §3.2): it binds the operation so that a device signs
+/// exactly what it shows, and the user sees who is asking.
+///
+/// Lines, joined by `\n` with no trailing newline:
+///
+///     stepsign-lda-v1
+///     <nonce: 128 random bits, base64url>
+///     <user>
+///     <SHA-256 of the payload's UTF-8 bytes, lowercase hex>
+///     <reason>
+///     <requesting process name (/proc/PID/comm)>
+///     <requesting process pid>
+///
+/// No field may contain a newline: user IDs cannot, reasons are refused if they do, and the
+/// process name is read up to its newline. For the login of forgot-password Path A the
+/// payload is the fixed text `stepsign-login` and the reason `Log in with a device key`.
+enum DeviceChallengeText {
+    static let version = "stepsign-lda-v1"
+    static let loginPayload = "stepsign-login"
+    static let loginReason = "Log in with a device key"
+
+    static func bytes(nonce: String, user: String, payload: String, reason: String, peer: Peer) -> [UInt8] {
+        let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
+        let lines = [version, nonce, user, payloadHash, reason, peer.comm, String(peer.pid)]
+        return Array(lines.joined(separator: "\n").utf8)
+    }
+}

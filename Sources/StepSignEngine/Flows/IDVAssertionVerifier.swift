@@ -1,0 +1,63 @@
+import Foundation
+import StepSignCrypto
+import Synchronization
+
+/// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
+///
+/// An assertion is a compact JWS signed ES256 by a key of `idv.trusted_keys`, with claims
+/// `iss` = `idv.issuer`, `sub` = the user, `nonce` = the open challenge's nonce, `iat` and
+/// `exp` (Unix seconds) fresh within `idv.max_age_seconds` allowing 60 s of clock skew, and
+/// `"result": "match"`. Each assertion is accepted once: its signing input is remembered
+/// until it could no longer be fresh (the signing input, not the signature, because an ECDSA
+/// signature can be re-shaped without the key).
+final class IDVAssertionVerifier: Sendable {
+    /// Why an assertion was refused (logged; the client sees status 102).
+    enum Rejection: String, Error, Sendable {
+        case malformed, algorithmNotAllowed, unknownKey, badSignature, wrongIssuer, wrongSubject, wrongNonce
+        case missingTimes, expired, notYetValid, tooOld, notAMatch, replayed
+    }
+
+    /// Clock skew allowed between the IDV server and this host.
+    static let clockSkew: TimeInterval = 60
+
+    private let seen = Mutex<[[UInt8]: Date]>([:])
+
+    /// The claims stepsign reads from an assertion.
+    private struct Claims: Decodable {
+        var iss: String?
+        var sub: String?
+        var nonce: String?
+        var iat: Double?
+        var exp: Double?
+        var result: String?
+    }
+
+    /// Checks `assertion` for `user` and `nonce`; on success it can never be used again.
+    func verify(_ assertion: String, issuer: String, keys: TrustedKeys, maxAgeSeconds: Int, user: String, nonce: String,
+                now: Date) throws(Rejection) {
+        guard let jws = try? JWS.parse(assertion) else { throw .malformed }
+        guard jws.header.alg == "ES256", jws.header.crit == nil else { throw .algorithmNotAllowed }
+        let candidates = jws.header.kid.map { kid in keys.key(kid: kid).map { [$0] } ?? [] } ?? keys.all
+        guard !candidates.isEmpty else { throw .unknownKey }
+        guard candidates.contains(where: { jws.isValidES256(key: $0) }) else { throw .badSignature }
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload)) else { throw .malformed }
+        guard claims.iss == issuer else { throw .wrongIssuer }
+        guard claims.sub == user else { throw .wrongSubject }
+        guard let claimed = claims.nonce, ConstantTime.equals(Array(claimed.utf8), Array(nonce.utf8)) else { throw .wrongNonce }
+        guard let iat = claims.iat, let exp = claims.exp else { throw .missingTimes }
+        let clock = now.timeIntervalSince1970
+        guard exp >= clock - Self.clockSkew else { throw .expired }
+        guard iat <= clock + Self.clockSkew else { throw .notYetValid }
+        guard iat >= clock - Double(maxAgeSeconds) - Self.clockSkew else { throw .tooOld }
+        guard claims.result == "match" else { throw .notAMatch }
+        let fingerprint = SHA256.hash(jws.signingInput)
+        let forgetAfter = Date(timeIntervalSince1970: max(exp, iat + Double(maxAgeSeconds)) + Self.clockSkew)
+        let fresh = seen.withLock { table -> Bool in
+            table = table.filter { $0.value > now }
+            guard table[fingerprint] == nil else { return false }
+            table[fingerprint] = forgetAfter
+            return true
+        }
+        guard fresh else { throw .replayed }
+    }
+}
