@@ -104,12 +104,11 @@ struct AdminTests {
         let daemon = try DaemonHarness(start: false)
         try DaemonHarness.config("[access]\nadmin_uids = []\nclient_uids = []")
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
-        process.arguments = ["--config", daemon.configPath, "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let process = try Subprocess(
+            executable: Binaries.path("stepsignd"),
+            arguments: ["--config", daemon.configPath, "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
+        )
+        defer { process.signal(SIGKILL) }
         var connection: StepSignConnection?
         for _ in 0..<500 where connection == nil {
             connection = try? StepSignConnection(socketPath: daemon.socketPath)

@@ -9,7 +9,9 @@ final class DaemonHarness: @unchecked Sendable {
     let stateDirectory: String
     let configPath: String
     let logPath: String
-    private(set) var process: Process?
+    private(set) var process: Subprocess?
+    /// Extra environment for the daemon.
+    var environment: [String: String] = [:]
 
     /// The demo user every harness can add.
     static let user = "alice"
@@ -58,22 +60,16 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Starts the daemon and waits until its socket answers.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
-        process.arguments = ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory]
-        if !FileManager.default.fileExists(atPath: logPath) {
-            FileManager.default.createFile(atPath: logPath, contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
+        let process = try Subprocess(
+            executable: Binaries.path("stepsignd"),
+            arguments: ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory],
+            logPath: logPath, environment: environment
+        )
         self.process = process
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if !process.isRunning {
-                throw HarnessError.exited(process.terminationStatus, log: self.log)
+            if let status = process.wait(timeout: 0) {
+                throw HarnessError.exited(status, log: self.log)
             }
             if let connection = try? StepSignConnection(socketPath: socketPath),
                (try? connection.call("status", timeout: 10)) != nil {
@@ -89,26 +85,15 @@ final class DaemonHarness: @unchecked Sendable {
         try StepSignConnection(socketPath: socketPath)
     }
 
-    /// Sends SIGTERM and waits; returns the exit status.
+    /// Sends `signal` and waits for the exit; returns the exit code (128+N when killed by
+    /// signal N), or -1 if it did not exit within a minute.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        guard let process, process.isRunning else { return process?.terminationStatus ?? 0 }
-        let pid = process.processIdentifier
-        kill(pid, signal)
-        // Not `waitUntilExit()`: with many daemons starting and stopping at once, Foundation
-        // on Linux sometimes misses a child's exit and waits forever on a zombie. Reap it
-        // here if Foundation has not; whichever of the two reaps it, the loop ends.
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning && Date() < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                self.process = nil
-                return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
-            }
-            usleep(10_000)
-        }
+        guard let process else { return 0 }
+        process.signal(signal)
+        let status = process.wait(timeout: 60) ?? -1
         self.process = nil
-        return process.isRunning ? -1 : process.terminationStatus
+        return status
     }
 
     /// Everything the daemon wrote to stderr so far.
