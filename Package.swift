@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignConfig",
+                "StepSignClient", "StepSignConfig", "StepSignCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

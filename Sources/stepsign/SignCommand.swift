@@ -15,6 +15,10 @@ struct SignCommand: ParsableCommand {
     @Option(name: .customLong("payload-file"), help: "Read the payload from a file.") var payloadFile: String?
     @Option(name: .customLong("password-file"), help: "Read the password from a file (first line).") var passwordFile: String?
     @Option(name: .customLong("password-fd"), help: "Read the password from a file descriptor.") var passwordFD: Int32?
+    @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
+    var deviceKey: String?
+    @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce as its argument; it prints the assertion.")
+    var idvCommand: String?
     @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
 
     func run() throws {
@@ -41,6 +45,25 @@ struct SignCommand: ParsableCommand {
                     let password = try passwords.read(prompt: "Password for \(user) (\(attemptsLeft) attempts left): ")
                     reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
                         .requireAccepted("password")
+                case "getLDASignature":
+                    try reportRetry(event)
+                    guard let deviceKey else {
+                        FileHandle.standardError.write(Data("stepsign: no --device-key; answering with the password instead\n".utf8))
+                        let password = try passwords.read(prompt: "Password for \(user): ")
+                        reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
+                            .requireAccepted("password")
+                        continue
+                    }
+                    let answer = try DeviceAnswer.sign(event, keyFile: deviceKey)
+                    reply = try connection.call("setLDASignature", ["deviceKeyId": answer.kid, "signature": answer.signature])
+                        .requireAccepted("device signature")
+                case "getIDVBiometric":
+                    try reportRetry(event)
+                    guard let idvCommand else { throw CLIError("the daemon asks for an IDV assertion; give --idv-command") }
+                    let nonce = event["nonce"] as? String ?? ""
+                    let assertion = try IDVCommand.run(idvCommand, nonce: nonce)
+                    reply = try connection.call("setIDVBiometricAssertion", ["assertion": assertion])
+                        .requireAccepted("IDV assertion")
                 case "onAuthenticateUserAndSignData":
                     let status = event["status"] as? [String: Any] ?? [:]
                     let details = event["details"] as? [String: Any] ?? [:]
@@ -58,6 +81,12 @@ struct SignCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// A retried device or IDV challenge: say why; a scripted answer will not do better.
+    private func reportRetry(_ event: [String: Any]) throws {
+        guard let status = event["status"] as? [String: Any], let code = status["code"] as? Int, code != 100 else { return }
+        throw CLIError("not accepted: \(status["message"] as? String ?? "status \(code)")")
     }
 
     private func readPayload() throws -> String {

@@ -9,7 +9,7 @@ struct StepSignCLI: ParsableCommand {
         commandName: "stepsign",
         abstract: "Ask stepsignd to sign, and administer it.",
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
-                      StatusCommand.self, KeysCommand.self, AdminCommand.self]
+                      DeviceCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions

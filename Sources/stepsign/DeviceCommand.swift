@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+
+/// `stepsign device enroll`: a user registers a device key for LDA challenges.
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "device", abstract: "Device keys (LDA).",
+                                                    subcommands: [Enroll.self])
+
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Log in and enroll a P-256 public key (PEM or JWK).")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The user ID.") var user: String
+        @Option(name: .customLong("public-key"), help: "The device's public key: SPKI PEM or a JWK file.") var publicKey: String
+        @Option(help: "A name for the device.") var label: String = ""
+        @OptionGroup var passwords: PasswordOptions
+
+        func run() throws {
+            try runReportingErrors {
+                guard let data = FileManager.default.contents(atPath: publicKey) else {
+                    throw CLIError("cannot read \(publicKey)", exitCode: 2)
+                }
+                let flow = LoginFlow(connection: try global.connect(), user: user, passwords: passwords.current,
+                                     newPasswords: passwords.new)
+                try flow.logIn()
+                let reply = try flow.send("enrollDeviceKey", ["publicKey": String(decoding: data, as: UTF8.self), "label": label])
+                print(reply.result?["deviceKeyId"] as? String ?? "")
+                _ = try flow.send("logOff")
+            }
+        }
+    }
+}
