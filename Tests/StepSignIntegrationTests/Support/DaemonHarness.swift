@@ -9,6 +9,8 @@ final class DaemonHarness: @unchecked Sendable {
     let stateDirectory: String
     let configPath: String
     let logPath: String
+    /// Variables added to the daemon's environment (`NOTIFY_SOCKET`, `CREDENTIALS_DIRECTORY`, …).
+    var environment: [String: String]
     private(set) var process: Process?
 
     /// The demo user every harness can add.
@@ -16,7 +18,8 @@ final class DaemonHarness: @unchecked Sendable {
     static let password = "Tr1cky-Pelican-42"
 
     /// Writes a config with `settings` (TOML lines appended under the right tables) and starts the daemon.
-    init(config extra: String = "", start: Bool = true) throws {
+    init(config extra: String = "", environment: [String: String] = [:], start: Bool = true) throws {
+        self.environment = environment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socketPath = directory.appendingPathComponent("s.sock").path
@@ -56,11 +59,14 @@ final class DaemonHarness: @unchecked Sendable {
         return text
     }
 
-    /// Starts the daemon and waits until its socket answers.
-    func start() throws {
+    /// Starts the daemon and, unless `waitForSocket` is false, waits until its socket answers.
+    func start(waitForSocket: Bool = true) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
         process.arguments = ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory]
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if !FileManager.default.fileExists(atPath: logPath) {
             FileManager.default.createFile(atPath: logPath, contents: nil)
         }
@@ -70,6 +76,7 @@ final class DaemonHarness: @unchecked Sendable {
         process.standardOutput = log
         try process.run()
         self.process = process
+        guard waitForSocket else { return }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if !process.isRunning {
