@@ -54,26 +54,64 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         let logger = Logger(label: "stepsignd")
 
+        let notifier = SystemdNotifier.fromEnvironment()
+        let passphrase: [UInt8]?
+        do {
+            passphrase = try KeyPassphraseCredential.load()
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+
         let store = try SQLiteStore.open(stateDirectory: settings.server.stateDir)
-        let keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", passphrase: nil,
+        let keyring: Keyring
+        do {
+            keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", passphrase: passphrase,
                                              store: store, logger: logger)
+        } catch let error as KeyringError {
+            logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG: the keys or their passphrase credential do not match
+        }
         let engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger)
         let listener: SocketServer.Listener = SystemdListenFDs.inherited().map { .inherited(descriptor: $0) }
             ?? .path(settings.server.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
-        let server = SocketServer(engine: engine, listener: listener, logger: logger)
+        let notify: @Sendable ([String]) -> Void = { fields in
+            do { try notifier?.send(fields) } catch {
+                logger.warning("cannot notify systemd", metadata: ["error": "\(error)"])
+            }
+        }
+        let listening = switch listener {
+        case let .path(path, _, _): "listening on \(path)"
+        case let .inherited(descriptor): "listening on the socket systemd passed (fd \(descriptor))"
+        }
+        // READY=1 only now: the keys are loaded and the socket accepts connections.
+        let server = SocketServer(engine: engine, listener: listener, logger: logger,
+                                  onListening: { notify(["READY=1", "STATUS=\(listening)"]) })
         let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
         logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
-                                             "activeKid": "\(keyring.active.kid)"])
+                                             "activeKid": "\(keyring.active.kid)",
+                                             "keysEncrypted": "\(passphrase != nil)"])
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             tasks.addTask {
                 for await signal in signals {
                     if signal == .sighup {
-                        reload(engine: engine, logger: logger)
+                        notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
+                        let status = reload(engine: engine, logger: logger)
+                        notify(["READY=1", "STATUS=\(status)"])
                     } else {
                         logger.notice("shutting down", metadata: ["signal": "\(signal)"])
+                        notify(["STOPPING=1", "STATUS=stopping"])
                         await group.triggerGracefulShutdown()
                         return
+                    }
+                }
+            }
+            if let notifier, notifier.watchdogInterval != nil {
+                tasks.addTask {
+                    // Returns only when cancelled, so it never ends the group by itself.
+                    await notifier.runWatchdog { error in
+                        logger.warning("cannot ping the systemd watchdog", metadata: ["error": "\(error)"])
                     }
                 }
             }
@@ -91,13 +129,16 @@ struct StepSignDaemon: AsyncParsableCommand {
         return settings
     }
 
-    /// SIGHUP: re-reads the configuration; a bad file keeps the one in force.
-    private func reload(engine: Engine, logger: Logger) {
+    /// SIGHUP: re-reads the configuration; a bad file keeps the one in force. Returns the
+    /// outcome as a line for systemd's `STATUS=`.
+    private func reload(engine: Engine, logger: Logger) -> String {
         do {
             try engine.reload(loadConfiguration())
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
+            return "configuration reloaded"
         } catch {
             logger.error("configuration not reloaded, keeping the one in force", metadata: ["error": "\(error)"])
+            return "configuration not reloaded (see the log), keeping the one in force"
         }
     }
 }

@@ -50,7 +50,16 @@ public final class Keyring: Sendable {
         for record in records {
             let path = "\(directory)/\(record.kid).pem"
             let pem = String(decoding: try SecureFile.read(path), as: UTF8.self)
-            let privateKey = try P256PrivateKey(pkcs8PEM: pem, passphrase: passphrase)
+            let privateKey: P256PrivateKey
+            do {
+                privateKey = try P256PrivateKey(pkcs8PEM: pem, passphrase: passphrase)
+            } catch {
+                throw KeyringError.unreadableKey(path: path, reason: error)
+            }
+            if passphrase != nil, !pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+                logger.warning("key file is not encrypted although a key passphrase is set; rotate the key to retire it",
+                               metadata: ["path": "\(path)"])
+            }
             let publicKey = privateKey.publicKey
             guard publicKey.thumbprint == record.kid else {
                 throw KeyringError.kidMismatch(path: path, expected: record.kid, found: publicKey.thumbprint)
@@ -96,12 +105,16 @@ public final class Keyring: Sendable {
 public enum KeyringError: Error, CustomStringConvertible {
     case kidMismatch(path: String, expected: String, found: String)
     case noActiveKey
+    /// The key file could not be read as a key: encrypted without a passphrase, a wrong
+    /// passphrase, or damage. Names the file, never the passphrase.
+    case unreadableKey(path: String, reason: P256KeyError)
 
     public var description: String {
         switch self {
         case let .kidMismatch(path, expected, found):
             "key file \(path) holds key \(found), but the store lists it as \(expected)"
         case .noActiveKey: "the store lists signing keys but none is active"
+        case let .unreadableKey(path, reason): "key file \(path): \(reason)"
         }
     }
 }

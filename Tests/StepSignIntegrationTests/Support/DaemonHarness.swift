@@ -9,16 +9,17 @@ final class DaemonHarness: @unchecked Sendable {
     let stateDirectory: String
     let configPath: String
     let logPath: String
+    /// Variables added to the daemon's environment (`NOTIFY_SOCKET`, `CREDENTIALS_DIRECTORY`, …).
+    var environment: [String: String]
     private(set) var process: Subprocess?
-    /// Extra environment for the daemon.
-    var environment: [String: String] = [:]
 
     /// The demo user every harness can add.
     static let user = "alice"
     static let password = "Tr1cky-Pelican-42"
 
     /// Writes a config with `settings` (TOML lines appended under the right tables) and starts the daemon.
-    init(config extra: String = "", start: Bool = true) throws {
+    init(config extra: String = "", environment: [String: String] = [:], start: Bool = true) throws {
+        self.environment = environment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socketPath = directory.appendingPathComponent("s.sock").path
@@ -58,14 +59,15 @@ final class DaemonHarness: @unchecked Sendable {
         return text
     }
 
-    /// Starts the daemon and waits until its socket answers.
-    func start() throws {
+    /// Starts the daemon and, unless `waitForSocket` is false, waits until its socket answers.
+    func start(waitForSocket: Bool = true) throws {
         let process = try Subprocess(
             executable: Binaries.path("stepsignd"),
             arguments: ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory],
             logPath: logPath, environment: environment
         )
         self.process = process
+        guard waitForSocket else { return }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let status = process.wait(timeout: 0) {
