@@ -67,7 +67,7 @@ struct SystemdNotifyTests {
     func stopping() throws {
         let (daemon, notify) = try Self.notifyingDaemon()
         _ = try Self.awaitReady(notify, daemon)
-        kill(try #require(daemon.process).pid, SIGTERM)
+        try #require(daemon.process).signal(SIGTERM)
         let messages = try #require(notify.receive(until: "STOPPING=1", timeout: 30), "no STOPPING=1:\n\(daemon.log)")
         #expect(NotifySocket.lines(messages.last!).contains("STATUS=stopping"))
         #expect(daemon.stop() == 0)
