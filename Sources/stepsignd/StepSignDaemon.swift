@@ -47,11 +47,8 @@ struct StepSignDaemon: AsyncParsableCommand {
         // once the socket listens must shut down gracefully, not kill the process.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
 
-        LoggingSystem.bootstrap { label in
-            var handler = LogfmtLogHandler(label: label)
-            handler.logLevel = Logger.Level(rawValue: settings.log.level.rawValue) ?? .info
-            return handler
-        }
+        LogLevelSwitch.shared.apply(settings.log)
+        LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
         let logger = Logger(label: "stepsignd")
 
         let store = try SQLiteStore.open(stateDirectory: settings.server.stateDir)
@@ -72,8 +69,9 @@ struct StepSignDaemon: AsyncParsableCommand {
                         reload(engine: engine, logger: logger)
                     } else {
                         logger.notice("shutting down", metadata: ["signal": "\(signal)"])
+                        // Keep listening: returning would end this group and cancel the
+                        // services, dropping the replies of requests still in flight.
                         await group.triggerGracefulShutdown()
-                        return
                     }
                 }
             }
@@ -94,7 +92,9 @@ struct StepSignDaemon: AsyncParsableCommand {
     /// SIGHUP: re-reads the configuration; a bad file keeps the one in force.
     private func reload(engine: Engine, logger: Logger) {
         do {
-            try engine.reload(loadConfiguration())
+            let settings = try loadConfiguration()
+            try engine.reload(settings)
+            LogLevelSwitch.shared.apply(settings.log)
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
         } catch {
             logger.error("configuration not reloaded, keeping the one in force", metadata: ["error": "\(error)"])
