@@ -100,6 +100,7 @@ public final class Engine: Sendable {
 
     private func dispatch(_ request: Request, session: inout Session, now: Date) async throws -> Reply {
         let config = self.config
+        try expireChallenge(request, session: &session, timeout: config.server.challengeTimeoutSeconds, now: now)
         if request.op.hasPrefix("admin.") {
             guard session.isAdmin else {
                 throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
@@ -150,6 +151,24 @@ public final class Engine: Sendable {
             return Reply(id: request.id, result: try await statusResult(now: now))
         default:
             throw StepSignError.invalid("unknown operation \"\(request.op)\"")
+        }
+    }
+
+    /// The operations that answer an open challenge.
+    static let challengeAnswers: Set<String> = [
+        "setPassword", "updatePassword", "setActivationCode", "resendActivationCode", "setLDASignature",
+        "setIDVBiometricAssertion", "setUserConsentForLDA",
+    ]
+
+    /// Drops a challenge open longer than `server.challenge_timeout_seconds`; a request that
+    /// answers it is error 11. Other requests go on as if none were open.
+    private func expireChallenge(_ request: Request, session: inout Session, timeout: Int, now: Date) throws {
+        guard let pending = session.pending,
+              now.timeIntervalSince(pending.openedAt) > Double(timeout) else { return }
+        session.pending = nil
+        logger.info("challenge expired", metadata: ["op": "\(request.op)", "peerPID": "\(session.peer.pid)"])
+        if Self.challengeAnswers.contains(request.op) {
+            throw StepSignError.wrongState("the challenge expired")
         }
     }
 }

@@ -6,15 +6,18 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StepSignEngine
+import Synchronization
 import struct Foundation.Date
 import typealias Foundation.TimeInterval
 
 /// The Unix-socket front of the daemon: the line protocol of SPEC §3 over a stream socket.
 ///
 /// Each connection is a session; its requests run one after another, so replies come in
-/// request order however many a client pipelines. Connections run concurrently. On graceful
-/// shutdown the listener closes, each connection stops reading, finishes the request it is
-/// on and closes.
+/// request order however many a client pipelines. Connections run concurrently; one past
+/// `server.max_connections` gets one reply with error 14 and is closed. On graceful shutdown
+/// the listener closes, each connection stops reading, finishes the requests it has read and
+/// closes; a connection still busy after `shutdownGrace` (a client that stopped reading its
+/// replies) is closed outright, so shutdown is bounded.
 public final class SocketServer: Service, Sendable {
     /// Where to listen.
     public enum Listener: Sendable {
@@ -27,10 +30,16 @@ public final class SocketServer: Service, Sendable {
     /// The longest request line, in bytes (SPEC §3).
     public static let maxLineLength = 64 * 1024
 
+    /// How long, after shutdown begins, a connection may take to finish the requests it has
+    /// read before it is closed outright.
+    public static let shutdownGrace: TimeAmount = .seconds(5)
+
     private let engine: Engine
     private let listener: Listener
     private let logger: Logger
     private let onListening: @Sendable () -> Void
+    /// Connections accepted and not yet closed.
+    private let openConnections = Atomic<Int>(0)
 
     /// - Parameter onListening: called once the socket accepts connections (readiness).
     public init(engine: Engine, listener: Listener, logger: Logger, onListening: @escaping @Sendable () -> Void = {}) {
@@ -51,7 +60,11 @@ public final class SocketServer: Service, Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
+                        let open = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
+                        group.addTask {
+                            defer { self.openConnections.wrappingSubtract(1, ordering: .relaxed) }
+                            await self.serve(connection, open: open)
+                        }
                     }
                 }
             }
@@ -67,6 +80,9 @@ public final class SocketServer: Service, Sendable {
     private func bind() async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
+            // Closing a connection's input (shutdown, or a client that half-closes after its
+            // last request) must not close its output: the replies still have to go out.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (Channel) -> EventLoopFuture<(Connection, Peer?)> = { channel in
             PeerCredentials.read(channel).map { Optional($0) }.recover { _ in nil }.flatMapThrowing { peer in
                 try channel.pipeline.syncOperations.addHandler(
@@ -84,10 +100,17 @@ public final class SocketServer: Service, Sendable {
         }
     }
 
-    private func serve(_ accepted: (Connection, Peer?)) async {
+    /// Serves one connection; `open` counts the connections open with it.
+    private func serve(_ accepted: (Connection, Peer?), open: Int) async {
         let (connection, peer) = accepted
         do {
             try await connection.executeThenClose { inbound, outbound in
+                let limit = engine.config.server.maxConnections
+                guard open <= limit else {
+                    logger.warning("connection refused: too many connections", metadata: ["max": "\(limit)"])
+                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later"))))
+                    return
+                }
                 guard let peer else {
                     try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.permissionDenied, "peer credentials unavailable"))))
                     return
@@ -106,7 +129,9 @@ public final class SocketServer: Service, Sendable {
                         if reply.closesConnection { return }
                     }
                 } onGracefulShutdown: {
-                    connection.channel.close(mode: .input, promise: nil)
+                    let channel = connection.channel
+                    channel.close(mode: .input, promise: nil)
+                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace) { channel.close(promise: nil) }
                 }
             }
         } catch {
@@ -120,17 +145,30 @@ public final class SocketServer: Service, Sendable {
             return Reply(id: .null, error: StepSignError(.invalidArguments, "request line longer than \(Self.maxLineLength) bytes"),
                          closesConnection: true)
         case let .line(buffer):
+            // The access lists in force decide every request, so a reload that removes a
+            // peer (or its admin right) applies to its open connections too.
+            let decision = engine.admit(session.peer)
+            guard decision != .refused else {
+                logger.warning("refused peer after reload", metadata: ["uid": "\(session.peer.uid)", "pid": "\(session.peer.pid)"])
+                return Reply(id: Self.requestID(buffer), error: StepSignError(.permissionDenied, "this peer may no longer use stepsignd"),
+                             closesConnection: true)
+            }
+            session.isAdmin = decision == .admin
             let now = Date()
             let idle = TimeInterval(engine.config.server.idleTimeoutSeconds)
             if idle > 0, now.timeIntervalSince(session.lastActivity) > idle {
                 session.end()
                 session.lastActivity = now
-                let id = (try? JSONParser.parse(buffer.readableBytesView))?["id"] ?? .null
-                return Reply(id: id, error: StepSignError(.sessionExpired, "the session was idle too long and has ended"))
+                return Reply(id: Self.requestID(buffer), error: StepSignError(.sessionExpired, "the session was idle too long and has ended"))
             }
             session.lastActivity = now
             return await engine.handle(line: buffer.readableBytesView, session: &session, now: now)
         }
+    }
+
+    /// The `id` of a request line, or null, for a reply the engine does not make.
+    private static func requestID(_ buffer: ByteBuffer) -> JSONValue {
+        (try? JSONParser.parse(buffer.readableBytesView))?["id"] ?? .null
     }
 
     private static func buffer(_ reply: Reply) -> ByteBuffer {

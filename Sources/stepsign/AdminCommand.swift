@@ -117,19 +117,31 @@ struct AdminCommand: ParsableCommand {
         }
 
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Write the ledger as JSON lines to stdout.")
+            static let configuration = CommandConfiguration(
+                abstract: "Write the ledger as JSON lines to stdout.",
+                discussion: "Progress goes to stderr, and only when stderr is a terminal."
+            )
             @OptionGroup var global: GlobalOptions
-            @Option(help: "Entries per request.") var pageSize: Int = 1000
+            @Option(help: "Entries per request (1 to 10000).") var pageSize: Int = 1000
+
+            func validate() throws {
+                guard (1...10_000).contains(pageSize) else { throw ValidationError("--page-size must be 1 to 10000") }
+            }
 
             func run() throws {
                 try runReportingErrors {
                     let connection = try global.connect()
+                    let progress = isatty(STDERR_FILENO) == 1
                     var after = 0
+                    var exported = 0
+                    defer { if progress, exported > 0 { FileHandle.standardError.write(Data("\n".utf8)) } }
                     while true {
                         let reply = try connection.call("admin.exportLedger", ["afterSeq": after, "limit": pageSize])
                             .requireAccepted("admin.exportLedger")
                         let entries = reply.result?["entries"] as? [[String: Any]] ?? []
                         for entry in entries { JSONOutput.print(entry) }
+                        exported += entries.count
+                        if progress { FileHandle.standardError.write(Data("\rexported \(exported) entries".utf8)) }
                         guard let last = entries.last?["seq"] as? Int, entries.count == pageSize else { return }
                         after = last
                     }

@@ -47,11 +47,8 @@ struct StepSignDaemon: AsyncParsableCommand {
         // once the socket listens must shut down gracefully, not kill the process.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
 
-        LoggingSystem.bootstrap { label in
-            var handler = LogfmtLogHandler(label: label)
-            handler.logLevel = Logger.Level(rawValue: settings.log.level.rawValue) ?? .info
-            return handler
-        }
+        LogLevelSwitch.shared.apply(settings.log)
+        LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
         let logger = Logger(label: "stepsignd")
 
         let notifier = SystemdNotifier.fromEnvironment()
@@ -102,8 +99,9 @@ struct StepSignDaemon: AsyncParsableCommand {
                     } else {
                         logger.notice("shutting down", metadata: ["signal": "\(signal)"])
                         notify(["STOPPING=1", "STATUS=stopping"])
+                        // Keep listening: returning would end this group and cancel the
+                        // services, dropping the replies of requests still in flight.
                         await group.triggerGracefulShutdown()
-                        return
                     }
                 }
             }
@@ -133,7 +131,9 @@ struct StepSignDaemon: AsyncParsableCommand {
     /// outcome as a line for systemd's `STATUS=`.
     private func reload(engine: Engine, logger: Logger) -> String {
         do {
-            try engine.reload(loadConfiguration())
+            let settings = try loadConfiguration()
+            try engine.reload(settings)
+            LogLevelSwitch.shared.apply(settings.log)
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
             return "configuration reloaded"
         } catch {

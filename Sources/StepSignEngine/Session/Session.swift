@@ -7,7 +7,8 @@ import struct Foundation.Date
 public struct Session: Sendable {
     /// Who is connected.
     public let peer: Peer
-    /// Whether the peer may use `admin.*` operations (decided when it connected).
+    /// Whether the peer may use `admin.*` operations under the access lists in force (the
+    /// server decides again before every request, so a reload applies).
     public var isAdmin: Bool
     /// The logged-in user, if any.
     var login: Login?

@@ -1,0 +1,66 @@
+import Logging
+import StepSignConfig
+import Synchronization
+
+/// The daemon's log level, one for the whole process, changed at run time by SIGHUP
+/// (`[log] level`).
+///
+/// swift-log copies a handler into every `Logger`, so a level stored in the handler would be
+/// fixed when the logger was made; every handler reads this switch instead.
+final class LogLevelSwitch: Sendable {
+    /// The switch every handler of the daemon reads.
+    static let shared = LogLevelSwitch()
+
+    private let current = Mutex<Logger.Level>(.info)
+
+    /// The level in force.
+    var level: Logger.Level {
+        current.withLock { $0 }
+    }
+
+    /// Puts `level` in force for every logger at once.
+    func set(_ level: Logger.Level) {
+        current.withLock { $0 = level }
+    }
+
+    /// Puts the configured level in force.
+    func apply(_ log: StepSignConfiguration.Log) {
+        set(Logger.Level(rawValue: log.level.rawValue) ?? .info)
+    }
+}
+
+/// A log handler whose level is the `LogLevelSwitch`'s; everything else is `Wrapped`'s.
+struct SwitchedLogHandler<Wrapped: LogHandler>: LogHandler {
+    var wrapped: Wrapped
+    let levels: LogLevelSwitch
+
+    init(_ wrapped: Wrapped, levels: LogLevelSwitch = .shared) {
+        self.wrapped = wrapped
+        self.levels = levels
+    }
+
+    /// The switch's level; setting it changes the level of the whole process.
+    var logLevel: Logger.Level {
+        get { levels.level }
+        set { levels.set(newValue) }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        wrapped.log(event: event)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import StepSignClient
+import StepSignTestSupport
+import Testing
+
+/// The ledger exported with `stepsign admin audit export` and checked offline by
+/// `stepsign-verify ledger` (SPEC §5, §8): any changed, removed, inserted or reordered entry is found.
+@Suite("Ledger export and offline check")
+struct LedgerExportTests {
+    /// One exported ledger of 25 signatures over two keys, with the JWKS, in a temporary directory.
+    struct Exported {
+        /// Kept alive: its directory holds the files.
+        let daemon: DaemonHarness
+        let directory: URL
+        let lines: [String]
+        let jwks: String
+
+        /// Writes `lines` to a file and runs `stepsign-verify ledger FILE --keys JWKS`.
+        func verify(_ lines: [String], name: String) throws -> Tools.Result {
+            let path = directory.appendingPathComponent(name).path
+            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            return try Tools.run([Binaries.path("stepsign-verify"), "ledger", path, "--keys", jwks])
+        }
+    }
+
+    static let signatures = 25
+    static let pageSize = 10
+
+    /// Signs 25 at level 0 (rotating the key after 12), exports with the CLI in pages of 10.
+    private func export() throws -> (Exported, Tools.Result) {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for index in 1...Self.signatures {
+            if index == 13 { #expect(try connection.call("admin.rotateKey").code == 0) }
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "export", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
+        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export", "--page-size", String(Self.pageSize)],
+                                     environment: environment)
+        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
+        try #require(keys.status == 0, "\(keys.stderr)")
+        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
+        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let lines = exported.stdout.split(separator: "\n").map(String.init)
+        return (Exported(daemon: daemon, directory: daemon.directory, lines: lines, jwks: jwks), exported)
+    }
+
+    /// The JSON object of an export line, and back.
+    private func object(_ line: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    private func line(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    @Test("25 signatures exported in pages of 10 are 25 lines in order; stepsign-verify ledger exits 0")
+    func intactLedgerVerifies() throws {
+        let (ledger, exported) = try export()
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stderr.isEmpty, "no progress on stderr when it is not a terminal: \(exported.stderr)")
+        #expect(try ledger.lines.map { try object($0)["seq"] as? Int } == (1...Self.signatures).map { Optional($0) })
+        let result = try ledger.verify(ledger.lines, name: "ledger.jsonl")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ledger ok: 25 entries"))
+    }
+
+    @Test("a changed JWS: exit 1 naming its sequence number")
+    func changedEntry() throws {
+        let (ledger, _) = try export()
+        var lines = ledger.lines
+        var entry = try object(lines[6])
+        let jws = try #require(entry["payloadSignature"] as? String)
+        let parts = jws.split(separator: ".").map(String.init)
+        // Another payload under the same header and signature.
+        entry["payloadSignature"] = parts[0] + "." + String(parts[1].dropLast()) + (parts[1].last == "A" ? "B" : "A") + "." + parts[2]
+        lines[6] = try line(entry)
+        let result = try ledger.verify(lines, name: "changed.jsonl")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("first bad seq 7:"), "\(result.stdout)")
+    }
+
+    @Test("a removed entry: exit 1 naming the first sequence number out of place")
+    func removedEntry() throws {
+        let (ledger, _) = try export()
+        var lines = ledger.lines
+        lines.remove(at: 9)
+        let result = try ledger.verify(lines, name: "removed.jsonl")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("first bad seq 10:"), "\(result.stdout)")
+    }
+
+    @Test("an inserted entry: exit 1 naming the position it took")
+    func insertedEntry() throws {
+        let (ledger, _) = try export()
+        var lines = ledger.lines
+        lines.insert(lines[4], at: 5)
+        let result = try ledger.verify(lines, name: "inserted.jsonl")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("first bad seq 6:"), "\(result.stdout)")
+    }
+
+    @Test("two entries swapped: exit 1 naming the first of them")
+    func reorderedEntries() throws {
+        let (ledger, _) = try export()
+        var lines = ledger.lines
+        lines.swapAt(14, 15)
+        let result = try ledger.verify(lines, name: "reordered.jsonl")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("first bad seq 15:"), "\(result.stdout)")
+    }
+}

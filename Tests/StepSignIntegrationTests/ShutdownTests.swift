@@ -1,0 +1,103 @@
+import Foundation
+import StepSignClient
+import Testing
+
+/// SIGTERM (SPEC §7): stop accepting, finish the requests in flight, exit 0 — within a bound.
+@Suite("Shutdown (SIGTERM)")
+struct ShutdownTests {
+    /// `count` pipelined level-0 signing requests, ids 1...count, as one write.
+    private func pipelined(_ count: Int, tag: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for id in 1...count {
+            let line = #"{"id":\#(id),"op":"authenticateUserAndSignData","user":"alice","payload":"\#(tag)-\#(id)","reason":"r","authLevel":0,"authenticatorType":0}"#
+            bytes += Array(line.utf8) + [0x0A]
+        }
+        return bytes
+    }
+
+    /// Every reply line until the daemon closes the connection.
+    private func readUntilClosed(_ connection: StepSignConnection) -> [ClientReply] {
+        var replies: [ClientReply] = []
+        while let line = try? connection.readLine(timeout: 20), let reply = try? ClientReply(line: line) {
+            replies.append(reply)
+        }
+        return replies
+    }
+
+    private func signatureID(_ reply: ClientReply) -> String? {
+        (reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["dataSignatureID"] as? String
+    }
+
+    @Test("SIGTERM lets pipelined requests in flight finish: every reply that arrived is in the ledger after a restart, exit 0 within 10 s")
+    func inFlightRequestsFinish() throws {
+        let daemon = try DaemonHarness()
+        let connections = try (0..<3).map { _ in try daemon.connect() }
+        for (index, connection) in connections.enumerated() {
+            try connection.send(pipelined(300, tag: "c\(index)"))
+        }
+        var replies: [[ClientReply]] = try connections.map { [try ClientReply(line: $0.readLine())] }
+        let pid = try #require(daemon.pid)
+        let sentAt = Date()
+        kill(pid, SIGTERM)
+        for (index, connection) in connections.enumerated() { replies[index] += readUntilClosed(connection) }
+        let status = daemon.stop(signal: SIGTERM, within: 10 - Date().timeIntervalSince(sentAt))
+        #expect(status == 0, "exit status \(String(describing: status)) after \(Date().timeIntervalSince(sentAt)) s")
+
+        var signatureIDs: [String] = []
+        for connectionReplies in replies {
+            // In order and without a gap: a request is either answered or was never read.
+            #expect(connectionReplies.map { $0.id as? Int } == Array(1...connectionReplies.count).map { Optional($0) })
+            #expect(connectionReplies.allSatisfy { $0.code == 0 && $0.statusCode(of: "onAuthenticateUserAndSignData") == 100 })
+            signatureIDs += connectionReplies.compactMap(signatureID)
+        }
+        #expect(signatureIDs.count == replies.map(\.count).reduce(0, +))
+
+        try daemon.start()
+        let admin = try daemon.connect()
+        let audit = try #require(try admin.call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == true)
+        // And the converse: nothing was signed whose reply was dropped.
+        #expect(audit["entries"] as? Int == signatureIDs.count, "ledger rows vs replies received")
+        let missing = try signatureIDs.filter { try admin.call("getSignature", ["signatureID": $0]).code != 0 }
+        #expect(missing.isEmpty, "answered but not in the ledger: \(missing)")
+    }
+
+    @Test("SIGTERM closes idle connections and exits 0; the socket then refuses connections")
+    func idleConnectionsClosed() throws {
+        let daemon = try DaemonHarness()
+        let idle = try daemon.connect()
+        #expect(try idle.call("status").code == 0)
+        let status = daemon.stop(signal: SIGTERM, within: 10)
+        #expect(status == 0)
+        #expect(throws: ClientError.self) { try idle.readLine(timeout: 10) }
+        #expect(throws: ClientError.self) { try daemon.connect() }
+        #expect(daemon.log.contains("msg=stopped"))
+    }
+
+    @Test("a client that stops reading its replies cannot hold up shutdown; meanwhile new connections are refused")
+    func stalledClientBounded() throws {
+        let daemon = try DaemonHarness()
+        let stalled = try daemon.connect()
+        try stalled.send(pipelined(1500, tag: "stalled"))
+        // Wait until the daemon is blocked writing replies nobody reads.
+        let deadline = Date().addingTimeInterval(30)
+        var signed = 0
+        repeat {
+            usleep(100_000)
+            let now = daemon.logLines(message: "signed").count
+            if now == signed, now > 0 { break }
+            signed = now
+        } while Date() < deadline
+        guard let pid = daemon.pid else { Issue.record("the daemon is not running"); return }
+        let sentAt = Date()
+        kill(pid, SIGTERM)
+        usleep(500_000)
+        #expect(daemon.pid != nil, "still draining the stalled connection")
+        #expect(throws: ClientError.self) { try daemon.connect() }
+        let status = daemon.stop(signal: SIGTERM, within: 10)
+        #expect(status == 0, "exit status \(String(describing: status)) after \(Date().timeIntervalSince(sentAt)) s")
+
+        try daemon.start()
+        #expect(try daemon.connect().call("admin.auditVerify").result?["ok"] as? Bool == true)
+    }
+}
