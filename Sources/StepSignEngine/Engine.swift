@@ -69,6 +69,7 @@ public final class Engine: Sendable {
     public func reload(_ new: StepSignConfiguration) throws {
         let settings = try Self.settings(new)
         configuration.withLock { $0 = settings }
+        passwords.useParameters(new.password.scryptParameters)
     }
 
     /// What `peer` may do under the access lists in force.

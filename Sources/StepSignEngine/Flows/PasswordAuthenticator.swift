@@ -21,13 +21,23 @@ final class PasswordAuthenticator: Sendable {
 
     private let store: any StepSignStore
     /// A hash of a random password, checked in place of a user's when there is no user.
-    let dummyHash: String
+    private let dummy: Mutex<String>
     private let unknownUsers = Mutex<[String: Int]>([:])
     private static let unknownUsersLimit = 10_000
 
     init(store: any StepSignStore, parameters: ScryptParameters) {
         self.store = store
-        self.dummyHash = PasswordHash.dummy(parameters: parameters)
+        self.dummy = Mutex(PasswordHash.dummy(parameters: parameters))
+    }
+
+    /// The hash an unknown user's answer is checked against: made with the scrypt cost in
+    /// force, so it costs what a new user's hash costs.
+    var dummyHash: String { dummy.withLock { $0 } }
+
+    /// Follows a reload's `password.scrypt_*`.
+    func useParameters(_ parameters: ScryptParameters) {
+        let fresh = PasswordHash.dummy(parameters: parameters)
+        dummy.withLock { $0 = fresh }
     }
 
     /// Attempts left for `user` before the next answer, or nil if the user is blocked.
