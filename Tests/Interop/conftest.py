@@ -37,7 +37,7 @@ class Client:
 
 
 class Daemon:
-    def __init__(self, directory):
+    def __init__(self, directory, extra=""):
         self.directory = directory
         self.socket = os.path.join(directory, "s.sock")
         config = os.path.join(directory, "stepsignd.toml")
@@ -53,7 +53,7 @@ socket_group = ""
 allow_level_0 = true
 [password]
 scrypt_n = 1024
-""")
+""" + extra)
         self.log = open(os.path.join(directory, "stepsignd.log"), "wb")
         self.process = subprocess.Popen(
             [os.path.join(BIN, "stepsignd"), "--config", config, "--socket", self.socket,

@@ -1,0 +1,131 @@
+"""The CLI answering device-key (LDA) and IDV challenges, with keys and assertions made by
+tools nobody here wrote: cryptography for the device, PyJWT for the IDV server."""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from conftest import BIN, Daemon
+
+CLI = os.path.join(BIN, "stepsign")
+VERIFY = os.path.join(BIN, "stepsign-verify")
+PASSWORD = "Maple-Ferret-92"
+ISSUER = "https://idv.example.test"
+
+
+@pytest.fixture()
+def setup():
+    """A daemon with IDV configured, a user 'dana', a device key and an IDV key on disk."""
+    with tempfile.TemporaryDirectory() as directory:
+        idv_key = ec.generate_private_key(ec.SECP256R1())
+        idv_private = os.path.join(directory, "idv.pem")
+        with open(idv_private, "wb") as f:
+            f.write(idv_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+        idv_public = os.path.join(directory, "idv-public.pem")
+        with open(idv_public, "wb") as f:
+            f.write(idv_key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
+        device = ec.generate_private_key(ec.SECP256R1())
+        device_private = os.path.join(directory, "device.pem")
+        with open(device_private, "wb") as f:
+            f.write(device.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                         serialization.NoEncryption()))
+        device_public = os.path.join(directory, "device-public.pem")
+        with open(device_public, "wb") as f:
+            f.write(device.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+        # The IDV "server": PyJWT signs an assertion for the nonce it is given.
+        idv_command = os.path.join(directory, "idv-assert")
+        with open(idv_command, "w") as f:
+            f.write(textwrap.dedent(f"""\
+                #!{sys.executable}
+                import sys, time, jwt
+                key = open({idv_private!r}).read()
+                now = int(time.time())
+                print(jwt.encode({{"iss": {ISSUER!r}, "sub": "dana", "nonce": sys.argv[1], "iat": now,
+                                  "exp": now + 120, "result": "match"}}, key, algorithm="ES256"))
+                """))
+        os.chmod(idv_command, 0o755)
+        daemon = Daemon(directory, extra=f'[idv]\nissuer = "{ISSUER}"\ntrusted_keys = "{idv_public}"\n')
+        admin = daemon.client()
+        assert admin.call("admin.addUser", user="dana", password=PASSWORD)["error"]["code"] == 0
+        admin.close()
+        password_file = os.path.join(directory, "pw")
+        with open(password_file, "w") as f:
+            f.write(PASSWORD + "\n")
+        yield {"daemon": daemon, "dir": directory, "device": device_private, "device_public": device_public,
+               "idv_command": idv_command, "password_file": password_file}
+        daemon.stop()
+
+
+def cli(setup, *args):
+    return subprocess.run([CLI, "--socket", setup["daemon"].socket, *args], capture_output=True, text=True, timeout=60)
+
+
+def verify(setup, token, *args):
+    keys = os.path.join(setup["dir"], "jwks.json")
+    with open(keys, "w") as f:
+        f.write(cli(setup, "keys", "export", "--jwks").stdout)
+    return subprocess.run([VERIFY, "--keys", keys, "--json", *args, token], capture_output=True, text=True)
+
+
+def test_device_enroll_then_sign_with_the_device_key(setup):
+    enrolled = cli(setup, "device", "enroll", "--user", "dana", "--public-key", setup["device_public"],
+                   "--label", "laptop", "--password-file", setup["password_file"])
+    assert enrolled.returncode == 0, enrolled.stderr
+    kid = enrolled.stdout.strip()
+    signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "Deploy release",
+                 "--payload", "release 1.2.3", "--device-key", setup["device"], "--json")
+    assert signed.returncode == 0, signed.stderr
+    assert "Device challenge to sign:" in signed.stderr
+    assert "stepsign-lda-v1" in signed.stderr and "Deploy release" in signed.stderr
+    import json
+    details = json.loads(signed.stdout)
+    assert details["authenticatorUsed"] == "lda"
+    checked = verify(setup, details["payloadSignature"], "--payload", "release 1.2.3", "--user", "dana")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert kid
+
+
+def test_sign_without_the_device_key_falls_back_to_the_password(setup):
+    assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", setup["device_public"],
+               "--password-file", setup["password_file"]).returncode == 0
+    signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p",
+                 "--password-file", setup["password_file"], "--json")
+    assert signed.returncode == 0, signed.stderr
+    assert '"authenticatorUsed":"password"' in signed.stdout.replace(" ", "")
+
+
+def test_a_device_key_that_is_not_enrolled_is_refused_by_the_cli(setup):
+    other = ec.generate_private_key(ec.SECP256R1())
+    enrolled_pub = setup["device_public"]
+    assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", enrolled_pub,
+               "--password-file", setup["password_file"]).returncode == 0
+    path = os.path.join(setup["dir"], "other.pem")
+    with open(path, "wb") as f:
+        f.write(other.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
+    signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p", "--device-key", path)
+    assert signed.returncode != 0
+    assert "not one of the user's device keys" in signed.stderr
+
+
+def test_level_4_with_an_idv_assertion_made_by_pyjwt(setup):
+    import json
+    signed = cli(setup, "sign", "--user", "dana", "--level", "4", "--type", "1", "--reason", "High value",
+                 "--payload", "wire 1,000,000 EUR", "--idv-command", setup["idv_command"], "--json")
+    assert signed.returncode == 0, signed.stderr
+    details = json.loads(signed.stdout)
+    assert details["authLevel"] == 4
+    assert details["authenticatorUsed"] == "idv-biometric"
+    checked = verify(setup, details["payloadSignature"], "--user", "dana")
+    assert checked.returncode == 0
+    assert json.loads(checked.stdout)["claims"]["authLevel"] == 4
