@@ -413,6 +413,33 @@ struct DeviceKeyTests {
         #expect(try daemon.connect().requestLevel1().int("attemptsLeft", of: "getLDASignature") == 1)
     }
 
+    @Test("a user blocked (by another session) between challenge and the right device signature is not signed for: 153, as with a password")
+    func blockedMeanwhile() throws {
+        let daemon = try DaemonHarness()
+        try daemon.addUser()
+        let device = try TestDevice()
+        try daemon.connect().adminEnroll(device)
+        let connection = try daemon.connect()
+        let challenge = try connection.requestLevel1()
+        try BlockUser.byWrongLogins(daemon)
+        let reply = try connection.answer(challenge, with: device)
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
+        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+    }
+
+    @Test("baseline: a user blocked between challenge and the right password is answered 153 and not signed for")
+    func blockedMeanwhilePassword() throws {
+        let daemon = try DaemonHarness()
+        try daemon.addUser()
+        let connection = try daemon.connect()
+        #expect(try connection.requestLevel1().eventNames == ["getPassword"])
+        try BlockUser.byWrongLogins(daemon)
+        let reply = try connection.setPassword(Passwords.initial, mode: 12)
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+    }
+
     // MARK: Password fallback
 
     @Test("getLDASignature answered with setPassword mode 12: signed with authenticatorUsed password")

@@ -300,3 +300,64 @@ struct IDVBiometricTests {
         #expect(nonce != previous.idvNonce, "a new nonce each time", sourceLocation: sourceLocation)
     }
 }
+
+/// Who may get a level-4 signature: the IDV server vouches for a face, stepsign's user table
+/// for who may sign (blocked and removed users may not; SPEC §3.2, §4).
+@Suite("IDV biometric (4,1): the user's state")
+struct IDVUserStateTests {
+    private func startDaemon(_ idv: TestIDVServer) throws -> DaemonHarness {
+        let daemon = try DaemonHarness(config: idv.config(.pem), start: false)
+        try daemon.start()
+        try daemon.addUser()
+        return daemon
+    }
+
+    @Test("a user blocked (by another session) between challenge and a good assertion is not signed for: 153, as with a password")
+    func blockedMeanwhile() throws {
+        let idv = try TestIDVServer()
+        let daemon = try startDaemon(idv)
+        let connection = try daemon.connect()
+        let nonce = try #require(try connection.requestIDV().idvNonce)
+        try BlockUser.byWrongLogins(daemon)
+        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce))
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
+        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+    }
+
+    @Test("a user removed between challenge and a good assertion is not signed for")
+    func removedMeanwhile() throws {
+        let idv = try TestIDVServer()
+        let daemon = try startDaemon(idv)
+        let connection = try daemon.connect()
+        let nonce = try #require(try connection.requestIDV().idvNonce)
+        #expect(try daemon.connect().call("admin.removeUser", ["user": "alice"]).code == 0)
+        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce))
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
+        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+    }
+
+    @Test("a name that is not a stepsign user is not signed for, even with a good assertion (as with a password: 102)")
+    func unknownUser() throws {
+        let idv = try TestIDVServer()
+        let daemon = try startDaemon(idv)
+        let connection = try daemon.connect()
+        let challenge = try connection.requestIDV(user: "mallory")
+        let nonce = try #require(challenge.idvNonce)
+        let reply = try connection.setIDVAssertion(try idv.assertion(user: "mallory", nonce: nonce))
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
+        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+    }
+}
+
+enum BlockUser {
+    /// Blocks alice on another connection with wrong mode-0 passwords (the stored counter).
+    static func byWrongLogins(_ daemon: DaemonHarness, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let other = try daemon.connect()
+        _ = try other.setUser()
+        for _ in 0..<3 { _ = try other.setPassword(Passwords.wrong, mode: 0) }
+        try #require(try daemon.userRow()?["blocked"] as? Bool == true, sourceLocation: sourceLocation)
+    }
+}
