@@ -1,0 +1,148 @@
+import Foundation
+import StepSignClient
+import StepSignCrypto
+import Testing
+
+/// A stand-in for the IDV server of SPEC §3.2 (`setIDVBiometricAssertion`): a real ES256 key
+/// in a temporary directory that issues biometric assertions with any claims or header, and
+/// publishes its public key as a PEM file and as a JWKS file.
+final class TestIDVServer: @unchecked Sendable {
+    static let issuer = "https://idv.test"
+    static let maxAgeSeconds = 300
+
+    let key: P256PrivateKey
+    let directory: URL
+    /// The `kid` the JWKS file names the key by (not its thumbprint, as a real IDV server may).
+    let jwksKid = "idv-signing-2024"
+
+    init() throws {
+        key = try P256PrivateKey.generate()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-idv-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try key.publicKey.spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
+        var jwk = key.publicKey.jwk
+        jwk.kid = jwksKid
+        let jwks = try JSONEncoder().encode(JWKS(keys: [jwk]))
+        try jwks.write(to: URL(fileURLWithPath: jwksPath))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The public key as a PEM bundle of one `PUBLIC KEY` block.
+    var pemPath: String { directory.appendingPathComponent("idv.pem").path }
+    /// The public key as a JWKS (with `kid` = `jwksKid`).
+    var jwksPath: String { directory.appendingPathComponent("idv.jwks").path }
+
+    enum KeysFormat: String, CustomStringConvertible, CaseIterable, Sendable {
+        case pem, jwks
+        var description: String { rawValue }
+    }
+
+    /// The `[idv]` table for a daemon that trusts this server.
+    func config(_ format: KeysFormat = .pem, issuer: String = TestIDVServer.issuer) -> String {
+        """
+        [idv]
+        issuer = "\(issuer)"
+        trusted_keys = "\(format == .pem ? pemPath : jwksPath)"
+        max_age_seconds = \(Self.maxAgeSeconds)
+        """
+    }
+
+    /// The claims of a good assertion for `user` and `nonce`, issued now.
+    static func goodClaims(user: String, nonce: String, now: Date = Date()) -> [String: Any] {
+        let clock = Int(now.timeIntervalSince1970)
+        return ["iss": issuer, "sub": user, "nonce": nonce, "iat": clock, "exp": clock + 120, "result": "match"]
+    }
+
+    /// A compact JWS over `claims` with `header` (default `{"alg":"ES256","typ":"JWT"}`),
+    /// signed ES256 by `signer` (default: this server's key) whatever the header says.
+    func assertion(claims: [String: Any], header: [String: Any] = ["alg": "ES256", "typ": "JWT"],
+                   signer: P256PrivateKey? = nil) throws -> String {
+        try JWS.signES256(headerJSON: Self.json(header), payload: Self.json(claims), key: signer ?? key)
+    }
+
+    /// A good assertion for `user` and `nonce`, with `changes` applied to the claims
+    /// (`NSNull()` removes a claim).
+    func assertion(user: String = DaemonHarness.user, nonce: String, changes: [String: Any] = [:],
+                   header: [String: Any] = ["alg": "ES256", "typ": "JWT"], signer: P256PrivateKey? = nil) throws -> String {
+        var claims = Self.goodClaims(user: user, nonce: nonce)
+        for (name, value) in changes {
+            if value is NSNull { claims[name] = nil } else { claims[name] = value }
+        }
+        return try assertion(claims: claims, header: header, signer: signer)
+    }
+
+    /// An unsigned JWS: `alg: none`, empty signature part.
+    static func unsecured(claims: [String: Any]) throws -> String {
+        Base64URL.encode(try json(["alg": "none", "typ": "JWT"])) + "." + Base64URL.encode(try json(claims)) + "."
+    }
+
+    /// An HS256 JWS whose HMAC secret is `secret` (the algorithm-confusion attack: the
+    /// verifier's own public key PEM used as a shared secret).
+    static func hs256(claims: [String: Any], secret: [UInt8]) throws -> String {
+        let input = Base64URL.encode(try json(["alg": "HS256", "typ": "JWT"])) + "." + Base64URL.encode(try json(claims))
+        return input + "." + Base64URL.encode(hmacSHA256(key: secret, message: Array(input.utf8)))
+    }
+
+    static func json(_ object: [String: Any]) throws -> [UInt8] {
+        Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+    }
+
+    /// HMAC-SHA-256 (RFC 2104) over StepSignCrypto's SHA-256.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? SHA256.hash(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = SHA256.hash(block.map { $0 ^ 0x36 } + message)
+        return SHA256.hash(block.map { $0 ^ 0x5c } + inner)
+    }
+}
+
+/// Re-shaping an ES256 JWS signature without the key.
+enum SignatureMalleability {
+    /// The order n of the P-256 group, big-endian.
+    static let order: [UInt8] = Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
+
+    /// (r, n − s): the other valid ECDSA signature of the same message.
+    static func highSTwin(ofRaw raw: [UInt8]) -> [UInt8] {
+        precondition(raw.count == 64)
+        let s = Array(raw[32...])
+        var result = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in stride(from: 31, through: 0, by: -1) {
+            var digit = Int(order[index]) - Int(s[index]) - borrow
+            borrow = digit < 0 ? 1 : 0
+            if digit < 0 { digit += 256 }
+            result[index] = UInt8(digit)
+        }
+        return Array(raw[..<32]) + result
+    }
+
+    /// `jws` with its signature replaced by the (r, n − s) twin.
+    static func twin(of jws: String) -> String {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let raw = Base64URL.decode(parts[2])!
+        return parts[0] + "." + parts[1] + "." + Base64URL.encode(highSTwin(ofRaw: raw))
+    }
+}
+
+extension StepSignConnection {
+    /// `authenticateUserAndSignData` (4,1) for a session that is not logged in.
+    func requestIDV(user: String = DaemonHarness.user, payload: String = "wire 5000 EUR to carol",
+                    reason: String = "high-value transfer") throws -> ClientReply {
+        try call("authenticateUserAndSignData", [
+            "user": user, "payload": payload, "reason": reason, "authLevel": 4, "authenticatorType": 1,
+        ])
+    }
+
+    /// `setIDVBiometricAssertion`.
+    func setIDVAssertion(_ assertion: String) throws -> ClientReply {
+        try call("setIDVBiometricAssertion", ["assertion": assertion])
+    }
+}
+
+extension ClientReply {
+    /// `nonce` of `getIDVBiometric`.
+    var idvNonce: String? { string("nonce", of: "getIDVBiometric") }
+}
