@@ -79,6 +79,9 @@ extension Engine {
             guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
             let signing = challenge.request
             if try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: config) {
+                if let refusal = try await refuseBlockedSigner(challenge, request: request, session: &session, now: now) {
+                    return refusal
+                }
                 try await passwords.recordSuccess(user: signing.user, now: now)
                 session.pending = nil
                 return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config)
@@ -108,20 +111,43 @@ extension Engine {
         }
         guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
         let signing = challenge.request
+        var rejection: IDVAssertionVerifier.Rejection?
         do {
             try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys, maxAgeSeconds: config.idv.maxAgeSeconds,
                                    user: signing.user, nonce: nonce, now: now)
         } catch {
-            logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(error.rawValue)"])
+            rejection = error
+        }
+        // The IDV server vouches for a person; stepsign signs only for its own users.
+        if rejection == nil, try await store.user(named: signing.user) == nil { rejection = .unknownUser }
+        if let rejection {
+            logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection.rawValue)"])
             return try await failStepUp(challenge, request: request, session: &session, config: config, now: now) { attemptsLeft, fresh in
                 guard case let .idvBiometric(next)? = fresh else { return nil }
                 return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
                                         attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
             }
         }
+        if let refusal = try await refuseBlockedSigner(challenge, request: request, session: &session, now: now) {
+            return refusal
+        }
         try await passwords.recordSuccess(user: signing.user, now: now)
         session.pending = nil
         return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config)
+    }
+
+    /// A right device or IDV answer for a user who was blocked or removed since the challenge
+    /// opened signs nothing: the signing ends with 153, as a password answer would.
+    private func refuseBlockedSigner(_ challenge: SigningChallenge, request: Request, session: inout Session,
+                                     now: Date) async throws -> Reply? {
+        let signing = challenge.request
+        if let record = try await store.user(named: signing.user), !record.isBlocked(at: now) { return nil }
+        session.pending = nil
+        logger.warning("step-up answered for a blocked or removed user; not signed", metadata: ["user": "\(signing.user)"])
+        return Reply(id: request.id, events: [
+            .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: challenge.authenticator.used),
+                                           status: .attemptsExhausted),
+        ])
     }
 
     /// A failed device or IDV answer: counts it, then asks again with a fresh challenge (a new

@@ -13,8 +13,8 @@ import StepSignCrypto
 ///     <requesting process name (/proc/PID/comm)>
 ///     <requesting process pid>
 ///
-/// No field may contain a newline: user IDs cannot, reasons are refused if they do, and the
-/// process name is read up to its newline. For the login of forgot-password Path A the
+/// No field may contain a newline or a character that changes how the text displays: user IDs
+/// cannot, reasons are refused if they do, and in the process name such characters become "?". For the login of forgot-password Path A the
 /// payload is the fixed text `stepsign-login` and the reason `Log in with a device key`.
 enum DeviceChallengeText {
     static let version = "stepsign-lda-v1"
@@ -23,7 +23,9 @@ enum DeviceChallengeText {
 
     static func bytes(nonce: String, user: String, payload: String, reason: String, peer: Peer) -> [UInt8] {
         let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
-        let lines = [version, nonce, user, payloadHash, reason, peer.comm, String(peer.pid)]
+        // A process may name itself anything, control characters included: show those as "?".
+        let comm = String(String.UnicodeScalarView(peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
+        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid)]
         return Array(lines.joined(separator: "\n").utf8)
     }
 }

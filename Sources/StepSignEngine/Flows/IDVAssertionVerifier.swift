@@ -14,7 +14,7 @@ final class IDVAssertionVerifier: Sendable {
     /// Why an assertion was refused (logged; the client sees status 102).
     enum Rejection: String, Error, Sendable {
         case malformed, algorithmNotAllowed, unknownKey, badSignature, wrongIssuer, wrongSubject, wrongNonce
-        case missingTimes, expired, notYetValid, tooOld, notAMatch, replayed
+        case missingTimes, expired, notYetValid, tooOld, notAMatch, replayed, unknownUser
     }
 
     /// Clock skew allowed between the IDV server and this host.

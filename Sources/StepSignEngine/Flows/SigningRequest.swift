@@ -18,8 +18,17 @@ struct SigningRequest: Sendable {
         guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
         guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
         guard text.contains(where: { !$0.isWhitespace }) else { throw .invalid("\"\(name)\" must not be blank") }
-        if singleLine, text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
-            throw .invalid("\"\(name)\" must be one line without control characters")
+        if singleLine, text.unicodeScalars.contains(where: Self.isHidden) {
+            throw .invalid("\"\(name)\" must be one line without control or format characters")
+        }
+    }
+
+    /// Characters that break a line or change how a line displays (controls, line and
+    /// paragraph separators, bidi and other format characters): not allowed in text a device shows.
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
         }
     }
 
