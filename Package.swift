@@ -12,6 +12,7 @@
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
 //   stepsignd, stepsign, stepsign-verify
+//   stepsign-loadgen            the load generator of scripts/bench (not installed)
 import PackageDescription
 
 let package = Package(
@@ -90,6 +91,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The load generator of scripts/bench: POSIX sockets and poll(), StepSignCrypto for scrypt.
+        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
         .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
         .testTarget(

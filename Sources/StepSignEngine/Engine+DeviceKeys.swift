@@ -91,6 +91,9 @@ extension Engine {
     }
 
     /// A fresh device challenge for `user`, or nil if the user has no usable device key.
+    // Not inlined nor optimized: inlined into its async callers, it crashes the Swift 6.3.1
+    // optimizer in release builds (signal 11 while splitting the caller's coroutine).
+    @_optimize(none)
     func deviceChallenge(user: String, payload: String, reason: String, peer: Peer,
                          config: StepSignConfiguration) async throws -> DeviceChallenge? {
         let keys = try await activeDeviceKeys(user: user, config: config)

@@ -50,6 +50,13 @@ public enum JSONWriter {
     /// Writes `text` as a JSON string, escaping quotes, backslashes and control characters.
     public static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Fast path (most strings: JWS, IDs, payloads): nothing to escape, one bulk copy
+        // instead of one append per byte.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: text.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
