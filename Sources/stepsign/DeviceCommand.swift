@@ -20,9 +20,7 @@ struct DeviceCommand: ParsableCommand {
                 guard let data = FileManager.default.contents(atPath: publicKey) else {
                     throw CLIError("cannot read \(publicKey)", exitCode: 2)
                 }
-                let flow = LoginFlow(connection: try global.connect(), user: user, passwords: passwords.current,
-                                     newPasswords: passwords.new)
-                try flow.logIn()
+                let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)
                 let reply = try flow.send("enrollDeviceKey", ["publicKey": String(decoding: data, as: UTF8.self), "label": label])
                 print(reply.result?["deviceKeyId"] as? String ?? "")
                 _ = try flow.send("logOff")

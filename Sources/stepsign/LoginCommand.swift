@@ -13,9 +13,7 @@ struct LoginCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let flow = LoginFlow(connection: try global.connect(), user: user, passwords: passwords.current,
-                                 newPasswords: passwords.new)
-            try flow.logIn()
+            let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)
             print("logged in as \(user)")
             _ = try flow.send("logOff")
         }

@@ -21,6 +21,13 @@ final class LoginFlow {
         self.newPasswords = newPasswords
     }
 
+    /// Connects and logs `user` in with the passwords `options` say where to find.
+    static func loggedIn(_ global: GlobalOptions, user: String, options: PasswordOptions) throws -> LoginFlow {
+        let flow = LoginFlow(connection: try global.connect(), user: user, passwords: options.current, newPasswords: options.new)
+        try flow.logIn()
+        return flow
+    }
+
     /// Sends `op` and fails unless it was accepted.
     func send(_ op: String, _ parameters: [String: Any] = [:]) throws -> ClientReply {
         try connection.call(op, parameters).requireAccepted(op)

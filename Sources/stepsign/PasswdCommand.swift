@@ -12,9 +12,7 @@ struct PasswdCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let flow = LoginFlow(connection: try global.connect(), user: user, passwords: passwords.current,
-                                 newPasswords: passwords.new)
-            try flow.logIn()
+            let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)
             let options = try flow.send("getAllChallenges").event("onCredentialsAvailableForUpdate")?["options"] as? [String] ?? []
             guard options.contains("Password") else { throw CLIError("the daemon offers no password update") }
             var reply = try flow.send("initiateUpdateFlowForCredential", ["credentialType": "Password"])
