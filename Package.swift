@@ -90,6 +90,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
+        // it replays corpus and regression files (the regression test runs it).
+        .executableTarget(
+            name: "stepsign-fuzz",
+            dependencies: [
+                "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
         .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
         .testTarget(
