@@ -93,6 +93,15 @@ let package = Package(
         ),
         // The load generator of scripts/bench: POSIX sockets and poll(), StepSignCrypto for scrypt.
         .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto"]),
+        // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
+        // it replays corpus and regression files (the regression test runs it).
+        .executableTarget(
+            name: "stepsign-fuzz",
+            dependencies: [
+                "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
         .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
         .testTarget(

@@ -1,0 +1,288 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import StepSignClient
+import StepSignTestSupport
+import Testing
+
+/// SIGKILL under load, restart, repeat (SPEC §5: a signature is returned only after its ledger
+/// row is durably committed; counters are stored).
+///
+/// Each round starts load on several connections — pipelined level-0 signings, level-1
+/// password signings, wrong step-up passwords for a user of the round, key rotations — kills
+/// the daemon with SIGKILL at a random moment, checks the files with the daemon down, restarts
+/// it and checks what is provable:
+/// - every signature acknowledged (status 100 received before the kill) is in the ledger with
+///   the very JWS the client got, and `getSignature` as admin finds it;
+/// - the ledger verifies (`admin.auditVerify`) and `status.signatures` equals its length;
+/// - a user's stored failures lie between the failures acknowledged (a 102 received) and those
+///   plus the one answer in flight at the kill; earlier rounds' users keep their counts exactly;
+///   the user with only right answers has all attempts left;
+/// - every acknowledged rotation's key is listed and loads (the daemon starts: key files parse,
+///   no leftover *.tmp stops it), and SQLite's own integrity check passes on the killed files.
+///
+/// Rounds: `STEPSIGN_CRASH_ROUNDS` (default 10; `scripts/crash-soak` runs 50).
+@Suite("Crash safety")
+struct CrashSafetyTests {
+    static let maxAttempts = 100
+
+    @Test("SIGKILL under concurrent signing load loses nothing acknowledged and half-writes nothing")
+    func killUnderLoad() throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["STEPSIGN_CRASH_ROUNDS"] ?? "") ?? 10
+        let daemon = try DaemonHarness(config: "[password]\nmax_attempts = \(Self.maxAttempts)\nblock_seconds = 0")
+        try daemon.addUser()
+        let ledger = Acknowledged()
+        var failuresSoFar: [String: Int] = [:]   // per wrong-password user, as observed after a restart
+        var kidsSoFar: Set<String> = []
+        var generator = SystemRandomNumberGenerator()
+        var verifiedCount = 0           // ledger entries checked so far
+        var anchorHash = ""             // entryHash of the last one
+        var acknowledgedTotal = 0
+
+        for round in 1...rounds {
+            let mallory = "mallory\(round)"
+            try daemon.addUser(mallory)
+            let load = Load(socketPath: daemon.socketPath, mallory: mallory, ledger: ledger)
+            load.start()
+            usleep(UInt32.random(in: 150_000...700_000, using: &generator))
+            let status = daemon.stop(signal: SIGKILL)
+            #expect(status == 128 + SIGKILL, "round \(round): the daemon was killed (\(status))")
+            load.join()
+
+            // With the daemon down: SQLite's own check on the files as the kill left them.
+            try checkFilesAtRest(daemon, round: round)
+
+            try daemon.start()
+            let admin = try daemon.connect()
+
+            // Every signature acknowledged since the last check is in the ledger, with the JWS the
+            // client got. Earlier ones were checked in earlier rounds; the anchor (the last entry
+            // checked keeps its hash) and the hash chain pin everything before it.
+            let fresh = try exportLedger(admin, afterSeq: max(0, verifiedCount - 1))
+            if verifiedCount > 0 {
+                #expect(fresh.first?.seq == verifiedCount && fresh.first?.entryHash == anchorHash,
+                        "round \(round): the last entry checked before is unchanged")
+            }
+            let newEntries = fresh.filter { $0.seq > verifiedCount }
+            let bySignatureID = Dictionary(newEntries.map { ($0.id, $0.jws) }, uniquingKeysWith: { first, _ in first })
+            #expect(bySignatureID.count == newEntries.count, "round \(round): signature IDs are unique in the ledger")
+            let acknowledged = ledger.drain()
+            let missing = acknowledged.filter { bySignatureID[$0.key] != $0.value }
+            #expect(missing.isEmpty, "round \(round): \(missing.count) acknowledged signatures not in the ledger as sent: \(missing.keys.prefix(3))")
+            acknowledgedTotal += acknowledged.count
+            verifiedCount = fresh.last?.seq ?? verifiedCount
+            anchorHash = fresh.last?.entryHash ?? anchorHash
+            for id in load.signatureIDs.prefix(5) {
+                let row = try admin.call("getSignature", ["signatureID": id])
+                #expect(row.code == 0 && row.result?["signatureID"] as? String == id, "round \(round): getSignature \(id)")
+            }
+            let audit = try admin.call("admin.auditVerify")
+            #expect(audit.result?["ok"] as? Bool == true, "round \(round): audit \(audit.object)")
+            #expect(audit.result?["entries"] as? Int == verifiedCount)
+            #expect(try admin.call("status").result?["signatures"] as? Int == verifiedCount)
+
+            // Counters: acknowledged failures ≤ stored ≤ acknowledged + the one in flight.
+            let stored = Self.maxAttempts - (try attemptsLeft(admin, user: mallory))
+            let (acked, inFlight) = load.failures
+            #expect(stored >= acked && stored <= acked + inFlight,
+                    "round \(round): \(mallory) has \(stored) failures stored, \(acked) acknowledged, \(inFlight) in flight")
+            for (user, count) in failuresSoFar {
+                #expect(Self.maxAttempts - (try attemptsLeft(admin, user: user)) == count, "\(user) kept its count")
+            }
+            failuresSoFar[mallory] = stored
+            print("crash round \(round): \(load.signatureIDs.count) signatures acknowledged, ledger \(verifiedCount), "
+                  + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight)), rotations \(load.rotatedKids.count)")
+            #expect(try attemptsLeft(admin, user: DaemonHarness.user) == Self.maxAttempts, "alice never failed")
+            let users = try admin.call("admin.listUsers").result?["users"] as? [[String: Any]] ?? []
+            #expect(users.count == round + 1, "round \(round): every user added is there")
+            #expect(users.allSatisfy { $0["blocked"] as? Bool == false })
+
+            // Keys: every acknowledged rotation is listed, exactly one key is active.
+            let keys = try admin.call("admin.listKeys").result?["keys"] as? [[String: Any]] ?? []
+            let kids = Set(keys.compactMap { $0["kid"] as? String })
+            kidsSoFar.formUnion(load.rotatedKids)
+            #expect(kidsSoFar.isSubset(of: kids), "round \(round): acknowledged rotations are listed")
+            #expect(keys.filter { $0["active"] as? Bool == true }.count == 1)
+
+            // And the restarted daemon signs.
+            let signed = try admin.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "after round \(round)", "reason": "crash test", "authLevel": 0, "authenticatorType": 0,
+            ])
+            #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+            if let details = signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
+               let id = details["dataSignatureID"] as? String, let jws = details["payloadSignature"] as? String {
+                ledger.add(id: id, jws: jws)
+            }
+        }
+        #expect(acknowledgedTotal + ledger.drain().count > rounds, "the load signed something")
+        #expect(daemon.stop() == 0)
+    }
+
+    struct LedgerRow {
+        var seq: Int
+        var id: String
+        var jws: String
+        var entryHash: String
+    }
+
+    /// The ledger after `afterSeq` through `admin.exportLedger`.
+    private func exportLedger(_ admin: StepSignConnection, afterSeq: Int) throws -> [LedgerRow] {
+        var out: [LedgerRow] = []
+        var after = afterSeq
+        while true {
+            let reply = try admin.call("admin.exportLedger", ["afterSeq": after, "limit": 10_000])
+            let entries = reply.result?["entries"] as? [[String: Any]] ?? []
+            for entry in entries {
+                out.append(LedgerRow(seq: entry["seq"] as? Int ?? -1, id: entry["signatureID"] as? String ?? "",
+                                     jws: entry["payloadSignature"] as? String ?? "", entryHash: entry["entryHash"] as? String ?? ""))
+                after = entry["seq"] as? Int ?? after
+            }
+            if entries.count < 10_000 { return out }
+        }
+    }
+
+    /// `attemptsLeft` of a level-1 challenge for `user` (opening one counts nothing), then cancelled.
+    private func attemptsLeft(_ connection: StepSignConnection, user: String) throws -> Int {
+        let reply = try connection.call("authenticateUserAndSignData", [
+            "user": user, "payload": "probe", "reason": "probe", "authLevel": 1, "authenticatorType": 0,
+        ])
+        _ = try connection.call("resetAuthenticateUserAndSignDataState")
+        return reply.int("attemptsLeft", of: "getPassword") ?? -1
+    }
+
+    /// The state directory as SIGKILL left it: the database passes `PRAGMA integrity_check`
+    /// (WAL included), every key file is a PEM private key, no temporary file is left over.
+    private func checkFilesAtRest(_ daemon: DaemonHarness, round: Int) throws {
+        let database = daemon.stateDirectory + "/stepsign.sqlite"
+        let check = try Tools.python("""
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            print(db.execute("PRAGMA integrity_check").fetchone()[0])
+            """, database)
+        #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout)\(check.stderr)")
+        let keys = daemon.stateDirectory + "/keys"
+        for name in try FileManager.default.contentsOfDirectory(atPath: keys) {
+            if name.hasSuffix(".tmp") {
+                // A rotation killed between write and rename: tolerated (the next start must ignore it).
+                continue
+            }
+            let text = try String(contentsOfFile: keys + "/" + name, encoding: .utf8)
+            #expect(text.hasPrefix("-----BEGIN PRIVATE KEY-----") && text.hasSuffix("-----END PRIVATE KEY-----\n"),
+                    "round \(round): key file \(name) is whole")
+        }
+    }
+}
+
+/// Signatures acknowledged to clients, across rounds: signature ID → the JWS received.
+private final class Acknowledged: @unchecked Sendable {
+    private let lock = NSLock()
+    private var table: [String: String] = [:]
+
+    func add(id: String, jws: String) { lock.withLock { table[id] = jws } }
+
+    /// The signatures acknowledged since the last call.
+    func drain() -> [String: String] {
+        lock.withLock {
+            defer { table = [:] }
+            return table
+        }
+    }
+}
+
+/// One round's load: threads on their own connections until the daemon dies under them.
+private final class Load: @unchecked Sendable {
+    let socketPath: String
+    let mallory: String
+    let ledger: Acknowledged
+    private let lock = NSLock()
+    private var ids: [String] = []
+    private var kids: [String] = []
+    private var acked = 0
+    private var inFlight = 0
+    private let group = DispatchGroup()
+
+    init(socketPath: String, mallory: String, ledger: Acknowledged) {
+        self.socketPath = socketPath
+        self.mallory = mallory
+        self.ledger = ledger
+    }
+
+    var signatureIDs: [String] { lock.withLock { ids } }
+    var rotatedKids: [String] { lock.withLock { kids } }
+    var failures: (acked: Int, inFlight: Int) { lock.withLock { (acked, inFlight) } }
+
+    func start() {
+        for worker in 0..<3 { spawn { try self.pipelinedLevelZero(worker) } }
+        spawn { try self.passwordSignings() }
+        spawn { try self.wrongPasswords() }
+        spawn { try self.rotations() }
+    }
+
+    func join() { group.wait() }
+
+    private func spawn(_ body: @escaping @Sendable () throws -> Void) {
+        group.enter()
+        Thread.detachNewThread {
+            defer { self.group.leave() }
+            do { try body() } catch {}  // the daemon died under us: expected
+        }
+    }
+
+    private func record(_ reply: ClientReply) {
+        guard reply.statusCode(of: "onAuthenticateUserAndSignData") == 100,
+              let details = reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
+              let id = details["dataSignatureID"] as? String, let jws = details["payloadSignature"] as? String
+        else { return }
+        ledger.add(id: id, jws: jws)
+        lock.withLock { ids.append(id) }
+    }
+
+    /// Batches of 16 level-0 signings sent at once, then their replies.
+    private func pipelinedLevelZero(_ worker: Int) throws {
+        let client = try RawClient(socketPath: socketPath)
+        var batch = 0
+        while true {
+            batch += 1
+            var lines = ""
+            for index in 0..<16 {
+                lines += #"{"id":"\#(worker)-\#(batch)-\#(index)","op":"authenticateUserAndSignData","user":"alice","payload":"load \#(worker) \#(batch) \#(index)","reason":"crash","authLevel":0,"authenticatorType":0}"# + "\n"
+            }
+            try client.send(lines)
+            for _ in 0..<16 { record(try client.reply(timeout: 30)) }
+        }
+    }
+
+    /// Level-1 signings answered with the right password.
+    private func passwordSignings() throws {
+        let client = try RawClient(socketPath: socketPath)
+        while true {
+            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
+            guard challenge.code == 0 else { return }
+            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+        }
+    }
+
+    /// Wrong step-up answers for this round's user, one at a time (at most 60, below max_attempts).
+    private func wrongPasswords() throws {
+        let client = try RawClient(socketPath: socketPath)
+        let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
+        guard challenge.code == 0 else { return }
+        for _ in 0..<60 {
+            lock.withLock { inFlight = 1 }
+            let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, timeout: 30)
+            guard reply.statusCode(of: "getPassword") == 102 else { return }
+            lock.withLock { acked += 1; inFlight = 0 }
+        }
+    }
+
+    /// A key rotation now and then.
+    private func rotations() throws {
+        let client = try RawClient(socketPath: socketPath)
+        while true {
+            usleep(120_000)
+            let reply = try client.call(#"{"id":1,"op":"admin.rotateKey"}"#, timeout: 30)
+            if let kid = reply.result?["activeKid"] as? String { lock.withLock { kids.append(kid) } }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import StepSignClient
+import Testing
+
+/// Hostile clients rather than hostile lines: disconnects mid-request, a thousand connections,
+/// slow senders, a client that never reads, idle sessions. The daemon must keep serving others.
+@Suite("Bad input: hostile clients")
+struct HostileClientTests {
+    private func levelZero(_ payload: String) -> String {
+        #"{"id":"s","op":"authenticateUserAndSignData","user":"alice","payload":"\#(payload)","reason":"hostile","authLevel":0,"authenticatorType":0}"#
+    }
+
+    private func signatures(_ daemon: DaemonHarness) throws -> Int {
+        try daemon.connect().call("status").result?["signatures"] as? Int ?? -1
+    }
+
+    @Test("clients that disconnect mid-line, mid-pipeline or before their signing reply do not disturb the daemon")
+    func disconnects() throws {
+        let daemon = try DaemonHarness()
+        try daemon.addUser()
+        let control = try daemon.connect()
+        let before = try signatures(daemon)
+
+        // Half a line, then gone.
+        do {
+            let client = try RawClient(socketPath: daemon.socketPath)
+            try client.send(#"{"id":1,"op":"authenticateUserAndSign"#)
+        }
+        // A right password sent, the connection closed before the reply.
+        do {
+            let client = try RawClient(socketPath: daemon.socketPath)
+            #expect(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#).code == 0)
+            try client.send(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"# + "\n")
+        }
+        // 100 pipelined level-0 signings, the connection reset at once.
+        do {
+            let client = try RawClient(socketPath: daemon.socketPath)
+            try client.send((0..<100).map { levelZero("p\($0)") + "\n" }.joined())
+            var linger = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        }
+        #expect(try control.call("status").code == 0)
+        // Whatever was signed for the vanished clients is in the ledger, and the chain holds.
+        Thread.sleep(forTimeInterval: 0.5)
+        let after = try signatures(daemon)
+        #expect(after >= before && after <= before + 101)
+        let audit = try control.call("admin.auditVerify")
+        #expect(audit.result?["ok"] as? Bool == true)
+        #expect(audit.result?["entries"] as? Int == after)
+        #expect(try control.call("authenticateUserAndSignData", ["user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0]).code == 0)
+    }
+
+    @Test("1000 simultaneous connections are all served; one more past max_connections gets 14 and is closed")
+    func thousandConnections() throws {
+        let limit = raiseOpenFileLimit(to: 4096)
+        try #require(limit >= 2200, "RLIMIT_NOFILE too low: \(limit)")
+        let daemon = try DaemonHarness(config: "[server]\nmax_connections = 1001")
+        let control = try daemon.connect()  // 1 open
+        var clients: [RawClient] = []
+        for _ in 0..<1000 { clients.append(try RawClient(socketPath: daemon.socketPath)) }  // 1001 open
+        for (index, client) in clients.enumerated() { try client.send(#"{"id":\#(index),"op":"status"}"# + "\n") }
+        var served = 0
+        for (index, client) in clients.enumerated() {
+            let reply = try client.reply(timeout: 60)
+            if reply.code == 0, reply.id as? Int == index { served += 1 }
+        }
+        #expect(served == 1000)
+        let extra = try RawClient(socketPath: daemon.socketPath)
+        let refused = try extra.reply()
+        #expect(refused.code == 14)
+        #expect(extra.next(timeout: 10) == .closed)
+        #expect(try control.call("status").code == 0)
+        clients.removeAll()
+        // Slots free up once those close.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try daemon.connect().call("status").code == 0)
+    }
+
+    @Test("a request dribbled byte by byte is answered, and other clients are served meanwhile")
+    func slowSender() throws {
+        let daemon = try DaemonHarness()
+        let control = try daemon.connect()
+        // Fifty slow-loris connections holding half a request each.
+        var loris: [RawClient] = []
+        for index in 0..<50 {
+            let client = try RawClient(socketPath: daemon.socketPath)
+            try client.send(#"{"id":\#(index),"op":"sta"#)
+            loris.append(client)
+        }
+        let slow = try RawClient(socketPath: daemon.socketPath)
+        let request = Array((levelZero("dribbled") + "\n").utf8)
+        for (offset, byte) in request.enumerated() {
+            try slow.send([byte])
+            usleep(2_000)
+            if offset % 40 == 0 { #expect(try control.call("status").code == 0) }
+        }
+        let reply = try slow.reply()
+        #expect(reply.code == 0)
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        // The slow-loris connections finish their requests late and are still answered.
+        for client in loris { try client.send(#"tus"}"# + "\n") }
+        for client in loris { #expect(try client.reply().code == 0) }
+    }
+
+    @Test("a client that pipelines without reading its replies does not stall the others")
+    func clientThatNeverReads() throws {
+        let daemon = try DaemonHarness()
+        let greedy = try RawClient(socketPath: daemon.socketPath)
+        var flags = fcntl(greedy.fd, F_GETFL)
+        flags |= O_NONBLOCK
+        _ = fcntl(greedy.fd, F_SETFL, flags)
+        // Stuff the socket until the kernel says no: the daemon's replies back up behind it.
+        let chunk = Array(String(repeating: #"{"id":1,"op":"getPublicKeys","format":"pem"}"# + "\n", count: 200).utf8)
+        var sent = 0
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let written = chunk.withUnsafeBytes { send(greedy.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { break }
+            sent += written
+        }
+        #expect(sent > 0)
+        let other = try daemon.connect()
+        for _ in 0..<20 { #expect(try other.call("status", timeout: 10).code == 0) }
+        #expect(try other.call("authenticateUserAndSignData", ["user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0]).code == 0)
+    }
+
+    @Test("a request after idle_timeout_seconds of silence is error 5; the session ended, the connection stays")
+    func idleSession() throws {
+        let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 1")
+        try daemon.addUser()
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#).code == 0)
+        Thread.sleep(forTimeInterval: 2.2)
+        #expect(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#).code == 5)
+        // The challenge is gone with the session: answering it now is error 11.
+        #expect(try client.call(#"{"id":3,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#).code == 11)
+    }
+
+    @Test("an admin operation from a peer that is not an admin is error 13; the connection stays")
+    func notAdmin() throws {
+        let daemon = try DaemonHarness(config: "[access]\nadmin_uids = []")
+        let client = try RawClient(socketPath: daemon.socketPath)
+        for op in ["admin.listUsers", "admin.rotateKey", "admin.exportLedger", "admin.addUser"] {
+            #expect(try client.call(#"{"id":1,"op":"\#(op)"}"#).code == 13, "\(op)")
+        }
+        #expect(try client.call(#"{"id":2,"op":"status"}"#).code == 0)
+    }
+}

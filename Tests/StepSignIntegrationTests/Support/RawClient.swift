@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import StepSignClient
+
+/// A bare Unix-socket client for hostile-input tests: raw bytes out, raw lines back, half-close,
+/// and an honest answer to "did the daemon close?" (StepSignConnection hides those on purpose).
+final class RawClient {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// What the next read saw.
+    enum Next: Equatable {
+        case line([UInt8])
+        case closed
+        case timedOut
+    }
+
+    init(socketPath path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ClientError.system("socket", errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw ClientError.system("connect", code)
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Writes all of `bytes`; throws if the daemon closed the connection meanwhile.
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ClientError.system("send", errno)
+            }
+            offset += written
+        }
+    }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Shuts down the writing side (the daemon sees end of input).
+    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// The next reply line, or whether the daemon closed or said nothing within `timeout` seconds.
+    func next(timeout: Double = 20) -> Next {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return .line(line)
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return .timedOut }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(remaining * 1000) + 1)
+            if ready < 0, errno == EINTR { continue }
+            if ready <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return .closed }  // EOF, or ECONNRESET: the daemon closed
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// The next reply, decoded; throws if there is none.
+    func reply(timeout: Double = 20) throws -> ClientReply {
+        switch next(timeout: timeout) {
+        case let .line(line): return try ClientReply(line: line)
+        case .closed: throw ClientError.closed
+        case .timedOut: throw ClientError.timedOut
+        }
+    }
+
+    /// Sends one request object and returns its reply.
+    func call(_ json: String, timeout: Double = 20) throws -> ClientReply {
+        try send(json + "\n")
+        return try reply(timeout: timeout)
+    }
+}
+
+/// Raises this process's open-file limit (the daemon started afterwards inherits it) to `wanted`
+/// or the hard limit, whichever is lower; returns the soft limit now in force.
+@discardableResult
+func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    if limit.rlim_cur < wanted {
+        limit.rlim_cur = min(wanted, limit.rlim_max)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return limit.rlim_cur
+}
