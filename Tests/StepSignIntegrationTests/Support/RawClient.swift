@@ -100,6 +100,11 @@ func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
     var limit = rlimit()
     getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     if limit.rlim_cur < wanted {
+        // Root may raise the hard limit too; anyone may raise the soft one up to it.
+        if limit.rlim_max < wanted {
+            var raised = rlimit(rlim_cur: wanted, rlim_max: wanted)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return wanted }
+        }
         limit.rlim_cur = min(wanted, limit.rlim_max)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
