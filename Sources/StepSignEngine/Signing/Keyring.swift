@@ -42,8 +42,8 @@ public final class Keyring: Sendable {
         try SecureFile.makeDirectory(directory)
         var records = try await store.signingKeys()
         if records.isEmpty {
-            let kid = try await create(in: directory, passphrase: passphrase, store: store)
-            logger.notice("created the first signing key", metadata: ["kid": "\(kid)"])
+            let created = try await create(in: directory, passphrase: passphrase, store: store)
+            logger.notice("created the first signing key", metadata: ["kid": "\(created.kid)"])
             records = try await store.signingKeys()
         }
         var keys: [Key] = []
@@ -72,13 +72,14 @@ public final class Keyring: Sendable {
     }
 
     /// Writes a new key file, then records it as the active key.
-    private static func create(in directory: String, passphrase: [UInt8]?, store: any StepSignStore) async throws -> String {
+    private static func create(in directory: String, passphrase: [UInt8]?, store: any StepSignStore) async throws -> Key {
         let key = try P256PrivateKey.generate()
         let kid = key.publicKey.thumbprint
         let pem = try key.pkcs8PEM(passphrase: passphrase)
         try SecureFile.writeAtomically(Array(pem.utf8), to: "\(directory)/\(kid).pem", mode: 0o600)
-        try await store.addSigningKey(kid: kid, createdAt: Date())
-        return kid
+        let createdAt = Date()
+        try await store.addSigningKey(kid: kid, createdAt: createdAt)
+        return Key(kid: kid, createdAt: createdAt, isActive: true, publicKey: key.publicKey, privateKey: key)
     }
 
     /// The key new signatures are made with.
@@ -92,12 +93,13 @@ public final class Keyring: Sendable {
 
     /// Makes a new key the active signer; the old ones stay published. Returns the new kid.
     public func rotate() async throws -> String {
-        let kid = try await Self.create(in: directory, passphrase: passphrase, store: store)
-        let fresh = try await Self.open(directory: directory, passphrase: passphrase, store: store, logger: logger)
-        let reloaded = fresh.state.withLock { $0 }
-        state.withLock { $0 = reloaded }
-        logger.notice("rotated the signing key", metadata: ["kid": "\(kid)"])
-        return kid
+        let created = try await Self.create(in: directory, passphrase: passphrase, store: store)
+        state.withLock { state in
+            state.keys = state.keys.map { var key = $0; key.isActive = false; return key } + [created]
+            state.active = created
+        }
+        logger.notice("rotated the signing key", metadata: ["kid": "\(created.kid)"])
+        return created.kid
     }
 }
 
