@@ -20,28 +20,25 @@ PASSWORD = "Maple-Ferret-92"
 ISSUER = "https://idv.example.test"
 
 
+def write_key_pair(directory, name):
+    """A new P-256 key: its PKCS#8 private PEM and SPKI public PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    private, public = os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}-public.pem")
+    with open(private, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    with open(public, "wb") as f:
+        f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo))
+    return private, public
+
+
 @pytest.fixture()
 def setup():
     """A daemon with IDV configured, a user 'dana', a device key and an IDV key on disk."""
     with tempfile.TemporaryDirectory() as directory:
-        idv_key = ec.generate_private_key(ec.SECP256R1())
-        idv_private = os.path.join(directory, "idv.pem")
-        with open(idv_private, "wb") as f:
-            f.write(idv_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
-        idv_public = os.path.join(directory, "idv-public.pem")
-        with open(idv_public, "wb") as f:
-            f.write(idv_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
-        device = ec.generate_private_key(ec.SECP256R1())
-        device_private = os.path.join(directory, "device.pem")
-        with open(device_private, "wb") as f:
-            f.write(device.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                         serialization.NoEncryption()))
-        device_public = os.path.join(directory, "device-public.pem")
-        with open(device_public, "wb") as f:
-            f.write(device.public_key().public_bytes(serialization.Encoding.PEM,
-                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+        idv_private, idv_public = write_key_pair(directory, "idv")
+        device_private, device_public = write_key_pair(directory, "device")
         # The IDV "server": PyJWT signs an assertion for the nonce it is given.
         idv_command = os.path.join(directory, "idv-assert")
         with open(idv_command, "w") as f:
@@ -105,14 +102,10 @@ def test_sign_without_the_device_key_falls_back_to_the_password(setup):
 
 
 def test_a_device_key_that_is_not_enrolled_is_refused_by_the_cli(setup):
-    other = ec.generate_private_key(ec.SECP256R1())
     enrolled_pub = setup["device_public"]
     assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", enrolled_pub,
                "--password-file", setup["password_file"]).returncode == 0
-    path = os.path.join(setup["dir"], "other.pem")
-    with open(path, "wb") as f:
-        f.write(other.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
+    path, _ = write_key_pair(setup["dir"], "other")
     signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p", "--device-key", path)
     assert signed.returncode != 0
     assert "not one of the user's device keys" in signed.stderr
