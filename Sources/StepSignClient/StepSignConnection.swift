@@ -17,10 +17,12 @@ public final class StepSignConnection {
     /// Connects to the daemon's socket at `path`.
     public init(socketPath path: String) throws {
         // Connect first: once `fd` is assigned this object owns it, and `deinit` closes it.
-        fd = try Self.connect(path)
+        fd = try Self.connectedSocket(path: path)
     }
 
-    private static func connect(_ path: String) throws -> Int32 {
+    /// A stream socket connected to `path`, for callers that need the raw descriptor (tests
+    /// of hostile clients); the caller owns it and must close it.
+    public static func connectedSocket(path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError.system("socket", errno) }
         var address = sockaddr_un()
