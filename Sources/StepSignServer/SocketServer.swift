@@ -61,7 +61,8 @@ public final class SocketServer: Service, Sendable {
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
                         let open = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-                        group.addTask {
+                        let executor = EventLoopTaskExecutor(connection.0.channel.eventLoop)
+                        group.addTask(executorPreference: executor) {
                             defer { self.openConnections.wrappingSubtract(1, ordering: .relaxed) }
                             await self.serve(connection, open: open)
                         }
