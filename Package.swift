@@ -54,6 +54,7 @@ let package = Package(
                 "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage", "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(

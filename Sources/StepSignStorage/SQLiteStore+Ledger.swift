@@ -33,7 +33,7 @@ extension SQLiteStore {
         }
     }
 
-    public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
+    public func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         let tail = ledgerTail
         // Returned entries carry the time as it will read back from the row.
@@ -41,7 +41,7 @@ extension SQLiteStore {
         let createdAt = Date(storageSeconds: createdSeconds)
         // The writer connection runs one access at a time, so reading the tail, inserting
         // and updating the cache below cannot interleave with another append.
-        return try await pool.writeWithoutTransaction { db in
+        return try pool.writeWithoutTransaction { db in
             var entries: [LedgerEntry] = []
             entries.reserveCapacity(batch.count)
             var newTail: LedgerTail.State?

@@ -110,7 +110,11 @@ public protocol StepSignStore: Sendable {
     /// Assigns consecutive sequence numbers after the last entry and chains the hashes
     /// with ``LedgerChain/entryHash(previous:jws:)``. Returns the stored entries, in batch
     /// order, only after the commit is durable. Nothing is stored if it throws.
-    func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry]
+    ///
+    /// Blocks the calling thread until the commit is durable: the engine calls it from its
+    /// ledger writer's own thread, never from an event loop or the cooperative pool, so the
+    /// hot path pays no thread hop per batch.
+    func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry]
 
     /// The entry with this signature ID, or nil.
     func ledgerEntry(signatureID: String) async throws -> LedgerEntry?

@@ -8,7 +8,7 @@ import Testing
 @Suite struct LedgerTamperTests {
     func tampered(_ sql: String) async throws -> LedgerAudit {
         try await withStore { store, _ async throws in
-            _ = try await store.appendLedger(ledgerBatch(1..<11))
+            _ = try store.appendLedger(ledgerBatch(1..<11))
             try await store.executeRawSQL("""
                 DROP TRIGGER ledger_no_update;
                 DROP TRIGGER ledger_no_delete;
@@ -20,7 +20,7 @@ import Testing
 
     @Test func theLedgerRefusesUpdatesAndDeletesThroughSQL() async throws {
         try await withStore { store, _ async throws in
-            _ = try await store.appendLedger(ledgerBatch(1..<3))
+            _ = try store.appendLedger(ledgerBatch(1..<3))
             await #expect(throws: (any Error).self) {
                 try await store.executeRawSQL("UPDATE ledger SET jws = 'x' WHERE seq = 1")
             }

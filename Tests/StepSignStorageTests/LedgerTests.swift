@@ -8,14 +8,14 @@ import Testing
         try await withStore { store, _ async throws in
             #expect(try await store.ledgerCount() == 0)
             #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 0, firstBadSeq: nil))
-            #expect(try await store.appendLedger([]).isEmpty)
+            #expect(try store.appendLedger([]).isEmpty)
         }
     }
 
     @Test func aBatchGetsSequenceNumbersOneToNAndAChainedHash() async throws {
         try await withStore { store, _ async throws in
             let batch = ledgerBatch(1..<6)
-            let entries = try await store.appendLedger(batch)
+            let entries = try store.appendLedger(batch)
             #expect(entries.map(\.seq) == [1, 2, 3, 4, 5])
             #expect(entries.map(\.signatureID) == batch.map(\.signatureID))
             #expect(entries.first?.prevHash == LedgerChain.genesisHash)
@@ -33,7 +33,7 @@ import Testing
 
     @Test func storedEntriesEqualTheReturnedOnes() async throws {
         try await withStore { store, _ async throws in
-            let entries = try await store.appendLedger(ledgerBatch(1..<4))
+            let entries = try store.appendLedger(ledgerBatch(1..<4))
             let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
             #expect(stored == entries)
             let second = try #require(entries.dropFirst().first)
@@ -45,8 +45,8 @@ import Testing
 
     @Test func consecutiveBatchesContinueTheChain() async throws {
         try await withStore { store, _ async throws in
-            let first = try await store.appendLedger(ledgerBatch(1..<4))
-            let second = try await store.appendLedger(ledgerBatch(4..<6))
+            let first = try store.appendLedger(ledgerBatch(1..<4))
+            let second = try store.appendLedger(ledgerBatch(4..<6))
             #expect(second.map(\.seq) == [4, 5])
             #expect(second.first?.prevHash == first.last?.entryHash)
             #expect(try await store.auditLedger().ok)
@@ -57,12 +57,12 @@ import Testing
         let directory = try TemporaryStateDirectory()
         defer { directory.cleanUp() }
         let first = try directory.open()
-        let before = try await first.appendLedger(ledgerBatch(1..<4))
+        let before = try first.appendLedger(ledgerBatch(1..<4))
         try await first.close()
 
         let second = try directory.open()
         #expect(try await second.ledgerCount() == 3)
-        let after = try await second.appendLedger(ledgerBatch(4..<6))
+        let after = try second.appendLedger(ledgerBatch(4..<6))
         #expect(after.map(\.seq) == [4, 5])
         #expect(after.first?.prevHash == before.last?.entryHash)
         #expect(try await second.auditLedger() == LedgerAudit(ok: true, entries: 5, firstBadSeq: nil))
@@ -76,9 +76,9 @@ import Testing
         defer { directory.cleanUp() }
         let one = try directory.open()
         let two = try directory.open()
-        _ = try await one.appendLedger(ledgerBatch(1..<3))
-        _ = try await two.appendLedger(ledgerBatch(3..<5))
-        let last = try await one.appendLedger(ledgerBatch(5..<7))
+        _ = try one.appendLedger(ledgerBatch(1..<3))
+        _ = try two.appendLedger(ledgerBatch(3..<5))
+        let last = try one.appendLedger(ledgerBatch(5..<7))
         #expect(last.map(\.seq) == [5, 6])
         #expect(try await two.auditLedger() == LedgerAudit(ok: true, entries: 6, firstBadSeq: nil))
         try await one.close()
@@ -87,7 +87,7 @@ import Testing
 
     @Test func pagingReturnsEntriesAfterASequenceNumberInOrder() async throws {
         try await withStore { store, _ async throws in
-            _ = try await store.appendLedger(ledgerBatch(1..<11))
+            _ = try store.appendLedger(ledgerBatch(1..<11))
             #expect(try await store.ledgerEntries(afterSeq: 0, limit: 4).map(\.seq) == [1, 2, 3, 4])
             #expect(try await store.ledgerEntries(afterSeq: 4, limit: 4).map(\.seq) == [5, 6, 7, 8])
             #expect(try await store.ledgerEntries(afterSeq: 8, limit: 4).map(\.seq) == [9, 10])
@@ -98,13 +98,13 @@ import Testing
 
     @Test func aDuplicateSignatureIdRejectsTheWholeBatch() async throws {
         try await withStore { store, _ async throws in
-            _ = try await store.appendLedger(ledgerBatch(1..<3))
+            _ = try store.appendLedger(ledgerBatch(1..<3))
             let batch = [ledgerAppend(3), ledgerAppend(1)]
-            await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
-                try await store.appendLedger(batch)
+            #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
+                try store.appendLedger(batch)
             }
             #expect(try await store.ledgerCount() == 2)
-            let next = try await store.appendLedger([ledgerAppend(3)])
+            let next = try store.appendLedger([ledgerAppend(3)])
             #expect(next.map(\.seq) == [3])
             #expect(try await store.auditLedger().ok)
         }
@@ -114,7 +114,7 @@ import Testing
         try await withStore { store, _ async throws in
             try await withThrowingTaskGroup(of: [LedgerEntry].self) { group in
                 for task in 0..<8 {
-                    group.addTask { try await store.appendLedger(ledgerBatch(task * 50..<(task + 1) * 50)) }
+                    group.addTask { try store.appendLedger(ledgerBatch(task * 50..<(task + 1) * 50)) }
                 }
                 var seqs: [Int64] = []
                 for try await entries in group {
@@ -131,7 +131,7 @@ import Testing
             let total = 20_000
             var expectedSeq: Int64 = 1
             for start in stride(from: 0, to: total, by: 100) {
-                let entries = try await store.appendLedger(ledgerBatch(start..<start + 100))
+                let entries = try store.appendLedger(ledgerBatch(start..<start + 100))
                 for entry in entries {
                     #expect(entry.seq == expectedSeq)
                     expectedSeq += 1

@@ -1,53 +1,101 @@
+import NIOConcurrencyHelpers
 import StepSignStorage
+import class Foundation.Thread
 
-/// Appends signatures to the ledger with group commit.
+/// Appends signatures to the ledger with group commit, on a thread of its own.
 ///
-/// Callers wait for their own row; while one transaction is being committed, new rows queue
-/// up and go into the next one together. A row is acknowledged only after the transaction
-/// that holds it is durably committed (SPEC §5), and throughput does not collapse to one
-/// `fsync` per signature.
-actor LedgerWriter {
+/// Callers queue their row and wait; the writer thread takes every queued row (up to
+/// `maxBatch`), commits them in one durable transaction and resumes each caller with its
+/// entry. While one transaction commits, new rows queue up for the next, so throughput does
+/// not collapse to one `fsync` per signature, and a row is acknowledged only after the
+/// transaction that holds it is durable (SPEC §5).
+///
+/// Why a thread and not an actor: the commit blocks (SQLite, `fdatasync`), and an actor would
+/// add two thread hops per row (to the actor and back) plus one per batch to the store's own
+/// queue. Here a caller takes a lock once and is resumed once, on its own executor.
+/// The thread starts with the first row and ends after `idleSeconds` without rows, so an
+/// engine needs no explicit shutdown.
+final class LedgerWriter: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
 
     private let store: any StepSignStore
-    private var queue: [(LedgerAppend, Waiter)] = []
-    private var flushing = false
     /// The most rows one transaction takes, so one commit never holds callers too long.
     private let maxBatch = 1024
+    /// How long the thread waits for rows before it ends.
+    private let idleSeconds: Double
 
-    init(store: any StepSignStore) {
+    /// Guards the three properties below; its value is "`queue` is not empty".
+    private let condition = ConditionLock(value: false)
+    private var queue: [(LedgerAppend, Waiter)] = []
+    private var threadRunning = false
+    private var idleThreadsEnded = 0
+
+    /// How many writer threads have ended after being idle (for tests).
+    var threadsEnded: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return idleThreadsEnded
+    }
+
+    init(store: any StepSignStore, idleSeconds: Double = 2) {
         self.store = store
+        self.idleSeconds = idleSeconds
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes).
     func append(_ entry: LedgerAppend) async throws -> LedgerEntry {
         try await withCheckedThrowingContinuation { (waiter: Waiter) in
+            condition.lock()
             queue.append((entry, waiter))
-            if !flushing {
-                flushing = true
-                Task { await self.flush() }
+            let startThread = !threadRunning
+            threadRunning = true
+            condition.unlock(withValue: true)
+            if startThread {
+                let thread = Thread { self.run() }
+                thread.name = "stepsign-ledger"
+                thread.start()
             }
         }
     }
 
-    private func flush() async {
-        while !queue.isEmpty {
-            let count = min(queue.count, maxBatch)
-            let batch = Array(queue.prefix(count))
-            queue.removeFirst(count)
-            do {
-                let stored = try await store.appendLedger(batch.map(\.0))
-                guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
-                for (waiter, entry) in zip(batch.map(\.1), stored) {
-                    waiter.resume(returning: entry)
-                }
-            } catch {
-                for (_, waiter) in batch {
-                    waiter.resume(throwing: error)
-                }
+    /// The writer thread: commits batches until no row comes for `idleSeconds`.
+    private func run() {
+        while let batch = nextBatch() {
+            commit(batch)
+        }
+    }
+
+    /// Waits for rows and takes up to `maxBatch` of them; nil ends the thread.
+    private func nextBatch() -> [(LedgerAppend, Waiter)]? {
+        if !condition.lock(whenValue: true, timeoutSeconds: idleSeconds) {
+            // Timed out; a row may have come in between, so decide under the lock.
+            condition.lock()
+            guard !queue.isEmpty else {
+                threadRunning = false
+                idleThreadsEnded += 1
+                condition.unlock()
+                return nil
             }
         }
-        flushing = false
+        let count = min(queue.count, maxBatch)
+        let batch = Array(queue.prefix(count))
+        queue.removeFirst(count)
+        condition.unlock(withValue: !queue.isEmpty)
+        return batch
+    }
+
+    private func commit(_ batch: [(LedgerAppend, Waiter)]) {
+        do {
+            let stored = try store.appendLedger(batch.map(\.0))
+            guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
+            for ((_, waiter), entry) in zip(batch, stored) {
+                waiter.resume(returning: entry)
+            }
+        } catch {
+            for (_, waiter) in batch {
+                waiter.resume(throwing: error)
+            }
+        }
     }
 }
 

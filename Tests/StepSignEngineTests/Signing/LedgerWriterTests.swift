@@ -1,0 +1,63 @@
+import Foundation
+@testable import StepSignEngine
+import StepSignFormat
+import StepSignStorage
+import Testing
+
+/// The group-commit writer against a real SQLite store in a temp directory.
+@Suite("Ledger writer")
+struct LedgerWriterTests {
+    let store: SQLiteStore
+
+    init() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-writer-\(UUID().uuidString)").path
+        store = try SQLiteStore.open(stateDirectory: directory)
+    }
+
+    func row(_ index: Int) -> LedgerAppend {
+        LedgerAppend(signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index), user: "alice",
+                     iat: 1_750_000_000, kid: "kid-1", jws: "header.claims\(index).sig",
+                     peer: LedgerPeer(uid: 1000, pid: 42, comm: "tester"), authLevel: 0)
+    }
+
+    @Test("rows appended at once are each committed once, numbered 1...n with no gaps")
+    func concurrentRows() async throws {
+        let writer = LedgerWriter(store: store)
+        let seqs = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await writer.append(self.row(index)).seq }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(seqs.sorted() == Array(1...200))
+        #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 200, firstBadSeq: nil))
+    }
+
+    @Test("a row is readable from the store when its append returns")
+    func durableBeforeReturn() async throws {
+        let writer = LedgerWriter(store: store)
+        let entry = try await writer.append(row(1))
+        #expect(try await store.ledgerEntry(signatureID: entry.signatureID) == entry)
+    }
+
+    @Test("the writer thread ends when idle and the next row starts a new one")
+    func idleThreadEndsAndRestarts() async throws {
+        let writer = LedgerWriter(store: store, idleSeconds: 0.05)
+        _ = try await writer.append(row(1))
+        for _ in 0..<100 where writer.threadsEnded == 0 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(writer.threadsEnded == 1)
+        #expect(try await writer.append(row(2)).seq == 2)
+    }
+
+    @Test("a batch the store refuses fails its callers, and later rows still commit")
+    func failedBatch() async throws {
+        let writer = LedgerWriter(store: store)
+        _ = try await writer.append(row(1))
+        await #expect(throws: StorageError.duplicateSignatureID(row(1).signatureID)) {
+            try await writer.append(row(1))
+        }
+        #expect(try await writer.append(row(2)).seq == 2)
+    }
+}
