@@ -116,6 +116,7 @@ let package = Package(
             name: "StepSignServerTests",
             dependencies: ["StepSignServer", .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
+        .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
         .testTarget(
             name: "StepSignIntegrationTests",
             dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport"]

@@ -2,13 +2,17 @@
 import Glibc
 #endif
 import Logging
-import struct Foundation.Date
 
 /// Writes each log record as one logfmt line on stderr, for journald:
 /// `ts=… level=info msg="signed" user=alice signatureID=…`.
 ///
-/// Values are quoted when they contain spaces, quotes or `=`, and newlines are escaped, so
-/// one record is always one line. Callers never pass secrets to the logger.
+/// Values are quoted when they are empty or contain spaces, quotes, `=`, backslashes or
+/// control characters; inside quotes, `"` and `\` are escaped and control characters are
+/// written as `\n`, `\r`, `\t` or `\u00XX`, so one record is always one line. Keys are
+/// sorted. Each line goes out in one `write(2)`. Callers never pass secrets to the logger.
+///
+/// Built byte by byte into one buffer: one `signed` line is written per signature, so this
+/// is on the signing hot path.
 struct LogfmtLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
@@ -25,44 +29,108 @@ struct LogfmtLogHandler: LogHandler {
 
     func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
              source: String, file: String, function: String, line: UInt) {
-        var line = "ts=\(Self.timestamp()) level=\(level) msg=\(Self.quote(message.description))"
-        let merged = metadata.merging(explicit ?? [:]) { $1 }
-        for key in merged.keys.sorted() {
-            line += " \(key)=\(Self.quote(merged[key]!.description))"
-        }
-        line += "\n"
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        var out = Self.line(level: level, message: message.description,
+                            metadata: Self.merge(metadata, explicit ?? [:]), at: Self.now())
+        _ = out.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
 
-    private static func quote(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline || $0 == "\\" }
-        guard needsQuotes else { return value }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(scalar)
+    /// The handler's metadata with the call's on top (no copy when either is empty).
+    private static func merge(_ base: Logger.Metadata, _ explicit: Logger.Metadata) -> Logger.Metadata {
+        if base.isEmpty { return explicit }
+        if explicit.isEmpty { return base }
+        return base.merging(explicit) { $1 }
+    }
+
+    /// The whole line, newline included.
+    static func line(level: Logger.Level, message: String, metadata: Logger.Metadata, at time: timespec) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + 64 * metadata.count)
+        out.append(contentsOf: "ts=".utf8)
+        appendTimestamp(time, to: &out)
+        out.append(contentsOf: " level=".utf8)
+        out.append(contentsOf: level.rawValue.utf8)
+        out.append(contentsOf: " msg=".utf8)
+        appendValue(message, to: &out)
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: key.utf8)
+            out.append(UInt8(ascii: "="))
+            appendValue(value.description, to: &out)
+        }
+        out.append(UInt8(ascii: "\n"))
+        return out
+    }
+
+    /// Appends `value`, quoted and escaped only when it has to be.
+    static func appendValue(_ value: String, to out: inout [UInt8]) {
+        let utf8 = value.utf8
+        let plain = !utf8.isEmpty && (utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsQuoting) }
+            ?? !utf8.contains(where: needsQuoting))
+        guard !plain else {
+            out.append(contentsOf: utf8)
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20, 0x7F:
+                out.append(contentsOf: #"\u00"#.utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            default: out.append(byte)
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 
-    private static func timestamp() -> String {
+    private static func needsQuoting(_ byte: UInt8) -> Bool {
+        byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "=")
+            || byte == UInt8(ascii: "\\")
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func now() -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
+        return now
+    }
+
+    /// `2026-11-21T12:43:04.123Z` (UTC, milliseconds).
+    static func appendTimestamp(_ time: timespec, to out: inout [UInt8]) {
+        var seconds = time.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let millis = now.tv_nsec / 1_000_000
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mday), width: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendDigits(Int(parts.tm_hour), width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_min), width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_sec), width: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        appendDigits(time.tv_nsec / 1_000_000, width: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// `value` in decimal, zero-padded to at least `width` digits (`value` ≥ 0).
+    private static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var rest = max(0, value)
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        for _ in digits.count..<max(width, digits.count) { out.append(UInt8(ascii: "0")) }
+        out.append(contentsOf: digits.reversed())
     }
 }
