@@ -8,6 +8,7 @@
 //   stepsign-loadgen agent  --socket P --connections N --window W --requests R --seconds S [--payload-bytes 200]
 //   stepsign-loadgen level1 --socket P --user U --password-file F --iterations K
 //   stepsign-loadgen scrypt --n N --r R --p P --iterations K
+//   stepsign-loadgen es256  --seconds S [--payload-bytes 300]  (in-process P256PrivateKey.signatureES256, one thread)
 //   stepsign-loadgen hold   --socket P --connections N --seconds S     (opens N connections, one request each, holds them)
 //
 // `sign` speaks stepsign's line protocol (level-0 authenticateUserAndSignData); `agent` speaks
@@ -417,7 +418,7 @@ func loadFields(_ result: LoadResult, connections: Int, window: Int) -> [(String
 // MARK: - Modes
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2 else { fail("usage: stepsign-loadgen sign|agent|level1|scrypt|hold --option value ...") }
+guard arguments.count >= 2 else { fail("usage: stepsign-loadgen sign|agent|level1|scrypt|es256|hold --option value ...") }
 let options = Options(arguments.dropFirst(2))
 let cpuStart = cpuSeconds()
 let wallStart = monotonicNanoseconds()
@@ -502,6 +503,22 @@ case "scrypt":
     report([("mode", "scrypt"), ("n", "\(parameters.n)"), ("r", "\(parameters.r)"), ("p", "\(parameters.p)"),
             ("completed", "\(sorted.count)"), ("mean_ms", fmt(mean)), ("p50_ms", fmt(percentile(sorted, 0.5))),
             ("min_ms", fmt(percentile(sorted, 0)))],
+           cpuStart: cpuStart, wallStart: wallStart)
+
+case "es256":
+    // The bare cost of one ES256 signature in this process, through StepSignCrypto (SHA-256
+    // then EVP_PKEY_sign), on one thread: what the daemon pays per signature before any
+    // protocol, engine or ledger work. Compare with `openssl speed ecdsap256`.
+    let key = try P256PrivateKey.generate()
+    let message = payload(0, bytes: options.int("payload-bytes", 300))
+    let deadline = monotonicNanoseconds() + UInt64(options.double("seconds", 3) * 1e9)
+    var count = 0
+    while monotonicNanoseconds() < deadline {
+        for _ in 0..<100 { _ = try key.signatureES256(for: message) }
+        count += 100
+    }
+    let elapsed = Double(monotonicNanoseconds() - wallStart) / 1e9
+    report([("mode", "es256"), ("completed", "\(count)"), ("sign_per_s", fmt(Double(count) / elapsed, 1))],
            cpuStart: cpuStart, wallStart: wallStart)
 
 case "hold":
