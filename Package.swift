@@ -92,8 +92,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The load generator of scripts/bench: POSIX sockets and poll(), StepSignCrypto for scrypt.
-        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto"]),
+        // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
+        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CSystemShims"]),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
         // it replays corpus and regression files (the regression test runs it).
         .executableTarget(
