@@ -47,7 +47,7 @@ struct EngineFlowTests {
         #expect(status.code == .success)
         let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
         #expect(claims.sub == "alice" && claims.authenticatorUsed == "password")
-        #expect(session.signatureIDs == [details.dataSignatureID])
+        #expect(session.signatureIDs.count == 1 && session.signatureIDs.contains(details.dataSignatureID))
         #expect(session.pending == nil)
     }
 

@@ -14,8 +14,9 @@ public struct Session: Sendable {
     var login: Login?
     /// The challenge the client must answer next, if any.
     var pending: PendingChallenge?
-    /// Signature IDs made in this session: `getSignature` serves them to it.
-    var signatureIDs: Set<String> = []
+    /// Signature IDs made in this session (the latest ``RecentSignatureIDs/capacity``):
+    /// `getSignature` serves them to it.
+    var signatureIDs = RecentSignatureIDs()
     /// When the last request arrived.
     public var lastActivity: Date
 
