@@ -10,11 +10,12 @@ public enum JSONString {
     public static func append(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         let utf8 = text.utf8
-        let plain = utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscape) }
-            ?? !utf8.contains(where: needsEscape)
-        if plain {
-            out.append(contentsOf: utf8)
-        } else {
+        let copied = utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        } ?? false
+        if !copied {
             for byte in utf8 {
                 appendEscaped(byte, to: &out)
             }

@@ -14,13 +14,29 @@ struct SigningRequest: Sendable {
     /// Checks payload and reason as SPEC §3.2 sets them: 1–500 and 1–100 characters, not blank.
     /// The reason must also be one line (it is a line of the LDA challenge text).
     static func validate(text: String, name: String, limit: Int, singleLine: Bool = false) throws(StepSignError) {
-        let count = text.count
+        let count = characterCount(text)
         guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
         guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
         guard text.contains(where: { !$0.isWhitespace }) else { throw .invalid("\"\(name)\" must not be blank") }
         if singleLine, text.unicodeScalars.contains(where: Self.isHidden) {
             throw .invalid("\"\(name)\" must be one line without control or format characters")
         }
+    }
+
+    /// `text.count` (extended grapheme clusters), without grapheme breaking when `text` is
+    /// ASCII: there, every scalar is one character except that `"\r\n"` is one.
+    static func characterCount(_ text: String) -> Int {
+        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            var pairs = 0
+            var previous: UInt8 = 0
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                if byte == 0x0A, previous == 0x0D { pairs += 1 }
+                previous = byte
+            }
+            return bytes.count - pairs
+        }
+        return (ascii ?? nil) ?? text.count
     }
 
     /// Characters that break a line or change how a line displays (controls, line and
@@ -34,7 +50,7 @@ struct SigningRequest: Sendable {
 
     func details(signature: String = "", signatureID: String = "", authenticatorUsed: String) -> SigningDetails {
         SigningDetails(
-            dataPayload: payload, dataPayloadLength: payload.count, reason: reason,
+            dataPayload: payload, dataPayloadLength: Self.characterCount(payload), reason: reason,
             payloadSignature: signature, dataSignatureID: signatureID,
             authLevel: authLevel, authenticatorType: authenticatorType, authenticatorUsed: authenticatorUsed
         )

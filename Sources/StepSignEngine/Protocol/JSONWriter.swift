@@ -5,7 +5,7 @@ public enum JSONWriter {
     /// The UTF-8 bytes of `value`.
     public static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256)
+        out.reserveCapacity(2048) // a signing reply is about 1.3 KB; one allocation
         write(value, into: &out)
         return out
     }

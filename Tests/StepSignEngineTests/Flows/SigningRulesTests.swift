@@ -27,6 +27,13 @@ struct SigningRulesTests {
         }
     }
 
+    @Test("the character count is String.count, for ASCII and for everything else",
+          arguments: ["", "a", "abc", "a\r\nb", "\r\n\r\n", "\n\r", "\r\r\n", "tab\tand\u{7F}del", "é", "e\u{301}x",
+                      "👨‍👩‍👧‍👦 family", "🇫🇷🇩🇪", "a\r\né\r\n", "\u{0}\u{1F}"])
+    func characterCount(text: String) {
+        #expect(SigningRequest.characterCount(text) == text.count)
+    }
+
     @Test("blank text is refused", arguments: [" ", "\t\n", "\u{00A0}", "\u{3000}"])
     func blank(text: String) {
         #expect(throws: StepSignError.self) { try SigningRequest.validate(text: text, name: "reason", limit: 100) }
