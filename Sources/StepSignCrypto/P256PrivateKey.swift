@@ -115,7 +115,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     private func signDER(_ message: UnsafeBufferPointer<UInt8>) throws(OpenSSLError) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         var digestLength: UInt32 = 0
-        try check(EVP_Digest(message.baseAddress, message.count, &digest, &digestLength, EVP_sha256(), nil), "EVP_Digest")
+        try check(EVP_Digest(message.baseAddress, message.count, &digest, &digestLength, SHA256.algorithm, nil), "EVP_Digest")
         let ctx = try signingContexts.take()
         var der = [UInt8](repeating: 0, count: 80) // ECDSA-Sig-Value for P-256 is at most 72 bytes
         var length = der.count

@@ -92,7 +92,7 @@ public final class P256PublicKey: @unchecked Sendable {
             return false
         }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else {
+        guard EVP_DigestVerifyInit(ctx, nil, SHA256.algorithm, nil, pkey) == 1 else {
             ERR_clear_error()
             return false
         }

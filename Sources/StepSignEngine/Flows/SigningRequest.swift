@@ -17,8 +17,8 @@ struct SigningRequest: Sendable {
         let count = characterCount(text)
         guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
         guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
-        guard text.contains(where: { !$0.isWhitespace }) else { throw .invalid("\"\(name)\" must not be blank") }
-        if singleLine, text.unicodeScalars.contains(where: Self.isHidden) {
+        guard !isBlank(text) else { throw .invalid("\"\(name)\" must not be blank") }
+        if singleLine, hasHiddenCharacters(text) {
             throw .invalid("\"\(name)\" must be one line without control or format characters")
         }
     }
@@ -37,6 +37,34 @@ struct SigningRequest: Sendable {
             return bytes.count - pairs
         }
         return (ascii ?? nil) ?? text.count
+    }
+
+    /// Whether `text` is only whitespace (`Character.isWhitespace`). ASCII text is checked
+    /// byte by byte (its whitespace is tab through carriage return, and space).
+    static func isBlank(_ text: String) -> Bool {
+        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var blank = true
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                if byte != 0x20, !(0x09...0x0D).contains(byte) { blank = false }
+            }
+            return blank
+        }
+        return (ascii ?? nil) ?? !text.contains { !$0.isWhitespace }
+    }
+
+    /// Whether `text` has a scalar `isHidden` refuses. In ASCII those are the controls
+    /// (below 0x20, and 0x7F).
+    static func hasHiddenCharacters(_ text: String) -> Bool {
+        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var hidden = false
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                if byte < 0x20 || byte == 0x7F { hidden = true }
+            }
+            return hidden
+        }
+        return (ascii ?? nil) ?? text.unicodeScalars.contains(where: isHidden)
     }
 
     /// Characters that break a line or change how a line displays (controls, line and

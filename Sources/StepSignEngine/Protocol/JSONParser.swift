@@ -24,15 +24,22 @@ public struct JSONParser {
 
     /// Parses exactly one JSON value, surrounded by optional whitespace.
     public static func parse(_ input: some Collection<UInt8>) throws(JSONParser.Error) -> JSONValue {
-        let array = Array(input)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParser.Error) -> JSONValue in
-            var parser = JSONParser(bytes: buffer)
-            parser.skipWhitespace()
-            let value = try parser.parseValue()
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.fail("unexpected data after the value") }
-            return value
+        // Parse in place when the bytes are contiguous (a NIO ByteBuffer's view is), else copy.
+        let parsed = input.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParser.Error) in try parse(buffer) }
+        } ?? Array(input).withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParser.Error) in try parse(buffer) }
         }
+        return try parsed.get()
+    }
+
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParser.Error) -> JSONValue {
+        var parser = JSONParser(bytes: buffer)
+        parser.skipWhitespace()
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.fail("unexpected data after the value") }
+        return value
     }
 
     private func fail(_ reason: String) -> Error {

@@ -34,6 +34,14 @@ struct SigningRulesTests {
         #expect(SigningRequest.characterCount(text) == text.count)
     }
 
+    @Test("the ASCII shortcuts agree with the Unicode rules",
+          arguments: ["", " ", "\t\n\u{0B}\u{0C}\r ", "a", " a ", "\u{1F}", "x\u{7F}", "tab\there", "\u{00A0}", "é ",
+                      "\u{2028}", "\u{200E}x", "\u{3000}", "plain text, 42."])
+    func asciiShortcuts(text: String) {
+        #expect(SigningRequest.isBlank(text) == !text.contains { !$0.isWhitespace })
+        #expect(SigningRequest.hasHiddenCharacters(text) == text.unicodeScalars.contains(where: SigningRequest.isHidden))
+    }
+
     @Test("blank text is refused", arguments: [" ", "\t\n", "\u{00A0}", "\u{3000}"])
     func blank(text: String) {
         #expect(throws: StepSignError.self) { try SigningRequest.validate(text: text, name: "reason", limit: 100) }
