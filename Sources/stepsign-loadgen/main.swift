@@ -446,6 +446,8 @@ func loadFields(_ result: LoadResult, connections: Int, window: Int) -> [(String
         ("throughput", fmt(Double(result.completed) / max(result.seconds, 1e-9), 1)),
         ("p50_ms", fmt(percentile(sorted, 0.50))), ("p99_ms", fmt(percentile(sorted, 0.99))),
         ("max_ms", fmt(percentile(sorted, 1.0))),
+        ("p10_ms", fmt(percentile(sorted, 0.10))), ("p90_ms", fmt(percentile(sorted, 0.90))),
+        ("p95_ms", fmt(percentile(sorted, 0.95))), ("p999_ms", fmt(percentile(sorted, 0.999))),
     ]
 }
 
