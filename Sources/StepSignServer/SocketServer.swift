@@ -13,7 +13,10 @@ import typealias Foundation.TimeInterval
 /// The Unix-socket front of the daemon: the line protocol of SPEC §3 over a stream socket.
 ///
 /// Each connection is a session; its requests run one after another, so replies come in
-/// request order however many a client pipelines. Connections run concurrently; one past
+/// request order however many a client pipelines. A connection's task prefers its channel's
+/// event loop as executor, so a request is read, handled and answered on one thread; the
+/// engine sends blocking work (scrypt, key files, child processes) to `NIOThreadPool` and
+/// ledger commits to the ledger writer's thread. Connections run concurrently; one past
 /// `server.max_connections` gets one reply with error 14 and is closed. On graceful shutdown
 /// the listener closes, each connection stops reading, finishes the requests it has read and
 /// closes; a connection still busy after `shutdownGrace` (a client that stopped reading its

@@ -1,4 +1,5 @@
 import Logging
+import NIOPosix
 import StepSignCrypto
 import StepSignStorage
 import Synchronization
@@ -72,11 +73,17 @@ public final class Keyring: Sendable {
     }
 
     /// Writes a new key file, then records it as the active key.
+    ///
+    /// Generating, encrypting and writing the key (two `fsync`s) block, so they run on
+    /// `NIOThreadPool`, never on the event loop that serves the admin's connection.
     private static func create(in directory: String, passphrase: [UInt8]?, store: any StepSignStore) async throws -> Key {
-        let key = try P256PrivateKey.generate()
-        let kid = key.publicKey.thumbprint
-        let pem = try key.pkcs8PEM(passphrase: passphrase)
-        try SecureFile.writeAtomically(Array(pem.utf8), to: "\(directory)/\(kid).pem", mode: 0o600)
+        let (key, kid) = try await NIOThreadPool.singleton.runIfActive { () throws -> (P256PrivateKey, String) in
+            let key = try P256PrivateKey.generate()
+            let kid = key.publicKey.thumbprint
+            let pem = try key.pkcs8PEM(passphrase: passphrase)
+            try SecureFile.writeAtomically(Array(pem.utf8), to: "\(directory)/\(kid).pem", mode: 0o600)
+            return (key, kid)
+        }
         let createdAt = Date()
         try await store.addSigningKey(kid: kid, createdAt: createdAt)
         return Key(kid: kid, createdAt: createdAt, isActive: true, publicKey: key.publicKey, privateKey: key)
