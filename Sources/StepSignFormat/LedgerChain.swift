@@ -10,7 +10,17 @@ public enum LedgerChain {
 
     /// The entry hash of an entry holding `jws` that follows an entry whose hash is `previous`.
     public static func entryHash(previous: [UInt8], jws: String) -> [UInt8] {
-        SHA256.hash(previous + SHA256.hash(Array(jws.utf8)))
+        entryHash(previous: previous, jwsDigest: jwsDigest(jws))
+    }
+
+    /// The entry hash from the JWS's digest (``jwsDigest(_:)``), computed ahead of time.
+    public static func entryHash(previous: [UInt8], jwsDigest: [UInt8]) -> [UInt8] {
+        SHA256.hash(previous + jwsDigest)
+    }
+
+    /// SHA-256 of the JWS's UTF-8 bytes: the inner hash of an entry hash.
+    public static func jwsDigest(_ jws: String) -> [UInt8] {
+        SHA256.hash(jws.utf8)
     }
 
     /// Walks `links` in the order given and reports the first place the chain breaks.

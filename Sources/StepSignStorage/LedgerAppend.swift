@@ -1,3 +1,5 @@
+import StepSignFormat
+
 /// One signature to append to the ledger; the store adds the sequence number and hashes.
 public struct LedgerAppend: Sendable, Equatable {
     /// The signature ID (UUIDv7, the JWS `jti`); unique in the ledger.
@@ -9,7 +11,11 @@ public struct LedgerAppend: Sendable, Equatable {
     /// The kid of the signing key.
     public var kid: String
     /// The JWS in compact serialization.
-    public var jws: String
+    public let jws: String
+    /// SHA-256 of the JWS's bytes, the inner hash of its ledger entry hash
+    /// (``LedgerChain/jwsDigest(_:)``). Made with the value, on the caller's thread, so that
+    /// the single ledger writer only chains 64 bytes per row.
+    public let jwsDigest: [UInt8]
     /// Who asked for the signature.
     public var peer: LedgerPeer
     /// The authentication level of the signature.
@@ -21,6 +27,7 @@ public struct LedgerAppend: Sendable, Equatable {
         self.iat = iat
         self.kid = kid
         self.jws = jws
+        self.jwsDigest = LedgerChain.jwsDigest(jws)
         self.peer = peer
         self.authLevel = authLevel
     }

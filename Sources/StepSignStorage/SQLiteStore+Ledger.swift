@@ -62,7 +62,7 @@ extension SQLiteStore {
                         """)
                     for item in batch {
                         seq += 1
-                        let entryHash = LedgerChain.entryHash(previous: hash, jws: item.jws)
+                        let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
                         do {
                             try insert.execute(arguments: [
                                 seq, item.signatureID, item.user, item.iat, item.kid, item.jws,
