@@ -24,13 +24,26 @@ public final class Engine: Sendable {
     private let configuration: Mutex<Settings>
 
     /// The configuration with what is derived from it, swapped as one on reload.
-    struct Settings: Sendable {
-        var config: StepSignConfiguration
-        var access: AccessPolicy
-        var policy: PasswordPolicyChecker
+    ///
+    /// A class, so that a request takes the snapshot in force with one retain under the lock
+    /// and reads fields through it, instead of copying the whole configuration each time.
+    final class Settings: Sendable {
+        let config: StepSignConfiguration
+        let access: AccessPolicy
+        let policy: PasswordPolicyChecker
         /// The IDV server's keys (`idv.trusted_keys`), or nil when IDV is off.
-        var idvKeys: TrustedKeys?
+        let idvKeys: TrustedKeys?
+
+        init(config: StepSignConfiguration, access: AccessPolicy, policy: PasswordPolicyChecker, idvKeys: TrustedKeys?) {
+            self.config = config
+            self.access = access
+            self.policy = policy
+            self.idvKeys = idvKeys
+        }
     }
+
+    /// The settings in force.
+    var settings: Settings { configuration.withLock { $0 } }
 
     /// Gets ready to serve with `configuration`, the open store and keyring.
     ///
@@ -56,13 +69,19 @@ public final class Engine: Sendable {
     }
 
     /// The IDV server's keys in force, or nil when `idv.issuer` is empty.
-    var idvKeys: TrustedKeys? { configuration.withLock { $0.idvKeys } }
+    var idvKeys: TrustedKeys? { settings.idvKeys }
 
     /// The configuration in force.
-    public var config: StepSignConfiguration { configuration.withLock { $0.config } }
+    public var config: StepSignConfiguration { settings.config }
+
+    /// `server.idle_timeout_seconds` in force.
+    public var idleTimeoutSeconds: Int { settings.config.server.idleTimeoutSeconds }
+
+    /// `server.max_connections` in force.
+    public var maxConnections: Int { settings.config.server.maxConnections }
 
     /// The password policy in force, with its common-password list.
-    var policy: PasswordPolicyChecker { configuration.withLock { $0.policy } }
+    var policy: PasswordPolicyChecker { settings.policy }
 
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
     /// be (an unreadable common-password file), the old one stays and the error is thrown.
@@ -74,7 +93,7 @@ public final class Engine: Sendable {
 
     /// What `peer` may do under the access lists in force.
     public func admit(_ peer: Peer) -> AccessPolicy.Decision {
-        configuration.withLock { $0.access.decide(peer) }
+        settings.access.decide(peer)
     }
 
     /// Handles one request line and returns its one reply.
@@ -100,41 +119,41 @@ public final class Engine: Sendable {
     }
 
     private func dispatch(_ request: Request, session: inout Session, now: Date) async throws -> Reply {
-        let config = self.config
-        try expireChallenge(request, session: &session, timeout: config.server.challengeTimeoutSeconds, now: now)
+        let settings = self.settings
+        try expireChallenge(request, session: &session, timeout: settings.config.server.challengeTimeoutSeconds, now: now)
         if request.op.hasPrefix("admin.") {
             guard session.isAdmin else {
                 throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
             }
-            return try await handleAdmin(request, config: config, now: now)
+            return try await handleAdmin(request, config: settings.config, now: now)
         }
         switch request.op {
         case "authenticateUserAndSignData":
-            return try await authenticateUserAndSignData(request, session: &session, config: config, now: now)
+            return try await authenticateUserAndSignData(request, session: &session, config: settings.config, now: now)
         case "setPassword":
-            return try await setPassword(request, session: &session, config: config, now: now)
+            return try await setPassword(request, session: &session, config: settings.config, now: now)
         case "setUser":
-            return try await setUser(request, session: &session, config: config, now: now)
+            return try await setUser(request, session: &session, config: settings.config, now: now)
         case "updatePassword":
-            return try await updatePassword(request, session: &session, config: config, now: now)
+            return try await updatePassword(request, session: &session, config: settings.config, now: now)
         case "getAllChallenges":
             return try getAllChallenges(request, session: session)
         case "initiateUpdateFlowForCredential":
-            return try await initiateUpdateFlow(request, session: &session, config: config, now: now)
+            return try await initiateUpdateFlow(request, session: &session, config: settings.config, now: now)
         case "forgotPassword":
-            return try await forgotPassword(request, session: &session, config: config, now: now)
+            return try await forgotPassword(request, session: &session, config: settings.config, now: now)
         case "resendActivationCode":
-            return try await resendActivationCode(request, session: &session, config: config, now: now)
+            return try await resendActivationCode(request, session: &session, config: settings.config, now: now)
         case "setActivationCode":
-            return try await setActivationCode(request, session: &session, config: config, now: now)
+            return try await setActivationCode(request, session: &session, config: settings.config, now: now)
         case "setLDASignature":
-            return try await setLDASignature(request, session: &session, config: config, now: now)
+            return try await setLDASignature(request, session: &session, config: settings.config, now: now)
         case "setIDVBiometricAssertion":
-            return try await setIDVBiometricAssertion(request, session: &session, config: config, now: now)
+            return try await setIDVBiometricAssertion(request, session: &session, config: settings.config, now: now)
         case "setUserConsentForLDA":
-            return try await setUserConsentForLDA(request, session: &session, config: config, now: now)
+            return try await setUserConsentForLDA(request, session: &session, config: settings.config, now: now)
         case "enrollDeviceKey":
-            return try await enrollDeviceKey(request, session: session, config: config, now: now)
+            return try await enrollDeviceKey(request, session: session, config: settings.config, now: now)
         case "logOff":
             return try logOff(request, session: &session)
         case "resetAuthState":

@@ -109,7 +109,7 @@ public final class SocketServer: Service, Sendable {
         let (connection, peer) = accepted
         do {
             try await connection.executeThenClose { inbound, outbound in
-                let limit = engine.config.server.maxConnections
+                let limit = engine.maxConnections
                 guard open <= limit else {
                     logger.warning("connection refused: too many connections", metadata: ["max": "\(limit)"])
                     try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later"))))
@@ -159,7 +159,7 @@ public final class SocketServer: Service, Sendable {
             }
             session.isAdmin = decision == .admin
             let now = Date()
-            let idle = TimeInterval(engine.config.server.idleTimeoutSeconds)
+            let idle = TimeInterval(engine.idleTimeoutSeconds)
             if idle > 0, now.timeIntervalSince(session.lastActivity) > idle {
                 session.end()
                 session.lastActivity = now
