@@ -38,7 +38,10 @@ let package = Package(
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
         .target(name: "CSystemShims"),
-        .target(name: "StepSignCrypto", dependencies: ["CLibcrypto", "COpenSSLShims"]),
+        .target(
+            name: "StepSignCrypto",
+            dependencies: ["CLibcrypto", "COpenSSLShims", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignConfig"),
         .target(
@@ -76,6 +79,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .executableTarget(

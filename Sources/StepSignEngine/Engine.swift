@@ -2,7 +2,7 @@ import Logging
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
-import Synchronization
+import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// The authentication engine: every operation of SPEC §3.2, independent of the transport.
@@ -21,7 +21,7 @@ public final class Engine: Sendable {
     let idvVerifier = IDVAssertionVerifier()
     let logger: Logger
     let startedAt: Date
-    private let configuration: Mutex<Settings>
+    private let configuration: NIOLockedValueBox<Settings>
 
     /// The configuration with what is derived from it, swapped as one on reload.
     ///
@@ -43,13 +43,13 @@ public final class Engine: Sendable {
     }
 
     /// The settings in force.
-    var settings: Settings { configuration.withLock { $0 } }
+    var settings: Settings { configuration.withLockedValue { $0 } }
 
     /// Gets ready to serve with `configuration`, the open store and keyring.
     ///
     /// Throws if the configured common-password file cannot be read.
     public init(configuration: StepSignConfiguration, store: any StepSignStore, keyring: Keyring, logger: Logger) throws {
-        self.configuration = Mutex(try Self.settings(configuration))
+        self.configuration = NIOLockedValueBox(try Self.settings(configuration))
         self.store = store
         self.keyring = keyring
         self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store))
@@ -87,7 +87,7 @@ public final class Engine: Sendable {
     /// be (an unreadable common-password file), the old one stays and the error is thrown.
     public func reload(_ new: StepSignConfiguration) throws {
         let settings = try Self.settings(new)
-        configuration.withLock { $0 = settings }
+        configuration.withLockedValue { $0 = settings }
         passwords.useParameters(new.password.scryptParameters)
     }
 

@@ -1,6 +1,6 @@
 import Logging
 import StepSignConfig
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The daemon's log level, one for the whole process, changed at run time by SIGHUP
 /// (`[log] level`).
@@ -11,16 +11,16 @@ final class LogLevelSwitch: Sendable {
     /// The switch every handler of the daemon reads.
     static let shared = LogLevelSwitch()
 
-    private let current = Mutex<Logger.Level>(.info)
+    private let current = NIOLockedValueBox<Logger.Level>(.info)
 
     /// The level in force.
     var level: Logger.Level {
-        current.withLock { $0 }
+        current.withLockedValue { $0 }
     }
 
     /// Puts `level` in force for every logger at once.
     func set(_ level: Logger.Level) {
-        current.withLock { $0 = level }
+        current.withLockedValue { $0 = level }
     }
 
     /// Puts the configured level in force.

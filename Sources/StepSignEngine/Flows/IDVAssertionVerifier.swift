@@ -1,6 +1,6 @@
 import Foundation
 import StepSignCrypto
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
 ///
@@ -20,7 +20,7 @@ final class IDVAssertionVerifier: Sendable {
     /// Clock skew allowed between the IDV server and this host.
     static let clockSkew: TimeInterval = 60
 
-    private let seen = Mutex<[[UInt8]: Date]>([:])
+    private let seen = NIOLockedValueBox<[[UInt8]: Date]>([:])
 
     /// The claims stepsign reads from an assertion.
     private struct Claims: Decodable {
@@ -52,7 +52,7 @@ final class IDVAssertionVerifier: Sendable {
         guard claims.result == "match" else { throw .notAMatch }
         let fingerprint = SHA256.hash(jws.signingInput)
         let forgetAfter = Date(timeIntervalSince1970: max(exp, iat + Double(maxAgeSeconds)) + Self.clockSkew)
-        let fresh = seen.withLock { table -> Bool in
+        let fresh = seen.withLockedValue { table -> Bool in
             table = table.filter { $0.value > now }
             guard table[fingerprint] == nil else { return false }
             table[fingerprint] = forgetAfter

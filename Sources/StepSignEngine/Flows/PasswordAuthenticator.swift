@@ -2,7 +2,7 @@ import NIOPosix
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
-import Synchronization
+import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// Checks passwords against the stored scrypt hashes and keeps the attempt counters, which
@@ -21,23 +21,23 @@ final class PasswordAuthenticator: Sendable {
 
     private let store: any StepSignStore
     /// A hash of a random password, checked in place of a user's when there is no user.
-    private let dummy: Mutex<String>
-    private let unknownUsers = Mutex<[String: Int]>([:])
+    private let dummy: NIOLockedValueBox<String>
+    private let unknownUsers = NIOLockedValueBox<[String: Int]>([:])
     private static let unknownUsersLimit = 10_000
 
     init(store: any StepSignStore, parameters: ScryptParameters) {
         self.store = store
-        self.dummy = Mutex(PasswordHash.dummy(parameters: parameters))
+        self.dummy = NIOLockedValueBox(PasswordHash.dummy(parameters: parameters))
     }
 
     /// The hash an unknown user's answer is checked against: made with the scrypt cost in
     /// force, so it costs what a new user's hash costs.
-    var dummyHash: String { dummy.withLock { $0 } }
+    var dummyHash: String { dummy.withLockedValue { $0 } }
 
     /// Follows a reload's `password.scrypt_*`.
     func useParameters(_ parameters: ScryptParameters) {
         let fresh = PasswordHash.dummy(parameters: parameters)
-        dummy.withLock { $0 = fresh }
+        dummy.withLockedValue { $0 = fresh }
     }
 
     /// Attempts left for `user` before the next answer, or nil if the user is blocked.
@@ -47,7 +47,7 @@ final class PasswordAuthenticator: Sendable {
             if record.isBlocked(at: now) { return nil }
             return Swift.max(1, record.attemptsLeft(maxAttempts: max, at: now))
         }
-        let failures = unknownUsers.withLock { $0[user] ?? 0 }
+        let failures = unknownUsers.withLockedValue { $0[user] ?? 0 }
         return failures >= max ? nil : max - failures
     }
 
@@ -89,7 +89,7 @@ final class PasswordAuthenticator: Sendable {
     }
 
     private func failUnknown(user: String, maxAttempts: Int) -> Outcome {
-        let failures = unknownUsers.withLock { table in
+        let failures = unknownUsers.withLockedValue { table in
             if table[user] == nil, table.count >= Self.unknownUsersLimit { table.removeAll(keepingCapacity: true) }
             let count = (table[user] ?? 0) + 1
             table[user] = count

@@ -2,7 +2,7 @@ import Logging
 import NIOPosix
 import StepSignCrypto
 import StepSignStorage
-import Synchronization
+import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// The daemon's signing keys: one active signer, retired keys kept for verification (SPEC §2).
@@ -27,14 +27,14 @@ public final class Keyring: Sendable {
     private let directory: String
     private let passphrase: [UInt8]?
     private let store: any StepSignStore
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let logger: Logger
 
     private init(directory: String, passphrase: [UInt8]?, store: any StepSignStore, keys: [Key], active: Key, logger: Logger) {
         self.directory = directory
         self.passphrase = passphrase
         self.store = store
-        self.state = Mutex(State(keys: keys, active: active))
+        self.state = NIOLockedValueBox(State(keys: keys, active: active))
         self.logger = logger
     }
 
@@ -90,10 +90,10 @@ public final class Keyring: Sendable {
     }
 
     /// The key new signatures are made with.
-    public var active: Key { state.withLock { $0.active } }
+    public var active: Key { state.withLockedValue { $0.active } }
 
     /// Every key, oldest first, retired ones included.
-    public var keys: [Key] { state.withLock { $0.keys } }
+    public var keys: [Key] { state.withLockedValue { $0.keys } }
 
     /// Public keys for verifiers: the active key and every retired one.
     public var trustedKeys: TrustedKeys { TrustedKeys(keys: keys.map(\.publicKey)) }
@@ -101,7 +101,7 @@ public final class Keyring: Sendable {
     /// Makes a new key the active signer; the old ones stay published. Returns the new kid.
     public func rotate() async throws -> String {
         let created = try await Self.create(in: directory, passphrase: passphrase, store: store)
-        state.withLock { state in
+        state.withLockedValue { state in
             state.keys = state.keys.map { var key = $0; key.isActive = false; return key } + [created]
             state.active = created
         }
