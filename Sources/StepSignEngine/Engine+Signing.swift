@@ -218,10 +218,11 @@ extension Engine {
         let (details, entry) = try await signer.sign(signing, instance: config.instance,
                                                      authenticatorUsed: authenticatorUsed, peer: session.peer)
         session.signatureIDs.insert(details.dataSignatureID)
+        // One audit line per signature; strings are passed as they are (no interpolation copies).
         logger.notice("signed", metadata: [
-            "user": "\(signing.user)", "signatureID": "\(details.dataSignatureID)", "kid": "\(entry.kid)",
-            "seq": "\(entry.seq)", "authLevel": "\(signing.authLevel)", "authenticatorUsed": "\(authenticatorUsed)",
-            "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": "\(session.peer.comm)",
+            "user": .string(signing.user), "signatureID": .string(details.dataSignatureID), "kid": .string(entry.kid),
+            "seq": "\(entry.seq)", "authLevel": "\(signing.authLevel)", "authenticatorUsed": .string(authenticatorUsed),
+            "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
         ])
         return Reply(id: request.id, events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }

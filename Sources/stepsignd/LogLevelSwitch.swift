@@ -1,6 +1,6 @@
 import Logging
 import StepSignConfig
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// The daemon's log level, one for the whole process, changed at run time by SIGHUP
 /// (`[log] level`).
@@ -11,16 +11,22 @@ final class LogLevelSwitch: Sendable {
     /// The switch every handler of the daemon reads.
     static let shared = LogLevelSwitch()
 
-    private let current = NIOLockedValueBox<Logger.Level>(.info)
+    /// The level in force, as its index in `Logger.Level.allCases`: read on every log call from
+    /// every thread, so an atomic rather than a lock.
+    private let current = Atomic<Int>(LogLevelSwitch.index(of: .info))
 
     /// The level in force.
     var level: Logger.Level {
-        current.withLockedValue { $0 }
+        Logger.Level.allCases[current.load(ordering: .relaxed)]
     }
 
     /// Puts `level` in force for every logger at once.
     func set(_ level: Logger.Level) {
-        current.withLockedValue { $0 = level }
+        current.store(Self.index(of: level), ordering: .relaxed)
+    }
+
+    private static func index(of level: Logger.Level) -> Int {
+        Logger.Level.allCases.firstIndex(of: level) ?? 2
     }
 
     /// Puts the configured level in force.

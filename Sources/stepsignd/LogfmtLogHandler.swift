@@ -27,11 +27,22 @@ struct LogfmtLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-             source: String, file: String, function: String, line: UInt) {
-        var out = Self.line(level: level, message: message.description,
-                            metadata: Self.merge(metadata, explicit ?? [:]), at: Self.now())
+    /// Writes `event` as one line. (The event API, not the older `log(level:message:…)`: that
+    /// one would make swift-log compute `source` from the file name on every call.)
+    func log(event: LogEvent) {
+        var out = Self.line(level: event.level, message: event.message.description,
+                            metadata: Self.metadata(of: event, over: metadata), at: Self.now())
         _ = out.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The event's metadata over the handler's, with the event's error as `error` unless the
+    /// metadata already has one.
+    static func metadata(of event: LogEvent, over base: Logger.Metadata) -> Logger.Metadata {
+        var merged = merge(base, event.metadata ?? [:])
+        if let error = event.error, merged["error"] == nil {
+            merged["error"] = .string("\(error)")
+        }
+        return merged
     }
 
     /// The handler's metadata with the call's on top (no copy when either is empty).
@@ -51,11 +62,13 @@ struct LogfmtLogHandler: LogHandler {
         out.append(contentsOf: level.rawValue.utf8)
         out.append(contentsOf: " msg=".utf8)
         appendValue(message, to: &out)
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        // Sorting the keys alone: sorting (key, value) pairs makes the runtime look up a tuple
+        // type's metadata, under a lock, on every line.
+        for key in metadata.keys.sorted() {
             out.append(UInt8(ascii: " "))
             out.append(contentsOf: key.utf8)
             out.append(UInt8(ascii: "="))
-            appendValue(value.description, to: &out)
+            appendValue(metadata[key]?.description ?? "", to: &out)
         }
         out.append(UInt8(ascii: "\n"))
         return out

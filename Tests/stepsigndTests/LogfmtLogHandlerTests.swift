@@ -37,4 +37,23 @@ struct LogfmtLogHandlerTests {
     @Test func nonASCIITextPassesThroughUnquoted() {
         #expect(line("signé", ["user": "zoë"]).hasSuffix("msg=signé user=zoë\n"))
     }
+
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String { "refused" }
+    }
+
+    func event(metadata: Logger.Metadata?, error: (any Error)? = nil) -> LogEvent {
+        LogEvent(level: .error, message: "failed", error: error, metadata: metadata, source: nil,
+                 file: #fileID, function: #function, line: #line)
+    }
+
+    @Test func theEventsMetadataWinsOverTheHandlers() {
+        let merged = LogfmtLogHandler.metadata(of: event(metadata: ["user": "bob"]), over: ["user": "alice", "pid": "7"])
+        #expect(merged == ["user": "bob", "pid": "7"])
+    }
+
+    @Test func anEventsErrorIsLoggedAsErrorUnlessTheMetadataHasOne() {
+        #expect(LogfmtLogHandler.metadata(of: event(metadata: nil, error: Refusal()), over: [:]) == ["error": "refused"])
+        #expect(LogfmtLogHandler.metadata(of: event(metadata: ["error": "mine"], error: Refusal()), over: [:]) == ["error": "mine"])
+    }
 }

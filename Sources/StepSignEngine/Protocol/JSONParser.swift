@@ -177,7 +177,21 @@ public struct JSONParser {
 
     private mutating func parseString() throws(Error) -> String {
         index += 1  // opening quote
-        var out: [UInt8] = []
+        // Fast path, most strings: ASCII without escapes or controls is valid UTF-8 as it
+        // stands, so it becomes a String in one piece, without the generic validation below.
+        var end = index
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let string = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+                index = end + 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            end += 1
+        }
+        var out = Array(bytes[index..<end])
+        index = end
         while true {
             guard let byte = current else { throw fail("unterminated string") }
             switch byte {
