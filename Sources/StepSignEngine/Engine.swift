@@ -1,8 +1,8 @@
 import Logging
+import NIOConcurrencyHelpers
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
-import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// The authentication engine: every operation of SPEC §3.2, independent of the transport.

@@ -1,6 +1,6 @@
 import Foundation
-import StepSignCrypto
 import NIOConcurrencyHelpers
+import StepSignCrypto
 
 /// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
 ///

@@ -1,8 +1,8 @@
+import NIOConcurrencyHelpers
 import NIOPosix
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
-import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// Checks passwords against the stored scrypt hashes and keeps the attempt counters, which

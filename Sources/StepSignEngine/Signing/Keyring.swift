@@ -1,8 +1,8 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import StepSignCrypto
 import StepSignStorage
-import NIOConcurrencyHelpers
 import struct Foundation.Date
 
 /// The daemon's signing keys: one active signer, retired keys kept for verification (SPEC §2).
