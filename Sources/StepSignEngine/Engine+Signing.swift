@@ -12,7 +12,7 @@ extension Engine {
         let level = try request.int("authLevel", in: 0...100)
         let type = try request.int("authenticatorType", in: 0...100)
         let named = try request.optionalString("user")
-        try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
+        let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
         if let login = session.login {
@@ -28,7 +28,8 @@ extension Engine {
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
-        let signing = SigningRequest(user: user, payload: payload, reason: reason, authLevel: level, authenticatorType: type)
+        let signing = SigningRequest(user: user, payload: payload, payloadLength: payloadLength, reason: reason,
+                                     authLevel: level, authenticatorType: type)
 
         switch try AuthenticationMatrix.requirement(level: level, type: type) {
         case .none:

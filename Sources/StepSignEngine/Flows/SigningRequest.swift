@@ -2,6 +2,8 @@
 struct SigningRequest: Sendable {
     var user: String
     var payload: String
+    /// The payload's length in characters, counted once by ``validate(text:name:limit:singleLine:)``.
+    var payloadLength: Int
     var reason: String
     var authLevel: Int
     var authenticatorType: Int
@@ -12,8 +14,10 @@ struct SigningRequest: Sendable {
     static let reasonLimit = 100
 
     /// Checks payload and reason as SPEC §3.2 sets them: 1–500 and 1–100 characters, not blank.
-    /// The reason must also be one line (it is a line of the LDA challenge text).
-    static func validate(text: String, name: String, limit: Int, singleLine: Bool = false) throws(StepSignError) {
+    /// The reason must also be one line (it is a line of the LDA challenge text). Returns the
+    /// text's length in characters.
+    @discardableResult
+    static func validate(text: String, name: String, limit: Int, singleLine: Bool = false) throws(StepSignError) -> Int {
         let count = characterCount(text)
         guard count >= 1 else { throw .invalid("\"\(name)\" must not be empty") }
         guard count <= limit else { throw .invalid("\"\(name)\" must be at most \(limit) characters, got \(count)") }
@@ -21,50 +25,44 @@ struct SigningRequest: Sendable {
         if singleLine, hasHiddenCharacters(text) {
             throw .invalid("\"\(name)\" must be one line without control or format characters")
         }
+        return count
     }
 
     /// `text.count` (extended grapheme clusters), without grapheme breaking when `text` is
     /// ASCII: there, every scalar is one character except that `"\r\n"` is one.
     static func characterCount(_ text: String) -> Int {
-        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+        withASCIIBytes(of: text) { bytes in
             var pairs = 0
-            var previous: UInt8 = 0
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                if byte == 0x0A, previous == 0x0D { pairs += 1 }
-                previous = byte
+            for index in bytes.indices.dropFirst() where bytes[index] == 0x0A && bytes[index - 1] == 0x0D {
+                pairs += 1
             }
             return bytes.count - pairs
-        }
-        return (ascii ?? nil) ?? text.count
+        } ?? text.count
     }
 
-    /// Whether `text` is only whitespace (`Character.isWhitespace`). ASCII text is checked
-    /// byte by byte (its whitespace is tab through carriage return, and space).
+    /// Whether `text` is only whitespace (`Character.isWhitespace`). In ASCII that is tab
+    /// through carriage return, and space.
     static func isBlank(_ text: String) -> Bool {
-        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            var blank = true
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                if byte != 0x20, !(0x09...0x0D).contains(byte) { blank = false }
-            }
-            return blank
-        }
-        return (ascii ?? nil) ?? !text.contains { !$0.isWhitespace }
+        withASCIIBytes(of: text) { bytes in
+            bytes.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) }
+        } ?? !text.contains { !$0.isWhitespace }
     }
 
     /// Whether `text` has a scalar `isHidden` refuses. In ASCII those are the controls
     /// (below 0x20, and 0x7F).
     static func hasHiddenCharacters(_ text: String) -> Bool {
-        let ascii = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            var hidden = false
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                if byte < 0x20 || byte == 0x7F { hidden = true }
-            }
-            return hidden
+        withASCIIBytes(of: text) { bytes in
+            bytes.contains { $0 < 0x20 || $0 == 0x7F }
+        } ?? text.unicodeScalars.contains(where: isHidden)
+    }
+
+    /// `body` over `text`'s UTF-8 when it is contiguous and all ASCII, else nil: the shortcut
+    /// the three checks above take before the Unicode rules.
+    private static func withASCIIBytes<T>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
+        let result = text.utf8.withContiguousStorageIfAvailable { bytes -> T? in
+            bytes.allSatisfy { $0 < 0x80 } ? body(bytes) : nil
         }
-        return (ascii ?? nil) ?? text.unicodeScalars.contains(where: isHidden)
+        return result ?? nil
     }
 
     /// Characters that break a line or change how a line displays (controls, line and
@@ -78,7 +76,7 @@ struct SigningRequest: Sendable {
 
     func details(signature: String = "", signatureID: String = "", authenticatorUsed: String) -> SigningDetails {
         SigningDetails(
-            dataPayload: payload, dataPayloadLength: Self.characterCount(payload), reason: reason,
+            dataPayload: payload, dataPayloadLength: payloadLength, reason: reason,
             payloadSignature: signature, dataSignatureID: signatureID,
             authLevel: authLevel, authenticatorType: authenticatorType, authenticatorUsed: authenticatorUsed
         )

@@ -16,7 +16,7 @@ struct Signer: Sendable {
         let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
         let claims = SignatureClaims(
             iss: instance, sub: request.user, jti: signatureID, iat: Int64(milliseconds / 1000),
-            payload: request.payload, payloadLength: SigningRequest.characterCount(request.payload), reason: request.reason,
+            payload: request.payload, payloadLength: request.payloadLength, reason: request.reason,
             authLevel: request.authLevel, authenticatorType: request.authenticatorType,
             authenticatorUsed: authenticatorUsed
         )
