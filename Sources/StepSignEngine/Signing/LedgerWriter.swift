@@ -51,15 +51,16 @@ final class LedgerWriter: @unchecked Sendable {
             threadRunning = true
             condition.unlock(withValue: true)
             if startThread {
-                let thread = Thread { self.run() }
-                thread.name = "stepsign-ledger"
-                thread.start()
+                Thread { self.run() }.start()
             }
         }
     }
 
     /// The writer thread: commits batches until no row comes for `idleSeconds`.
     private func run() {
+        // Named from inside: on Linux, a name set before `start()` never reaches the kernel,
+        // and the thread would show in `top -H` and perf as the event loop that started it.
+        Thread.current.name = "stepsign-ledger"
         while let batch = nextBatch() {
             commit(batch)
         }

@@ -51,6 +51,15 @@ struct LedgerWriterTests {
         #expect(try await writer.append(row(2)).seq == 2)
     }
 
+    @Test("the writer thread carries its own name, for top -H and perf")
+    func threadName() async throws {
+        let writer = LedgerWriter(store: store, idleSeconds: 30)
+        _ = try await writer.append(row(1))
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        #expect(names.contains("stepsign-ledger\n"))
+    }
+
     @Test("a batch the store refuses fails its callers, and later rows still commit")
     func failedBatch() async throws {
         let writer = LedgerWriter(store: store)
