@@ -67,6 +67,12 @@ public final class StepSignConnection {
 
     /// Writes raw bytes (for tests of framing and bad input).
     public func send(_ bytes: [UInt8]) throws {
+        try Self.send(bytes, on: fd)
+    }
+
+    /// Writes all of `bytes` to the connected socket `fd` (from `connectedSocket(path:)`),
+    /// without SIGPIPE; throws if the daemon closed the connection meanwhile.
+    public static func send(_ bytes: [UInt8], on fd: Int32) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

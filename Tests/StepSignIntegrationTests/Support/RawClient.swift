@@ -25,15 +25,7 @@ final class RawClient {
 
     /// Writes all of `bytes`; throws if the daemon closed the connection meanwhile.
     func send(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw ClientError.system("send", errno)
-            }
-            offset += written
-        }
+        try StepSignConnection.send(bytes, on: fd)
     }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
