@@ -6,8 +6,7 @@
 //
 //   stepsign-loadgen sign   --socket P --connections N --window W --requests R --seconds S [--payload-bytes 200] [--user U]
 //   stepsign-loadgen agent  --socket P --connections N --window W --requests R --seconds S [--payload-bytes 200]
-//   stepsign-loadgen level1 --socket P --user U --password-file F --iterations K
-//   stepsign-loadgen scrypt --n N --r R --p P --iterations K
+//   stepsign-loadgen level1 --socket P --user U --password-file F --iterations K [--scrypt-n N --scrypt-r R --scrypt-p P]
 //   stepsign-loadgen es256  --seconds S [--payload-bytes 300]  (in-process P256PrivateKey.signatureES256, one thread)
 //   stepsign-loadgen hold   --socket P --connections N --seconds S     (opens N connections, one request each, holds them)
 //
@@ -451,10 +450,30 @@ func loadFields(_ result: LoadResult, connections: Int, window: Int) -> [(String
     ]
 }
 
+// MARK: - Bare scrypt
+
+/// The bare cost of one password check: `PasswordHash.verify` in this process, which is what
+/// the daemon runs for a `setPassword` answer.
+struct BareScrypt {
+    private static let password = "Bench-Password-123"
+    private let encoded: String
+
+    init(parameters: ScryptParameters) throws {
+        encoded = try PasswordHash.make(password: Self.password, parameters: parameters)
+    }
+
+    /// One verification's wall time in nanoseconds.
+    func timedVerify() -> UInt64 {
+        let start = monotonicNanoseconds()
+        guard (try? PasswordHash.verify(password: Self.password, encoded: encoded)) == true else { fail("scrypt mismatch") }
+        return monotonicNanoseconds() - start
+    }
+}
+
 // MARK: - Modes
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2 else { fail("usage: stepsign-loadgen sign|agent|level1|scrypt|es256|hold --option value ...") }
+guard arguments.count >= 2 else { fail("usage: stepsign-loadgen sign|agent|level1|es256|hold --option value ...") }
 let options = Options(arguments.dropFirst(2))
 let cpuStart = cpuSeconds()
 let wallStart = monotonicNanoseconds()
@@ -484,6 +503,14 @@ case "sign", "agent":
 case "level1":
     // Full level-1 round trips on one connection: authenticateUserAndSignData (→ getPassword),
     // then setPassword (scrypt check, counter reset, signature, durable ledger row).
+    // With --scrypt-n, each round trip is preceded by one bare PasswordHash.verify at those
+    // parameters in this process (what the daemon runs for the setPassword answer), so the
+    // two are measured alternately and the host's changing speed falls on both.
+    let bareScrypt = try options.values["scrypt-n"].map { _ in
+        try BareScrypt(parameters: ScryptParameters(n: UInt64(options.int("scrypt-n")), r: UInt32(options.int("scrypt-r", 8)),
+                                                    p: UInt32(options.int("scrypt-p", 1))))
+    }
+    var scryptLatencies: [UInt64] = []
     let fd = connectUnix(options.string("socket"))
     let reader = LineReader(fd: fd)
     let user = options.string("user")
@@ -492,12 +519,14 @@ case "level1":
     var line = [CChar](repeating: 0, count: 256)
     _ = fgets(&line, Int32(line.count), file)
     fclose(file)
-    let password = String(cString: line).split(separator: "\n").first.map(String.init) ?? ""
+    let password = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        .split(separator: "\n").first.map(String.init) ?? ""
     let iterations = options.int("iterations", 20)
     let deadline = monotonicNanoseconds() + UInt64(options.double("seconds", 120) * 1e9)
     var latencies: [UInt64] = []
     var failures = 0
     for i in 0..<iterations where monotonicNanoseconds() < deadline {
+        if let bareScrypt { scryptLatencies.append(bareScrypt.timedVerify()) }
         let start = monotonicNanoseconds()
         var request: [UInt8] = Array(#"{"id":\#(2 * i + 1),"op":"authenticateUserAndSignData","user":"\#(user)","payload":""#.utf8)
         request += payload(i, bytes: options.int("payload-bytes", 200))
@@ -517,28 +546,12 @@ case "level1":
     close(fd)
     let sorted = latencies.sorted()
     let mean = sorted.isEmpty ? 0 : Double(sorted.reduce(0, +)) / Double(sorted.count) / 1e6
+    let scryptSorted = scryptLatencies.sorted()
+    let scryptMean = scryptSorted.isEmpty ? 0 : Double(scryptSorted.reduce(0, +)) / Double(scryptSorted.count) / 1e6
     report([("mode", "level1"), ("completed", "\(sorted.count)"), ("failed", "\(failures)"),
-            ("mean_ms", fmt(mean)), ("p50_ms", fmt(percentile(sorted, 0.5))), ("min_ms", fmt(percentile(sorted, 0)))],
-           cpuStart: cpuStart, wallStart: wallStart)
-
-case "scrypt":
-    // The bare cost of one password check at the configured parameters, in this process:
-    // PasswordHash.verify, which is what the daemon runs for a setPassword answer.
-    let parameters = ScryptParameters(n: UInt64(options.int("n", 32768)), r: UInt32(options.int("r", 8)),
-                                      p: UInt32(options.int("p", 1)))
-    let encoded = try PasswordHash.make(password: "Bench-Password-123", parameters: parameters)
-    let iterations = options.int("iterations", 20)
-    var latencies: [UInt64] = []
-    for _ in 0..<iterations {
-        let start = monotonicNanoseconds()
-        guard try PasswordHash.verify(password: "Bench-Password-123", encoded: encoded) else { fail("scrypt mismatch") }
-        latencies.append(monotonicNanoseconds() - start)
-    }
-    let sorted = latencies.sorted()
-    let mean = Double(sorted.reduce(0, +)) / Double(sorted.count) / 1e6
-    report([("mode", "scrypt"), ("n", "\(parameters.n)"), ("r", "\(parameters.r)"), ("p", "\(parameters.p)"),
-            ("completed", "\(sorted.count)"), ("mean_ms", fmt(mean)), ("p50_ms", fmt(percentile(sorted, 0.5))),
-            ("min_ms", fmt(percentile(sorted, 0)))],
+            ("mean_ms", fmt(mean)), ("p50_ms", fmt(percentile(sorted, 0.5))), ("min_ms", fmt(percentile(sorted, 0))),
+            ("scrypt_completed", "\(scryptSorted.count)"), ("scrypt_mean_ms", fmt(scryptMean)),
+            ("scrypt_p50_ms", fmt(percentile(scryptSorted, 0.5)))],
            cpuStart: cpuStart, wallStart: wallStart)
 
 case "es256":
