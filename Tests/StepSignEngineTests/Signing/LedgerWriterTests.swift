@@ -53,7 +53,10 @@ struct LedgerWriterTests {
 
     @Test("the writer thread carries its own name, for top -H and perf")
     func threadName() async throws {
-        let writer = LedgerWriter(store: store, idleSeconds: 30)
+        // Idle for an hour before it ends: under the parallel test run this task may wait
+        // tens of seconds for a thread after its row commits, and the writer must still be
+        // there to be seen.
+        let writer = LedgerWriter(store: store, idleSeconds: 3600)
         _ = try await writer.append(row(1))
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
