@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "StepSignStorage",
             dependencies: [
-                "StepSignFormat",
+                "StepSignFormat", "StepSignCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -3,6 +3,9 @@ extension StepSignConfiguration {
     public struct Password: Sendable, Equatable {
         /// `max_attempts`: wrong passwords before the user is blocked. Default 3; 1 to 100.
         public var maxAttempts: Int
+        /// `max_checks_per_uid`: password checks (scrypt) one peer uid may have queued or
+        /// running at once; more get error 14 (SPEC §7). Default 4; 1 to 1024.
+        public var maxChecksPerUID: Int
         /// `block_seconds`: how long a block lasts; 0 until an admin unlocks. Default 0;
         /// 0 to 31536000 (a year).
         public var blockSeconds: Int
@@ -26,6 +29,7 @@ extension StepSignConfiguration {
 
         public init(
             maxAttempts: Int = 3,
+            maxChecksPerUID: Int = 4,
             blockSeconds: Int = 0,
             maxAgeDays: Int = 90,
             history: Int = 5,
@@ -36,6 +40,7 @@ extension StepSignConfiguration {
             policy: PasswordPolicy = .default
         ) {
             self.maxAttempts = maxAttempts
+            self.maxChecksPerUID = maxChecksPerUID
             self.blockSeconds = blockSeconds
             self.maxAgeDays = maxAgeDays
             self.history = history

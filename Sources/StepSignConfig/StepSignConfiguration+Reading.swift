@@ -73,7 +73,7 @@ extension StepSignConfiguration.Signing {
 extension StepSignConfiguration.Password {
     init(_ t: ConfigTableReader) throws(ConfigError) {
         try t.rejectUnknown([
-            "max_attempts", "block_seconds", "max_age_days", "history", "common_passwords_file",
+            "max_attempts", "max_checks_per_uid", "block_seconds", "max_age_days", "history", "common_passwords_file",
             "scrypt_n", "scrypt_r", "scrypt_p", "policy",
         ])
         let d = Self()
@@ -88,6 +88,7 @@ extension StepSignConfiguration.Password {
         }
         self.init(
             maxAttempts: try t.integer("max_attempts", default: d.maxAttempts, in: 1...100),
+            maxChecksPerUID: try t.integer("max_checks_per_uid", default: d.maxChecksPerUID, in: 1...1024),
             blockSeconds: try t.integer("block_seconds", default: d.blockSeconds, in: 0...31_536_000),
             maxAgeDays: try t.integer("max_age_days", default: d.maxAgeDays, in: 0...3650),
             history: try t.integer("history", default: d.history, in: 0...100),
@@ -146,7 +147,9 @@ extension PasswordPolicy {
 
 extension StepSignConfiguration.ForgotPassword {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["enabled", "code_length", "code_ttl_seconds", "max_attempts", "notifier"])
+        try t.rejectUnknown([
+            "enabled", "code_length", "code_ttl_seconds", "max_attempts", "max_codes_per_hour", "notifier",
+        ])
         let d = Self()
         let notifier = try t.stringArray("notifier", default: d.notifier) { s in
             s.isEmpty ? "must not hold an empty argument" : nil
@@ -159,6 +162,7 @@ extension StepSignConfiguration.ForgotPassword {
             codeLength: try t.integer("code_length", default: d.codeLength, in: 6...32),
             codeTTLSeconds: try t.integer("code_ttl_seconds", default: d.codeTTLSeconds, in: 60...86400),
             maxAttempts: try t.integer("max_attempts", default: d.maxAttempts, in: 1...100),
+            maxCodesPerHour: try t.integer("max_codes_per_hour", default: d.maxCodesPerHour, in: 1...100),
             notifier: notifier
         )
     }

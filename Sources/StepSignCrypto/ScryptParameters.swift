@@ -1,6 +1,6 @@
 /// scrypt's cost parameters (RFC 7914): CPU/memory cost `n` (a power of two > 1), block size
 /// `r`, parallelism `p`. Memory used is about 128 · n · r bytes.
-public struct ScryptParameters: Sendable, Equatable {
+public struct ScryptParameters: Sendable, Hashable {
     /// CPU/memory cost; a power of two greater than 1.
     public var n: UInt64
     /// Block size.

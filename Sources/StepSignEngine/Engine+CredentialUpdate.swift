@@ -47,7 +47,7 @@ extension Engine {
         if try await mustReplacePassword(user: user, config: config, now: now) {
             return endSession(.passwordExpiredWhileUpdating)
         }
-        switch try await passwords.verify(user: user, password: current, config: config, now: now) {
+        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
         case let .rejected(attemptsLeft):
             return Reply(id: request.id, events: [
                 .getPassword(user: user, challengeMode: .update, attemptsLeft: attemptsLeft,

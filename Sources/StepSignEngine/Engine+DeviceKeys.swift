@@ -100,6 +100,7 @@ extension Engine {
         guard !keys.isEmpty else { return nil }
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
         return DeviceChallenge(
+            nonce: nonce,
             bytes: DeviceChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer),
             deviceKeyIDs: keys.keys.sorted()
         )

@@ -6,7 +6,8 @@ import struct Foundation.Date
 
 extension Engine {
     /// `forgotPassword` (SPEC §3.2): only from an open mode-0 challenge of that user, and only
-    /// when `forgot_password.enabled`; otherwise error 170.
+    /// when `forgot_password.enabled`; otherwise error 170. At most
+    /// `forgot_password.max_codes_per_hour` codes per name and hour (then error 14).
     func forgotPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["user"])
         let user = try request.string("user")
@@ -16,24 +17,24 @@ extension Engine {
         guard case let .password(challenge)? = session.pending, challenge.mode == .verify, challenge.user == user else {
             throw StepSignError(.notSupported, "forgotPassword is only available from the mode-0 password challenge of that user")
         }
-        let verificationKey = try await issueActivationCode(user: user, failures: 0, config: config, now: now)
-        session.pending = .activationCode(ActivationChallenge(user: user, verificationKey: verificationKey,
-                                                              unknownUserFailures: 0, openedAt: now))
+        let (verificationKey, failures) = try await issueActivationCode(user: user, peer: session.peer, config: config, now: now)
+        session.pending = .activationCode(ActivationChallenge(user: user, verificationKey: verificationKey, openedAt: now))
         return Reply(id: request.id, events: [
             .getActivationCode(user: user, verificationKey: verificationKey,
-                               attemptsLeft: config.forgotPassword.maxAttempts, status: .success),
+                               attemptsLeft: max(0, config.forgotPassword.maxAttempts - failures), status: .success),
         ])
     }
 
     /// `resendActivationCode`: a new code and verification key; the old code stops working.
-    /// Wrong attempts so far still count.
+    /// Wrong codes so far still count, and so does this code against the hourly budget.
     func resendActivationCode(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly([])
         guard case var .activationCode(challenge)? = session.pending else {
             throw StepSignError.wrongState("no activation code challenge is open")
         }
-        let failures = try await store.activationCode(user: challenge.user)?.failedAttempts ?? challenge.unknownUserFailures
-        challenge.verificationKey = try await issueActivationCode(user: challenge.user, failures: failures, config: config, now: now)
+        let (verificationKey, failures) = try await issueActivationCode(user: challenge.user, peer: session.peer,
+                                                                         config: config, now: now)
+        challenge.verificationKey = verificationKey
         session.pending = .activationCode(challenge)
         return Reply(id: request.id, events: [
             .getActivationCode(user: challenge.user, verificationKey: challenge.verificationKey,
@@ -41,21 +42,26 @@ extension Engine {
         ])
     }
 
-    /// `setActivationCode`: a right code leads to a new password (Path B, mode 1).
+    /// `setActivationCode`: a right code leads to a new password (Path B, mode 1), or to the
+    /// device key's consent (Path A). Reserve, then check, then consume (SPEC §5.1).
     func setActivationCode(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["activationCode"])
         let typed = try request.string("activationCode")
-        guard case var .activationCode(challenge)? = session.pending else {
+        guard case let .activationCode(challenge)? = session.pending else {
             throw StepSignError.wrongState("no activation code challenge is open")
         }
         let user = challenge.user
-        let record = try await store.activationCode(user: user)
-        let encoded = record?.codeHash ?? passwords.dummyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive {
-            try ActivationCode.matches(typed, hash: encoded)
+        let accepted = try await passwords.checks.withSlot(uid: session.peer.uid, limit: config.password.maxChecksPerUID) { slot in
+            let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: config.forgotPassword.maxAttempts,
+                                                                       now: now)
+            guard case .granted = reservation else { return (false, reservation) }
+            let record = try await store.activationCode(user: user)
+            let encoded = record?.codeHash ?? passwords.configuredDummy
+            let matches = try await slot.run { try ActivationCode.matches(typed, hash: encoded) }
+            guard let record, matches else { return (false, reservation) }
+            return (try await store.consumeActivationCode(user: user, codeHash: record.codeHash, now: now), reservation)
         }
-        if let record, matches, now < record.expiresAt {
-            try await store.deleteActivationCode(user: user)
+        if accepted.0 {
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
             if try await !activeDeviceKeys(user: user, config: config).isEmpty {
                 session.pending = .ldaConsent(user: user, openedAt: now)
@@ -63,16 +69,8 @@ extension Engine {
             }
             return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
         }
-        let failures: Int
-        if record != nil, let counted = try await store.recordFailedActivationAttempt(user: user) {
-            failures = counted
-        } else {
-            challenge.unknownUserFailures += 1
-            failures = challenge.unknownUserFailures
-        }
-        let attemptsLeft = max(0, config.forgotPassword.maxAttempts - failures)
-        logger.info("activation code rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
-        guard attemptsLeft > 0 else {
+        guard case let .granted(attemptsLeft) = accepted.1, attemptsLeft > 0 else {
+            logger.info("activation code rejected, no attempt left", metadata: ["user": "\(user)"])
             try await store.deleteActivationCode(user: user)
             session.pending = nil
             return Reply(id: request.id, events: [
@@ -81,7 +79,7 @@ extension Engine {
                 .getUser,
             ])
         }
-        session.pending = .activationCode(challenge)
+        logger.info("activation code rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
         return Reply(id: request.id, events: [
             .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: attemptsLeft,
                                status: .invalidActivationCode(attemptsLeft: attemptsLeft)),
@@ -108,7 +106,7 @@ extension Engine {
         else {
             return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
         }
-        session.pending = .loginDeviceSignature(user: user, challenge: device, failures: 0, openedAt: now)
+        session.pending = .loginDeviceSignature(user: user, challenge: device, openedAt: now)
         return Reply(id: request.id, events: [
             .getLDASignature(user: user, challengeMode: .set, challenge: device.bytes, deviceKeys: device.deviceKeyIDs,
                              attemptsLeft: config.forgotPassword.maxAttempts, status: .success),
@@ -116,15 +114,19 @@ extension Engine {
     }
 
     /// Path A: the device's signature over the login challenge logs the user in and unblocks.
-    func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge, failures: Int,
+    /// Wrong signatures draw on the name's activation-code budget, reserved before the check.
+    func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge,
                                     request: Request, session: inout Session, config: StepSignConfiguration,
                                     now: Date) async throws -> Reply {
-        if try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: config) {
+        let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: config.forgotPassword.maxAttempts,
+                                                                   now: now)
+        if case .granted = reservation,
+           try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: config),
+           try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
             _ = try await store.unlockUser(named: user)
             return Reply(id: request.id, events: [try logIn(user, session: &session)])
         }
-        let attemptsLeft = max(0, config.forgotPassword.maxAttempts - failures - 1)
-        guard attemptsLeft > 0,
+        guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
               let fresh = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
                                                     reason: DeviceChallengeText.loginReason, peer: session.peer, config: config)
         else {
@@ -135,35 +137,38 @@ extension Engine {
                 .getUser,
             ])
         }
-        session.pending = .loginDeviceSignature(user: user, challenge: fresh, failures: failures + 1, openedAt: now)
+        session.pending = .loginDeviceSignature(user: user, challenge: fresh, openedAt: now)
         return Reply(id: request.id, events: [
             .getLDASignature(user: user, challengeMode: .set, challenge: fresh.bytes, deviceKeys: fresh.deviceKeyIDs,
                              attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft)),
         ])
     }
 
-    /// Makes a code, stores its hash and has the notifier deliver it; returns the verification
-    /// key. For a name that is not a user the same work is done and nothing is stored or sent.
-    private func issueActivationCode(user: String, failures: Int, config: StepSignConfiguration, now: Date) async throws -> String {
+    /// Makes a code and hashes it (in the peer's turn of the check queue), counts it against
+    /// the name's hourly budget (error 14 past `max_codes_per_hour`), stores it and hands it to
+    /// the delivery queue; returns the verification key and the wrong codes so far in the
+    /// budget's window. For a name that is not a user the same work is done, nothing is
+    /// stored or sent, and the reply does not wait for delivery in either case.
+    private func issueActivationCode(user: String, peer: Peer, config: StepSignConfiguration,
+                                     now: Date) async throws -> (verificationKey: String, failures: Int) {
         let code = try ActivationCode.generate(length: config.forgotPassword.codeLength)
         let verificationKey = try VerificationKey.generate()
         let expiresAt = now.addingTimeInterval(Double(config.forgotPassword.codeTTLSeconds))
         let parameters = config.password.scryptParameters
-        let hash = try await NIOThreadPool.singleton.runIfActive {
-            try ActivationCode.hash(code, parameters: parameters)
+        let hash = try await passwords.checks.withSlot(uid: peer.uid, limit: config.password.maxChecksPerUID) { slot in
+            try await slot.run { try ActivationCode.hash(code, parameters: parameters) }
         }
-        guard try await store.user(named: user) != nil else { return verificationKey }
-        try await store.putActivationCode(ActivationCodeRecord(user: user, codeHash: hash, verificationKey: verificationKey,
-                                                               expiresAt: expiresAt, failedAttempts: failures))
-        do {
-            try await CodeNotifierFactory.make(config: config, stateDirectory: config.server.stateDir).deliver(ActivationMessage(user: user, verificationKey: verificationKey,
-                                                                 activationCode: code, expiresAt: expiresAt))
-        } catch {
-            try await store.deleteActivationCode(user: user)
-            logger.error("activation code not delivered", metadata: ["user": "\(user)", "error": "\(error)"])
-            throw StepSignError.internalError("the activation code could not be delivered; try again later")
+        let record = ActivationCodeRecord(user: user, codeHash: hash, verificationKey: verificationKey, expiresAt: expiresAt)
+        switch try await store.issueActivationCode(record, maxCodesPerHour: config.forgotPassword.maxCodesPerHour, now: now) {
+        case .limitReached:
+            throw StepSignError(.busy, "too many activation codes for this user (forgot_password.max_codes_per_hour); try again later")
+        case let .issued(failures, stored):
+            if stored {
+                codeDelivery.send(ActivationMessage(user: user, verificationKey: verificationKey, activationCode: code,
+                                                    expiresAt: expiresAt),
+                                  via: CodeNotifierFactory.make(config: config, stateDirectory: config.server.stateDir))
+            }
+            return (verificationKey, failures)
         }
-        logger.notice("activation code sent", metadata: ["user": "\(user)", "verificationKey": "\(verificationKey)"])
-        return verificationKey
     }
 }

@@ -54,7 +54,7 @@ extension Engine {
         guard try await passwords.attemptsLeft(user: user, config: config, now: now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
-        switch try await passwords.verify(user: user, password: password, config: config, now: now) {
+        switch try await passwords.verify(user: user, password: password, uid: session.peer.uid, config: config, now: now) {
         case .accepted:
             if try await mustReplacePassword(user: user, config: config, now: now) {
                 session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: now))
@@ -127,7 +127,7 @@ extension Engine {
             .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
                          info: policyInfo(config))
         }
-        switch try await passwords.verify(user: user, password: current, config: config, now: now) {
+        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
         case let .rejected(attemptsLeft):
             return Reply(id: request.id, events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
         case .exhausted:

@@ -1,5 +1,6 @@
 import StepSignConfig
 import StepSignCrypto
+import StepSignStorage
 import struct Foundation.Date
 
 extension Engine {
@@ -79,27 +80,35 @@ extension Engine {
             }
             guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
             let signing = challenge.request
-            if try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: config) {
-                if let refusal = try await refuseBlockedSigner(challenge, request: request, session: &session, now: now) {
-                    return refusal
-                }
-                try await passwords.recordSuccess(user: signing.user, now: now)
+            // Reserve, then check (SPEC §5.1): the attempt is taken before the signature is looked at.
+            let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
+            if case .granted = reservation,
+               try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: config),
+               try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
+                try await passwords.giveBack(user: signing.user, now: now)
                 session.pending = nil
                 return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config)
             }
             logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
-            return try await failStepUp(challenge, request: request, session: &session, config: config, now: now) { attemptsLeft, fresh in
+            return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
+                                        now: now) { attemptsLeft, fresh in
                 guard case let .deviceKey(next)? = fresh else { return nil }
                 return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: next.bytes,
                                         deviceKeys: next.deviceKeyIDs, attemptsLeft: attemptsLeft,
                                         status: .authenticationFailed(attemptsLeft: attemptsLeft))
             }
-        case let .loginDeviceSignature(user, device, failures, _)?:
-            return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device, failures: failures,
+        case let .loginDeviceSignature(user, device, _)?:
+            return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
                                                         request: request, session: &session, config: config, now: now)
         default:
             throw StepSignError.wrongState("no device key challenge is open")
         }
+    }
+
+    /// Until when a nonce of a challenge opened `now` must stay used: past that the challenge
+    /// has expired anyway.
+    func challengeExpiry(_ config: StepSignConfiguration, now: Date) -> Date {
+        now.addingTimeInterval(Double(config.server.challengeTimeoutSeconds) + 60)
     }
 
     /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.
@@ -112,52 +121,52 @@ extension Engine {
         }
         guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
         let signing = challenge.request
+        let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
         var rejection: IDVAssertionVerifier.Rejection?
+        if case .granted = reservation {
+            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, nonce: nonce, config: config, now: now)
+        }
+        if case .granted = reservation, rejection == nil {
+            try await passwords.giveBack(user: signing.user, now: now)
+            session.pending = nil
+            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config)
+        }
+        logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
+        return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
+                                    now: now) { attemptsLeft, fresh in
+            guard case let .idvBiometric(next)? = fresh else { return nil }
+            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
+                                    attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
+        }
+    }
+
+    /// Why `assertion` does not approve a signing for `user` with `nonce`, or nil when it does
+    /// (and it is now used up, on every connection and daemon sharing the store).
+    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, nonce: String,
+                                   config: StepSignConfiguration, now: Date) async throws -> IDVAssertionVerifier.Rejection? {
+        let use: IDVAssertionVerifier.SingleUse
         do {
-            try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys, maxAgeSeconds: config.idv.maxAgeSeconds,
-                                   user: signing.user, nonce: nonce, now: now)
+            use = try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys,
+                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, nonce: nonce, now: now)
         } catch {
-            rejection = error
+            return error
         }
         // The IDV server vouches for a person; stepsign signs only for its own users.
-        if rejection == nil, try await store.user(named: signing.user) == nil { rejection = .unknownUser }
-        if let rejection {
-            logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection.rawValue)"])
-            return try await failStepUp(challenge, request: request, session: &session, config: config, now: now) { attemptsLeft, fresh in
-                guard case let .idvBiometric(next)? = fresh else { return nil }
-                return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
-                                        attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
-            }
-        }
-        if let refusal = try await refuseBlockedSigner(challenge, request: request, session: &session, now: now) {
-            return refusal
-        }
-        try await passwords.recordSuccess(user: signing.user, now: now)
-        session.pending = nil
-        return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config)
+        guard try await store.user(named: user) != nil else { return .unknownUser }
+        guard try await store.useOnce(use.value, expiresAt: use.expiresAt, now: now),
+              try await store.useOnce("idv-nonce:" + nonce, expiresAt: challengeExpiry(config, now: now), now: now)
+        else { return .replayed }
+        return nil
     }
 
-    /// A right device or IDV answer for a user who was blocked or removed since the challenge
-    /// opened signs nothing: the signing ends with 153, as a password answer would.
-    private func refuseBlockedSigner(_ challenge: SigningChallenge, request: Request, session: inout Session,
-                                     now: Date) async throws -> Reply? {
-        let signing = challenge.request
-        if let record = try await store.user(named: signing.user), !record.isBlocked(at: now) { return nil }
-        session.pending = nil
-        logger.warning("step-up answered for a blocked or removed user; not signed", metadata: ["user": "\(signing.user)"])
-        return Reply(id: request.id, events: [
-            .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: challenge.authenticator.used),
-                                           status: .attemptsExhausted),
-        ])
-    }
-
-    /// A failed device or IDV answer: counts it, then asks again with a fresh challenge (a new
-    /// nonce, so an answer to the old one cannot be replayed) or ends the signing with 153.
-    private func failStepUp(_ challenge: SigningChallenge, request: Request, session: inout Session,
-                            config: StepSignConfiguration, now: Date,
+    /// A failed device or IDV answer, its attempt already taken: asks again with a fresh
+    /// challenge (a new nonce, so an answer to the old one cannot be replayed) or, when no
+    /// attempt is left, ends the signing with 153.
+    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, request: Request,
+                            session: inout Session, config: StepSignConfiguration, now: Date,
                             retry: (Int, StepUpAuthenticator?) -> Event?) async throws -> Reply {
         let signing = challenge.request
-        switch try await passwords.recordFailure(user: signing.user, config: config, now: now) {
+        switch PasswordAuthenticator.failure(reservation) {
         case let .rejected(attemptsLeft):
             let fresh: StepUpAuthenticator?
             switch challenge.authenticator {
@@ -193,7 +202,7 @@ extension Engine {
     func answerSigningPassword(_ password: String, challenge: SigningChallenge, request: Request, session: inout Session,
                                config: StepSignConfiguration, now: Date) async throws -> Reply {
         let signing = challenge.request
-        switch try await passwords.verify(user: signing.user, password: password, config: config, now: now) {
+        switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: config, now: now) {
         case .accepted:
             session.pending = nil
             return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config)

@@ -19,6 +19,7 @@ public final class Engine: Sendable {
     let signer: Signer
     let passwords: PasswordAuthenticator
     let idvVerifier = IDVAssertionVerifier()
+    let codeDelivery: CodeDelivery
     let logger: Logger
     let startedAt: Date
     private let configuration: NIOLockedValueBox<Settings>
@@ -53,7 +54,9 @@ public final class Engine: Sendable {
         self.store = store
         self.keyring = keyring
         self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store))
-        self.passwords = PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters)
+        self.passwords = try PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters,
+                                                   checks: CheckScheduler(), logger: logger)
+        self.codeDelivery = CodeDelivery(logger: logger)
         self.logger = logger
         self.startedAt = Date()
     }
@@ -84,11 +87,12 @@ public final class Engine: Sendable {
     var policy: PasswordPolicyChecker { settings.policy }
 
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
-    /// be (an unreadable common-password file), the old one stays and the error is thrown.
+    /// be (an unreadable common-password file, scrypt parameters that cannot hash), the old one
+    /// stays and the error is thrown. Everything is prepared before anything is swapped in.
     public func reload(_ new: StepSignConfiguration) throws {
         let settings = try Self.settings(new)
+        try passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
-        passwords.useParameters(new.password.scryptParameters)
     }
 
     /// What `peer` may do under the access lists in force.

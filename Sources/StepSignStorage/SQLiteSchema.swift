@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import StepSignCrypto
 
 /// The SQLite schema, as named migrations.
 ///
@@ -10,6 +12,13 @@ enum SQLiteSchema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-schema") { db in
             try db.execute(sql: v1)
+        }
+        migrator.registerMigration("v2-counters") { db in
+            try db.execute(sql: v2)
+            try db.execute(
+                sql: "INSERT INTO store_secrets (name, value) VALUES ('name_key', ?)",
+                arguments: [Data(try SecureRandom.bytes(count: 32))]
+            )
         }
         return migrator
     }
@@ -83,5 +92,42 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
         CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
         BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+        """
+
+    /// Counters that hold under concurrency (SPEC §5.1): attempts of names that are not users,
+    /// the activation-code budget of every name, and values that may be used only once.
+    /// Names are stored only as HMAC-SHA-256 under `store_secrets.name_key`, so the tables do
+    /// not list what people typed into the user field (often a password by mistake).
+    private static let v2 = """
+        CREATE TABLE store_secrets (
+            name TEXT NOT NULL PRIMARY KEY,
+            value BLOB NOT NULL
+        ) STRICT;
+
+        -- The attempt counters of names that are not users; users keep theirs in users.
+        CREATE TABLE name_counters (
+            name_key BLOB NOT NULL PRIMARY KEY CHECK (length(name_key) = 32),
+            failed_attempts INTEGER NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0),
+            blocked INTEGER NOT NULL DEFAULT 0 CHECK (blocked IN (0, 1)),
+            blocked_until REAL,
+            updated_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX name_counters_by_age ON name_counters(updated_at);
+
+        -- Forgot password, per name (user or not): codes issued and wrong codes in the window.
+        CREATE TABLE activation_budgets (
+            name_key BLOB NOT NULL PRIMARY KEY CHECK (length(name_key) = 32),
+            window_start REAL NOT NULL,
+            codes_issued INTEGER NOT NULL DEFAULT 0 CHECK (codes_issued >= 0),
+            failed_attempts INTEGER NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0)
+        ) STRICT;
+        CREATE INDEX activation_budgets_by_age ON activation_budgets(window_start);
+
+        -- Nonces and assertion IDs already used, kept until they could no longer be accepted.
+        CREATE TABLE used_once (
+            value TEXT NOT NULL PRIMARY KEY,
+            expires_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX used_once_by_expiry ON used_once(expires_at);
         """
 }

@@ -86,66 +86,6 @@ extension SQLiteStore {
         }
     }
 
-    // MARK: Attempts
-
-    public func recordFailedAttempt(user: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptOutcome? {
-        let maxAttempts = max(1, maxAttempts)
-        return try await pool.write { db in
-            let select = try db.cachedStatement(
-                sql: "SELECT failed_attempts, blocked, blocked_until FROM users WHERE name = ?"
-            )
-            guard let row = try Row.fetchOne(select, arguments: [user]) else { return nil }
-            var failed: Int
-            var blocked: Bool
-            var blockedUntil: Date?
-            do {
-                failed = try row.decode(atIndex: 0)
-                blocked = try row.decode(atIndex: 1)
-                blockedUntil = (try row.decode(Double?.self, atIndex: 2)).map(Date.init(storageSeconds:))
-            } catch {
-                throw StorageError.malformedRow(table: "users", detail: "\(error)")
-            }
-            if blocked {
-                if let until = blockedUntil, until <= now {
-                    // The temporary block is over: start again with every attempt.
-                    failed = 0
-                    blocked = false
-                    blockedUntil = nil
-                } else {
-                    return AttemptOutcome(failedAttempts: failed, attemptsLeft: 0, blocked: true, blockedUntil: blockedUntil)
-                }
-            }
-            failed += 1
-            if failed >= maxAttempts {
-                blocked = true
-                blockedUntil = blockSeconds > 0 ? now.addingTimeInterval(TimeInterval(blockSeconds)) : nil
-            }
-            let update = try db.cachedStatement(
-                sql: "UPDATE users SET failed_attempts = ?, blocked = ?, blocked_until = ? WHERE name = ?"
-            )
-            try update.execute(arguments: [failed, blocked, blockedUntil?.storageSeconds, user])
-            return AttemptOutcome(
-                failedAttempts: failed,
-                attemptsLeft: blocked ? 0 : maxAttempts - failed,
-                blocked: blocked,
-                blockedUntil: blockedUntil
-            )
-        }
-    }
-
-    public func recordSuccessfulAttempt(user: String, now: Date) async throws {
-        try await pool.write { db in
-            let statement = try db.cachedStatement(
-                sql: """
-                    UPDATE users SET failed_attempts = 0, blocked = 0, blocked_until = NULL
-                    WHERE name = ? AND (blocked = 0 OR (blocked_until IS NOT NULL AND blocked_until <= ?))
-                      AND (failed_attempts != 0 OR blocked != 0)
-                    """
-            )
-            try statement.execute(arguments: [user, now.storageSeconds])
-        }
-    }
-
     // MARK: Passwords
 
     public func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws {
@@ -187,6 +127,16 @@ extension SQLiteStore {
                     """,
                 arguments: [user, user, historyLimit]
             )
+        }
+    }
+
+    public func rehashPassword(user: String, expected: String, replacement: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE users SET password_hash = ? WHERE name = ? AND password_hash = ?",
+                arguments: [replacement, user, expected]
+            )
+            return db.changesCount > 0
         }
     }
 

@@ -24,10 +24,13 @@ public final class SQLiteStore: StepSignStore {
 
     let pool: DatabasePool
     let ledgerTail = LedgerTail()
+    /// The key of the HMAC under which names that are not users are counted.
+    let nameKey: [UInt8]
 
-    private init(path: String, pool: DatabasePool) {
+    private init(path: String, pool: DatabasePool, nameKey: [UInt8]) {
         self.path = path
         self.pool = pool
+        self.nameKey = nameKey
     }
 
     /// Opens (creating if needed) the store in `stateDirectory` and brings its schema up to date.
@@ -51,6 +54,7 @@ public final class SQLiteStore: StepSignStore {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
+        let nameKey: [UInt8]
         do {
             // Every commit reaches the disk before the call returns (SPEC §5: a signature is
             // returned only after its ledger row is durably committed). DatabasePool switches
@@ -68,11 +72,18 @@ public final class SQLiteStore: StepSignStore {
             for suffix in ["", "-wal", "-shm"] {
                 try restrictMode(path + suffix)
             }
+            let stored = try pool.read { db in
+                try Data.fetchOne(db, sql: "SELECT value FROM store_secrets WHERE name = 'name_key'")
+            }
+            guard let stored, stored.count == 32 else {
+                throw StorageError.malformedRow(table: "store_secrets", detail: "name_key is missing or not 32 bytes")
+            }
+            nameKey = Array(stored)
         } catch {
             try? pool.close()
             throw error
         }
-        return SQLiteStore(path: path, pool: pool)
+        return SQLiteStore(path: path, pool: pool, nameKey: nameKey)
     }
 
     public func close() async throws {

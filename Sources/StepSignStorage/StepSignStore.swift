@@ -37,19 +37,27 @@ public protocol StepSignStore: Sendable {
 
     // MARK: Attempts
 
-    /// Counts one failed authentication attempt, atomically.
-    ///
-    /// A temporary block that ended before `now` is lifted first (the user starts again
-    /// with `maxAttempts`). When the count reaches `maxAttempts` the user becomes blocked,
-    /// until `now + blockSeconds`, or until an admin unlocks when `blockSeconds` is 0.
-    /// A user who is still blocked is left unchanged.
-    ///
-    /// - Returns: the outcome, or nil if there is no such user.
-    func recordFailedAttempt(user: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptOutcome?
+    /// The attempt counter of `name` at `now`: a user's, or that of a name that is not a user
+    /// (kept alike, so that replies and timing do not tell the two apart). A name never seen
+    /// has a fresh counter.
+    func attemptCounter(name: String, now: Date) async throws -> AttemptCounter
 
-    /// Resets the user's failed attempts after a successful authentication, and lifts a
-    /// temporary block that ended before `now`. An active block is left alone.
-    func recordSuccessfulAttempt(user: String, now: Date) async throws
+    /// Takes one attempt from the counter of `name` *before* its answer is checked, in one
+    /// atomic step (SPEC §5.1: reserve, then check).
+    ///
+    /// A temporary block that ended before `now` is lifted first. A blocked name gets
+    /// ``AttemptReservation/denied(blockedUntil:)`` and nothing changes. Otherwise the attempt
+    /// counts as a failure at once; the one that reaches `maxAttempts` blocks the name, until
+    /// `now + blockSeconds`, or until an admin unlocks when `blockSeconds` is 0. So with
+    /// `maxAttempts` N, at most N answers are ever checked between two successes, however
+    /// many arrive at once, and an answer in flight when the daemon dies stays counted.
+    /// Names that are not users are counted in the store too (under a keyed hash of the
+    /// name, pruned when idle past a day or `blockSeconds`).
+    func reserveAttempt(name: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptReservation
+
+    /// A right answer gives its reserved attempt back: the counter starts over and the block
+    /// the reservations led to is lifted.
+    func giveBackAttempt(name: String, now: Date) async throws
 
     // MARK: Passwords
 
@@ -59,6 +67,11 @@ public protocol StepSignStore: Sendable {
     /// pushes the previous hash into the history and keeps at most `historyLimit` earlier
     /// hashes. Throws ``StorageError/noSuchUser(_:)`` if the user does not exist.
     func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws
+
+    /// Replaces the user's password hash with `replacement` (the same password hashed with
+    /// other parameters) if it is still `expected`; changes nothing else (not the change time,
+    /// not the history). Returns whether it did.
+    func rehashPassword(user: String, expected: String, replacement: String) async throws -> Bool
 
     /// Up to `limit` password hashes of the user, newest first: the current hash, then the
     /// earlier ones. Empty if there is no such user.
@@ -86,13 +99,31 @@ public protocol StepSignStore: Sendable {
     /// The user's open activation code, or nil.
     func activationCode(user: String) async throws -> ActivationCodeRecord?
 
-    /// Counts one wrong activation code. Returns the new failed count, or nil if the user
-    /// has no open code.
-    func recordFailedActivationAttempt(user: String) async throws -> Int?
+    /// Issues a code for `code.user` against the name's hourly budget, atomically: at most
+    /// `maxCodesPerHour` codes per name and hour (SPEC §5.1). Stores the code, replacing any
+    /// earlier one, when the name is a user; for other names only the budget is counted.
+    func issueActivationCode(_ code: ActivationCodeRecord, maxCodesPerHour: Int, now: Date) async throws -> ActivationIssue
+
+    /// Takes one attempt from the name's activation-code budget before a code is checked:
+    /// at most `maxAttempts` wrong codes per name in the budget's hour, whatever codes were
+    /// issued meanwhile. ``AttemptReservation/denied(blockedUntil:)`` when none is left.
+    func reserveActivationAttempt(name: String, maxAttempts: Int, now: Date) async throws -> AttemptReservation
+
+    /// Uses up the user's open code if its hash is still `codeHash` and it has not expired
+    /// at `now` (check-and-consume: of concurrent right answers exactly one gets true), and
+    /// gives the name's wrong-code budget back.
+    func consumeActivationCode(user: String, codeHash: String, now: Date) async throws -> Bool
 
     /// Deletes the user's open activation code. Returns false if there was none.
     @discardableResult
     func deleteActivationCode(user: String) async throws -> Bool
+
+    // MARK: Single use
+
+    /// Marks `value` (a nonce, an assertion ID) used until `expiresAt`; true only for the
+    /// first use, atomically across connections (SPEC §5.1). Values that expired before
+    /// `now` are forgotten.
+    func useOnce(_ value: String, expiresAt: Date, now: Date) async throws -> Bool
 
     // MARK: Signing keys
 

@@ -43,19 +43,19 @@ public struct UserRecord: Sendable, Equatable {
         self.createdAt = createdAt
     }
 
+    /// The user's attempt counter.
+    public var counter: AttemptCounter {
+        AttemptCounter(failedAttempts: failedAttempts, blocked: blocked, blockedUntil: blockedUntil)
+    }
+
     /// Whether the user is blocked at `now`: blocked with no end, or with an end after `now`.
     public func isBlocked(at now: Date) -> Bool {
-        guard blocked else { return false }
-        guard let blockedUntil else { return true }
-        return now < blockedUntil
+        counter.isBlocked(at: now)
     }
 
     /// The attempts the user has left at `now` out of `maxAttempts`: 0 while blocked, the
     /// full number once a temporary block has ended.
     public func attemptsLeft(maxAttempts: Int, at now: Date) -> Int {
-        if blocked {
-            return isBlocked(at: now) ? 0 : maxAttempts
-        }
-        return max(0, maxAttempts - failedAttempts)
+        counter.attemptsLeft(maxAttempts: maxAttempts, at: now)
     }
 }

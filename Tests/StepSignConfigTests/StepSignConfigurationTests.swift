@@ -67,9 +67,9 @@ struct StepSignConfigurationTests {
         #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log"])
         #expect(root["server"]?.table?.keys.count == 7)
         #expect(root["access"]?.table?.keys.count == 4)
-        #expect(password.keys.count == 9)
+        #expect(password.keys.count == 10)
         #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
-        #expect(root["forgot_password"]?.table?.keys.count == 5)
+        #expect(root["forgot_password"]?.table?.keys.count == 6)
         #expect(root["idv"]?.table?.keys.count == 3)
     }
 

@@ -54,6 +54,8 @@ struct ForgotPasswordTests {
         let key = try #require(reply.string("verificationKey", of: "getActivationCode"))
         #expect(!key.isEmpty)
 
+        // Delivered after the reply (SPEC §5.1): wait for it.
+        _ = daemon.lastActivationCode()
         let lines = daemon.outbox()
         #expect(lines.count == 1)
         let delivery = try #require(lines.last)
@@ -126,9 +128,9 @@ struct ForgotPasswordTests {
         #expect(resent.eventNames == ["getActivationCode"])
         #expect(resent.statusCode(of: "getActivationCode") == 100)
         #expect(resent.string("verificationKey", of: "getActivationCode") != first.string("verificationKey", of: "getActivationCode"))
+        let newCode = try #require(daemon.lastActivationCode())
         #expect(daemon.outbox().count == 2)
         #expect(daemon.outbox().last?["verificationKey"] as? String == resent.string("verificationKey", of: "getActivationCode"))
-        let newCode = try #require(daemon.lastActivationCode())
         #expect(newCode != oldCode)
 
         let old = try connection.call("setActivationCode", ["activationCode": oldCode])

@@ -49,28 +49,16 @@ import Testing
 }
 
 @Suite struct ActivationCodeTests {
-    @Test func aNewActivationCodeReplacesTheOpenOneAndResetsItsFailures() async throws {
+    @Test func aNewActivationCodeReplacesTheOpenOne() async throws {
         try await withStore { store, _ async throws in
             try await store.addUser(newUser("alice"))
             let first = ActivationCodeRecord(user: "alice", codeHash: "c1", verificationKey: "v1", expiresAt: epoch)
             try await store.putActivationCode(first)
             #expect(try await store.activationCode(user: "alice") == first)
-            #expect(try await store.recordFailedActivationAttempt(user: "alice") == 1)
 
             let second = ActivationCodeRecord(user: "alice", codeHash: "c2", verificationKey: "v2", expiresAt: epoch.addingTimeInterval(600))
             try await store.putActivationCode(second)
             #expect(try await store.activationCode(user: "alice") == second)
-        }
-    }
-
-    @Test func failedActivationAttemptsAreCounted() async throws {
-        try await withStore { store, _ async throws in
-            try await store.addUser(newUser("alice"))
-            try await store.putActivationCode(ActivationCodeRecord(user: "alice", codeHash: "c", verificationKey: "v", expiresAt: epoch))
-            #expect(try await store.recordFailedActivationAttempt(user: "alice") == 1)
-            #expect(try await store.recordFailedActivationAttempt(user: "alice") == 2)
-            #expect(try await store.activationCode(user: "alice")?.failedAttempts == 2)
-            #expect(try await store.recordFailedActivationAttempt(user: "bob") == nil)
         }
     }
 
@@ -81,7 +69,6 @@ import Testing
             #expect(try await store.deleteActivationCode(user: "alice"))
             #expect(try await store.activationCode(user: "alice") == nil)
             #expect(try await !store.deleteActivationCode(user: "alice"))
-            #expect(try await store.recordFailedActivationAttempt(user: "alice") == nil)
         }
     }
 

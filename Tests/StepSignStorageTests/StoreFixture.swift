@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import StepSignStorage
 
 /// A fresh state directory under the system temp directory, removed by `cleanUp()`.
@@ -58,4 +59,22 @@ func ledgerAppend(_ index: Int, user: String = "alice") -> LedgerAppend {
 
 func ledgerBatch(_ range: Range<Int>, user: String = "alice") -> [LedgerAppend] {
     range.map { ledgerAppend($0, user: user) }
+}
+
+/// A storage backend the store-protocol tests run against. PostgreSQL joins this list when it
+/// is built; every test written against `StepSignStore` then runs on both.
+enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+
+    var testDescription: String { rawValue }
+}
+
+/// Opens a store of `backend` in a fresh place, runs `body` against the protocol, closes the
+/// store and removes what it made.
+@discardableResult
+func withStore<T>(_ backend: StoreBackend, _ body: (any StepSignStore) async throws -> T) async throws -> T {
+    switch backend {
+    case .sqlite:
+        try await withStore { store, _ in try await body(store) }
+    }
 }

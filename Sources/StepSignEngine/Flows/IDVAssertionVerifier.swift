@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import StepSignCrypto
 
 /// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
@@ -7,9 +6,10 @@ import StepSignCrypto
 /// An assertion is a compact JWS signed ES256 by a key of `idv.trusted_keys`, with claims
 /// `iss` = `idv.issuer`, `sub` = the user, `nonce` = the open challenge's nonce, `iat` and
 /// `exp` (Unix seconds) fresh within `idv.max_age_seconds` allowing 60 s of clock skew, and
-/// `"result": "match"`. Each assertion is accepted once: its signing input is remembered
-/// until it could no longer be fresh (the signing input, not the signature, because an ECDSA
-/// signature can be re-shaped without the key).
+/// `"result": "match"`. Each assertion is accepted once: the engine marks the hash of its
+/// signing input used in the store (``StepSignStore/useOnce(_:expiresAt:now:)``) until it
+/// could no longer be fresh (the signing input, not the signature, because an ECDSA signature
+/// can be re-shaped without the key), so a replay fails on any connection or daemon.
 final class IDVAssertionVerifier: Sendable {
     /// Why an assertion was refused (logged; the client sees status 102).
     enum Rejection: String, Error, Sendable {
@@ -19,8 +19,6 @@ final class IDVAssertionVerifier: Sendable {
 
     /// Clock skew allowed between the IDV server and this host.
     static let clockSkew: TimeInterval = 60
-
-    private let seen = NIOLockedValueBox<[[UInt8]: Date]>([:])
 
     /// The claims stepsign reads from an assertion.
     private struct Claims: Decodable {
@@ -32,9 +30,16 @@ final class IDVAssertionVerifier: Sendable {
         var result: String?
     }
 
-    /// Checks `assertion` for `user` and `nonce`; on success it can never be used again.
+    /// What marks an accepted assertion used: `value` for the store, kept until `expiresAt`.
+    struct SingleUse: Sendable, Equatable {
+        var value: String
+        var expiresAt: Date
+    }
+
+    /// Checks `assertion` for `user` and `nonce`; on success returns what the caller must
+    /// mark used (and refuse as `replayed` if it already was).
     func verify(_ assertion: String, issuer: String, keys: TrustedKeys, maxAgeSeconds: Int, user: String, nonce: String,
-                now: Date) throws(Rejection) {
+                now: Date) throws(Rejection) -> SingleUse {
         guard let jws = try? JWS.parse(assertion) else { throw .malformed }
         guard jws.header.alg == "ES256", jws.header.crit == nil else { throw .algorithmNotAllowed }
         let candidates = jws.header.kid.map { kid in keys.key(kid: kid).map { [$0] } ?? [] } ?? keys.all
@@ -52,12 +57,6 @@ final class IDVAssertionVerifier: Sendable {
         guard claims.result == "match" else { throw .notAMatch }
         let fingerprint = SHA256.hash(jws.signingInput)
         let forgetAfter = Date(timeIntervalSince1970: max(exp, iat + Double(maxAgeSeconds)) + Self.clockSkew)
-        let fresh = seen.withLockedValue { table -> Bool in
-            table = table.filter { $0.value > now }
-            guard table[fingerprint] == nil else { return false }
-            table[fingerprint] = forgetAfter
-            return true
-        }
-        guard fresh else { throw .replayed }
+        return SingleUse(value: "idv-assertion:" + Hex.encode(fingerprint), expiresAt: forgetAfter)
     }
 }

@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import StepSignConfig
@@ -5,96 +6,151 @@ import StepSignCrypto
 import StepSignStorage
 import struct Foundation.Date
 
-/// Checks passwords against the stored scrypt hashes and keeps the attempt counters, which
-/// every authenticator of a user shares.
+/// Checks answers against the attempt counters every authenticator of a name shares, by the
+/// rule of SPEC §5.1: reserve an attempt in the store, then check, then give it back if the
+/// answer was right.
 ///
-/// Counters are in the store, so reconnecting gives no fresh attempts (SPEC §4). A name that
-/// is not a user gets the same replies and the same scrypt work as a user: its counter is kept
-/// in memory (bounded), and its password is checked against a hash of a random password.
+/// Counters are in the store, for users and for names that are not users alike, so neither
+/// reconnecting, concurrency, nor a restart gives a caller more than `max_attempts` checked
+/// answers between two successes. A name that is not a user gets the same replies and the
+/// same scrypt work: its password is checked against a dummy hash made with the parameters
+/// most stored hashes have.
 final class PasswordAuthenticator: Sendable {
-    /// The outcome of one password answer.
+    /// The outcome of one answer.
     enum Outcome: Equatable {
         case accepted
         case rejected(attemptsLeft: Int)
+        /// No attempt was left (the answer was not checked), or this one was the last.
         case exhausted
     }
 
     private let store: any StepSignStore
-    /// A hash of a random password, checked in place of a user's when there is no user.
-    private let dummy: NIOLockedValueBox<String>
-    private let unknownUsers = NIOLockedValueBox<[String: Int]>([:])
-    private static let unknownUsersLimit = 10_000
+    /// Where scrypt checks wait their uid's turn.
+    let checks: CheckScheduler
+    private let logger: Logger
+    private let dummies: NIOLockedValueBox<Dummies>
 
-    init(store: any StepSignStore, parameters: ScryptParameters) {
+    /// Hashes of random passwords, checked in place of a hash when there is none.
+    private struct Dummies {
+        /// Made with the configured parameters: what a code issued now is hashed with.
+        var configured: String
+        /// Made with the parameters most stored password hashes have (a stored hash keeps the
+        /// parameters it was made with until its user logs in again).
+        var stored: String
+        var storedParameters: ScryptParameters
+        /// When `stored` was last matched to the store.
+        var checkedAt: Date?
+        var refreshing = false
+    }
+
+    /// How often the dummy is matched to the parameters of the stored hashes.
+    static let dummyRefreshSeconds: Double = 600
+
+    init(store: any StepSignStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger) throws {
         self.store = store
-        self.dummy = NIOLockedValueBox(PasswordHash.dummy(parameters: parameters))
+        self.checks = checks
+        self.logger = logger
+        let dummy = try PasswordHash.dummy(parameters: parameters)
+        self.dummies = NIOLockedValueBox(Dummies(configured: dummy, stored: dummy, storedParameters: parameters))
     }
 
-    /// The hash an unknown user's answer is checked against: made with the scrypt cost in
-    /// force, so it costs what a new user's hash costs.
-    var dummyHash: String { dummy.withLockedValue { $0 } }
+    /// The hash an activation code of a name that is not a user is checked against: made with
+    /// the scrypt cost in force, as a user's code is.
+    var configuredDummy: String { dummies.withLockedValue { $0.configured } }
 
-    /// Follows a reload's `password.scrypt_*`.
-    func useParameters(_ parameters: ScryptParameters) {
-        let fresh = PasswordHash.dummy(parameters: parameters)
-        dummy.withLockedValue { $0 = fresh }
+    /// Follows a reload's `password.scrypt_*`; throws (keeping the old) if it cannot hash.
+    func useParameters(_ parameters: ScryptParameters) throws {
+        let fresh = try PasswordHash.dummy(parameters: parameters)
+        dummies.withLockedValue {
+            $0.configured = fresh
+            $0.checkedAt = nil
+        }
     }
 
-    /// Attempts left for `user` before the next answer, or nil if the user is blocked.
+    /// Attempts left for `name` before the next answer, or nil if it is blocked.
     func attemptsLeft(user: String, config: StepSignConfiguration, now: Date) async throws -> Int? {
-        let max = config.password.maxAttempts
-        if let record = try await store.user(named: user) {
-            if record.isBlocked(at: now) { return nil }
-            return Swift.max(1, record.attemptsLeft(maxAttempts: max, at: now))
-        }
-        let failures = unknownUsers.withLockedValue { $0[user] ?? 0 }
-        return failures >= max ? nil : max - failures
+        let counter = try await store.attemptCounter(name: user, now: now)
+        if counter.isBlocked(at: now) { return nil }
+        return Swift.max(1, counter.attemptsLeft(maxAttempts: config.password.maxAttempts, at: now))
     }
 
-    /// Counts a successful authentication by another authenticator: the counter starts over.
-    func recordSuccess(user: String, now: Date) async throws {
-        if try await store.user(named: user) != nil {
-            try await store.recordSuccessfulAttempt(user: user, now: now)
-        }
+    /// Takes one attempt of `user` before an answer is checked.
+    func reserve(user: String, config: StepSignConfiguration, now: Date) async throws -> AttemptReservation {
+        try await store.reserveAttempt(name: user, maxAttempts: config.password.maxAttempts,
+                                       blockSeconds: config.password.blockSeconds, now: now)
     }
 
-    /// Checks `password` for `user`, updating the counters.
-    func verify(user: String, password: String, config: StepSignConfiguration, now: Date) async throws -> Outcome {
-        let record = try await store.user(named: user)
-        let encoded = record?.passwordHash ?? dummyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive {
-            try PasswordHash.verify(password: password, encoded: encoded)
-        }
-        guard let record else {
-            return failUnknown(user: user, maxAttempts: config.password.maxAttempts)
-        }
-        if record.isBlocked(at: now) { return .exhausted }
-        if matches {
-            try await store.recordSuccessfulAttempt(user: user, now: now)
+    /// A right answer gives its attempt back; the counter starts over.
+    func giveBack(user: String, now: Date) async throws {
+        try await store.giveBackAttempt(name: user, now: now)
+    }
+
+    /// What a wrong answer with `reservation` means for the flow.
+    static func failure(_ reservation: AttemptReservation) -> Outcome {
+        guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0 else { return .exhausted }
+        return .rejected(attemptsLeft: attemptsLeft)
+    }
+
+    /// Checks `password` for `user` for a peer with `uid`: admitted to the uid's queue (error
+    /// 14 past `password.max_checks_per_uid`), an attempt reserved, scrypt in the uid's turn.
+    func verify(user: String, password: String, uid: UInt32, config: StepSignConfiguration, now: Date) async throws -> Outcome {
+        defer { refreshDummyIfStale(now: now) }
+        return try await checks.withSlot(uid: uid, limit: config.password.maxChecksPerUID) { slot in
+            let reservation = try await reserve(user: user, config: config, now: now)
+            guard case .granted = reservation else { return .exhausted }
+            let record = try await store.user(named: user)
+            let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
+            let matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
+            guard matches, let record else { return Self.failure(reservation) }
+            try await giveBack(user: user, now: now)
+            try await rehashIfNeeded(record, password: password, parameters: config.password.scryptParameters, slot: slot)
             return .accepted
         }
-        return try await recordFailure(user: user, config: config, now: now)
     }
 
-    /// Counts one failed authentication of `user` by any authenticator (password, device
-    /// key, IDV assertion): they share the counter.
-    func recordFailure(user: String, config: StepSignConfiguration, now: Date) async throws -> Outcome {
-        guard let outcome = try await store.recordFailedAttempt(
-            user: user, maxAttempts: config.password.maxAttempts,
-            blockSeconds: config.password.blockSeconds, now: now
-        ) else {
-            return failUnknown(user: user, maxAttempts: config.password.maxAttempts)
+    /// A password stored with other parameters than the configured ones is hashed again with
+    /// the right password in hand, so that raising the cost reaches every user who logs in.
+    private func rehashIfNeeded(_ record: UserRecord, password: String, parameters: ScryptParameters,
+                                slot: CheckScheduler.Slot) async throws {
+        guard let stored = try? PasswordHash.parameters(of: record.passwordHash), stored != parameters else { return }
+        let fresh = try await slot.run { try PasswordHash.make(password: password, parameters: parameters) }
+        if try await store.rehashPassword(user: record.name, expected: record.passwordHash, replacement: fresh) {
+            logger.info("password rehashed with the configured scrypt parameters", metadata: ["user": "\(record.name)"])
         }
-        return outcome.blocked ? .exhausted : .rejected(attemptsLeft: outcome.attemptsLeft)
     }
 
-    private func failUnknown(user: String, maxAttempts: Int) -> Outcome {
-        let failures = unknownUsers.withLockedValue { table in
-            if table[user] == nil, table.count >= Self.unknownUsersLimit { table.removeAll(keepingCapacity: true) }
-            let count = (table[user] ?? 0) + 1
-            table[user] = count
-            return count
+    /// Matches the dummy to the parameters most stored hashes have, in the background (the
+    /// request that notices does not wait, so its timing does not change).
+    private func refreshDummyIfStale(now: Date) {
+        let due = dummies.withLockedValue { state -> Bool in
+            guard !state.refreshing else { return false }
+            if let checkedAt = state.checkedAt, now.timeIntervalSince(checkedAt) < Self.dummyRefreshSeconds { return false }
+            state.refreshing = true
+            return true
         }
-        return failures >= maxAttempts ? .exhausted : .rejected(attemptsLeft: maxAttempts - failures)
+        guard due else { return }
+        Task { [store, dummies, logger] in
+            var made: (String, ScryptParameters)?
+            do {
+                var counts: [ScryptParameters: Int] = [:]
+                for user in try await store.listUsers() {
+                    if let parameters = try? PasswordHash.parameters(of: user.passwordHash) { counts[parameters, default: 0] += 1 }
+                }
+                if let common = counts.max(by: { $0.value < $1.value })?.key,
+                   common != dummies.withLockedValue({ $0.storedParameters }) {
+                    made = (try await NIOThreadPool.singleton.runIfActive { try PasswordHash.dummy(parameters: common) }, common)
+                }
+            } catch {
+                logger.warning("could not match the dummy password hash to the stored ones", metadata: ["error": "\(error)"])
+            }
+            dummies.withLockedValue { state in
+                if let (hash, parameters) = made {
+                    state.stored = hash
+                    state.storedParameters = parameters
+                }
+                state.checkedAt = now
+                state.refreshing = false
+            }
+        }
     }
 }

@@ -15,8 +15,8 @@ enum PendingChallenge: Sendable {
     /// Forgot password, Path A: waiting for the user's consent to log in with a device key.
     case ldaConsent(user: String, openedAt: Date)
     /// Forgot password, Path A: waiting for the device's signature over the login challenge.
-    /// Wrong answers so far count against `forgot_password.max_attempts`.
-    case loginDeviceSignature(user: String, challenge: DeviceChallenge, failures: Int, openedAt: Date)
+    /// Wrong answers count against the name's activation-code budget (`forgot_password.max_attempts`).
+    case loginDeviceSignature(user: String, challenge: DeviceChallenge, openedAt: Date)
 
     var openedAt: Date {
         switch self {
@@ -24,7 +24,7 @@ enum PendingChallenge: Sendable {
         case let .password(challenge): challenge.openedAt
         case let .activationCode(challenge): challenge.openedAt
         case let .ldaConsent(_, openedAt): openedAt
-        case let .loginDeviceSignature(_, _, _, openedAt): openedAt
+        case let .loginDeviceSignature(_, _, openedAt): openedAt
         }
     }
 
@@ -46,8 +46,6 @@ struct PasswordChallenge: Sendable {
 struct ActivationChallenge: Sendable {
     var user: String
     var verificationKey: String
-    /// Wrong codes so far, for a name that is not a user (a user's count is in the store).
-    var unknownUserFailures: Int
     var openedAt: Date
 }
 
@@ -86,6 +84,8 @@ extension StepUpAuthenticator {
 
 /// An LDA challenge: the exact bytes a device must sign, and the keys that may sign them.
 struct DeviceChallenge: Sendable, Equatable {
+    /// The nonce inside `bytes`, used once (SPEC §5.1).
+    var nonce: String
     var bytes: [UInt8]
     var deviceKeyIDs: [String]
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StepSignTestSupport
 import StepSignClient
+import Synchronization
 
 /// A real `stepsignd` on a temporary socket and state directory, for one test.
 final class DaemonHarness: @unchecked Sendable {
@@ -12,6 +13,8 @@ final class DaemonHarness: @unchecked Sendable {
     /// Variables added to the daemon's environment (`NOTIFY_SOCKET`, `CREDENTIALS_DIRECTORY`, …).
     var environment: [String: String]
     private(set) var process: Subprocess?
+    /// Outbox lines per user that `lastActivationCode` has returned.
+    let outboxSeen = Mutex<[String: Int]>([:])
 
     /// The demo user every harness can add.
     static let user = "alice"

@@ -181,9 +181,19 @@ extension DaemonHarness {
         stateDirectory + "/outbox/" + user
     }
 
-    /// The activation code of the last delivery to `user`.
+    /// The activation code of the last delivery to `user`. Codes are delivered after the
+    /// reply (SPEC §5.1), so this waits up to 10 s for a delivery newer than the last one it
+    /// returned, then returns the last there is.
     func lastActivationCode(user: String = DaemonHarness.user) -> String? {
-        outbox(user: user).last?["activationCode"] as? String
+        let seen = outboxSeen.withLock { $0[user, default: 0] }
+        let deadline = Date().addingTimeInterval(10)
+        var lines = outbox(user: user)
+        while lines.count <= seen, Date() < deadline {
+            usleep(10_000)
+            lines = outbox(user: user)
+        }
+        outboxSeen.withLock { $0[user] = lines.count }
+        return lines.last?["activationCode"] as? String
     }
 
     /// `admin.listUsers` row of `user`.

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+@testable import StepSignEngine
+import StepSignConfig
+import StepSignCrypto
+import StepSignStorage
+import Testing
+
+/// SPEC §5.1 against the engine, many sessions answering at once: every answer takes its
+/// attempt from the store before it is checked, so a burst gets `max_attempts` checks, not one
+/// per answer, and a right answer after the budget is taken never signs or logs in.
+@Suite("Attempt limits under concurrency")
+struct AttemptRaceTests {
+    static let password = "Tr1cky-Pelican-42"
+    let directory: String
+    let engine: Engine
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-race-\(UUID().uuidString)").path
+        var config = StepSignConfiguration.default
+        config.password.scryptN = 1024
+        config.password.maxChecksPerUID = 1024
+        config.server.stateDir = directory
+        let store = try SQLiteStore.open(stateDirectory: directory)
+        let logger = Logger(label: "test")
+        let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
+        engine = try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
+        var admin = Session(peer: Self.peer(0), isAdmin: true)
+        let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"\#(Self.password)"}"#.utf8),
+                                        session: &admin)
+        #expect(added.error == nil)
+    }
+
+    static func peer(_ uid: UInt32) -> Peer { Peer(uid: uid, gid: uid, pid: 42, comm: "tester", groups: []) }
+
+    func send(_ text: String, _ session: inout Session) async -> Reply {
+        await engine.handle(line: Array(text.utf8), session: &session)
+    }
+
+    /// `count` sessions, each with `open` sent.
+    func sessions(_ count: Int, open: String) async -> [Session] {
+        var out: [Session] = []
+        for _ in 0..<count {
+            var session = Session(peer: Self.peer(1000), isAdmin: false)
+            let reply = await send(open, &session)
+            #expect(reply.error == nil, "\(reply.line)")
+            out.append(session)
+        }
+        return out
+    }
+
+    /// Sends `answer(index)` on every session at once; the replies in session order.
+    func answerAll(_ sessions: [Session], _ answer: @escaping @Sendable (Int) -> String) async -> [Reply] {
+        await withTaskGroup(of: (Int, Reply).self) { group in
+            for (index, session) in sessions.enumerated() {
+                group.addTask {
+                    var session = session
+                    return (index, await self.send(answer(index), &session))
+                }
+            }
+            var replies = [Reply?](repeating: nil, count: sessions.count)
+            for await (index, reply) in group { replies[index] = reply }
+            return replies.map { $0! }
+        }
+    }
+
+    static func statusCodes(_ replies: [Reply]) -> [Int] {
+        replies.compactMap { reply in
+            guard case let .object(members)? = reply.events.first?.json,
+                  case let .object(status)? = members.first(where: { $0.0 == "status" })?.1,
+                  case let .int(code)? = status.first(where: { $0.0 == "code" })?.1
+            else { return nil }
+            return Int(code)
+        }.sorted()
+    }
+
+    static let signingOpen = #"{"id":1,"op":"authenticateUserAndSignData","user":"USER","payload":"Pay 1,000,000 EUR to mallory","reason":"r","authLevel":1,"authenticatorType":0}"#
+
+    @Test("mode 12: of 39 wrong answers at once 3 are checked, and the right one sent after them does not sign",
+          arguments: ["alice", "nobody"])
+    func signingPasswordBurst(user: String) async throws {
+        let open = Self.signingOpen.replacingOccurrences(of: "USER", with: user)
+        var all = await sessions(40, open: open)
+        let last = all.removeLast()
+        let before = engine.passwords.checks.startedCount
+        let replies = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
+        #expect(engine.passwords.checks.startedCount - before == 3)
+        #expect(Self.statusCodes(replies) == [102, 102] + [Int](repeating: 153, count: 37))
+
+        var session = last
+        let right = await send(#"{"id":3,"op":"setPassword","password":"\#(Self.password)","challengeMode":12}"#, &session)
+        #expect(Self.statusCodes([right]) == [153])
+        #expect(engine.passwords.checks.startedCount - before == 3, "the right answer after the budget is not checked")
+        #expect(try await engine.store.ledgerCount() == 0)
+        #expect(try await engine.store.attemptCounter(name: user, now: Date()).blocked)
+    }
+
+    @Test("mode 12: 40 answers at once, one of them right: at most 3 wrong ones are checked before a success")
+    func signingPasswordBurstWithTheRightOneInside() async throws {
+        let all = await sessions(40, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
+        let before = engine.passwords.checks.startedCount
+        let replies = await answerAll(all) { index in
+            #"{"id":2,"op":"setPassword","password":"\#(index == 20 ? Self.password : "Wrong-Guess-71")","challengeMode":12}"#
+        }
+        let checked = engine.passwords.checks.startedCount - before
+        let signed = Self.statusCodes(replies).filter { $0 == 100 }.count
+        // 3 checks, or, if the right answer won one of them, its success opened 3 more.
+        #expect(checked == 3 || (signed == 1 && checked <= 6), "checked \(checked), signed \(signed)")
+        #expect(try await engine.store.ledgerCount() == Int64(signed))
+    }
+
+    @Test("mode 0: of 59 wrong logins at once 3 are checked, and the right one after them does not log in")
+    func loginBurst() async throws {
+        var all = await sessions(60, open: #"{"id":1,"op":"setUser","user":"alice"}"#)
+        let last = all.removeLast()
+        let before = engine.passwords.checks.startedCount
+        _ = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":0}"# }
+        #expect(engine.passwords.checks.startedCount - before == 3)
+        var session = last
+        let right = await send(#"{"id":3,"op":"setPassword","password":"\#(Self.password)","challengeMode":0}"#, &session)
+        #expect(right.error?.code == .userBlocked)
+        #expect(!right.events.contains { if case .onUserLoggedIn = $0 { true } else { false } })
+        #expect(engine.passwords.checks.startedCount - before == 3)
+    }
+
+    @Test("a peer uid with max_checks_per_uid checks queued gets error 14 for more, costing no attempt")
+    func checksPerUIDAreCapped() async throws {
+        var config = engine.config
+        config.password.maxChecksPerUID = 2
+        config.password.scryptN = 16384
+        try engine.reload(config)
+        let all = await sessions(8, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
+        let replies = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
+        let busy = replies.filter { $0.error?.code == .busy }.count
+        #expect(busy >= 1, "\(replies.map(\.line))")
+        #expect(replies.count - busy <= 3)
+        let counter = try await engine.store.attemptCounter(name: "alice", now: Date())
+        #expect(counter.failedAttempts == replies.count - busy, "a refused answer took no attempt")
+    }
+}
