@@ -58,6 +58,12 @@ final class PasswordAuthenticator: Sendable {
     /// the scrypt cost in force, as a user's code is.
     var configuredDummy: String { dummies.withLockedValue { $0.configured } }
 
+    /// The parameters of the dummy checked for names that are not users (for tests).
+    var storedDummyParameters: ScryptParameters { dummies.withLockedValue { $0.storedParameters } }
+
+    /// Whether the dummy is being matched to the store (for tests).
+    var isRefreshingDummy: Bool { dummies.withLockedValue { $0.refreshing } }
+
     /// Follows a reload's `password.scrypt_*`; throws (keeping the old) if it cannot hash.
     func useParameters(_ parameters: ScryptParameters) throws {
         let fresh = try PasswordHash.dummy(parameters: parameters)

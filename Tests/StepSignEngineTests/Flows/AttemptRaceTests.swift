@@ -138,3 +138,40 @@ struct AttemptRaceTests {
         #expect(counter.failedAttempts == replies.count - busy, "a refused answer took no attempt")
     }
 }
+
+/// SPEC §5.1: a name that is not a user costs what a user costs, also after `scrypt_n` changed.
+@Suite("Dummy cost and rehash")
+struct DummyCostTests {
+    @Test("after raising scrypt_n, the dummy keeps the stored hashes' cost, and a login rehashes at the new one")
+    func dummyFollowsStoredHashesAndLoginRehashes() async throws {
+        let first = try await AttemptRaceTests()
+        let old = try PasswordHash.parameters(of: try #require(try await first.engine.store.user(named: "alice")).passwordHash)
+        // The daemon restarts with a higher cost on the same store.
+        var config = first.engine.config
+        config.password.scryptN = 2048
+        let engine = try Engine(configuration: config, store: first.engine.store, keyring: first.engine.keyring,
+                                logger: Logger(label: "test"))
+        #expect(engine.passwords.storedDummyParameters == config.password.scryptParameters)
+        func send(_ text: String, _ session: inout Session) async -> Reply {
+            await engine.handle(line: Array(text.utf8), session: &session)
+        }
+        // An unknown name's answer is checked; the dummy is matched to the store in the background.
+        var session = Session(peer: AttemptRaceTests.peer(1000), isAdmin: false)
+        _ = await send(#"{"id":1,"op":"setUser","user":"nobody"}"#, &session)
+        _ = await send(#"{"id":2,"op":"setPassword","password":"x","challengeMode":0}"#, &session)
+        var waited = 0
+        while engine.passwords.storedDummyParameters != old || engine.passwords.isRefreshingDummy, waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(engine.passwords.storedDummyParameters == old, "the dummy costs what alice's stored hash costs")
+
+        var login = Session(peer: AttemptRaceTests.peer(1000), isAdmin: false)
+        _ = await send(#"{"id":1,"op":"setUser","user":"alice"}"#, &login)
+        let reply = await send(#"{"id":2,"op":"setPassword","password":"\#(AttemptRaceTests.password)","challengeMode":0}"#, &login)
+        #expect(reply.events.contains { if case .onUserLoggedIn = $0 { true } else { false } })
+        let stored = try #require(try await engine.store.user(named: "alice")).passwordHash
+        #expect(try PasswordHash.parameters(of: stored) == config.password.scryptParameters)
+        #expect(try PasswordHash.verify(password: AttemptRaceTests.password, encoded: stored))
+    }
+}
