@@ -25,7 +25,7 @@ extension StepSignConfiguration.Server {
     init(_ t: ConfigTableReader) throws(ConfigError) {
         try t.rejectUnknown([
             "socket", "socket_mode", "socket_group", "state_dir", "max_connections",
-            "idle_timeout_seconds", "challenge_timeout_seconds",
+            "max_connections_per_uid", "idle_timeout_seconds", "challenge_timeout_seconds",
         ])
         let d = Self()
         if let mode = t.table["socket_mode"], mode.string == nil {
@@ -42,6 +42,8 @@ extension StepSignConfiguration.Server {
             socketGroup: try t.string("socket_group", default: d.socketGroup, check: Check.nameOrEmpty),
             stateDir: try t.string("state_dir", default: d.stateDir, check: Check.absolutePath),
             maxConnections: try t.integer("max_connections", default: d.maxConnections, in: 1...65536),
+            maxConnectionsPerUID: try t.integer(
+                "max_connections_per_uid", default: d.maxConnectionsPerUID, in: 1...65536),
             idleTimeoutSeconds: try t.integer("idle_timeout_seconds", default: d.idleTimeoutSeconds, in: 1...86400),
             challengeTimeoutSeconds: try t.integer(
                 "challenge_timeout_seconds", default: d.challengeTimeoutSeconds, in: 10...86400)
