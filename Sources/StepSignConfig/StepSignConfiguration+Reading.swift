@@ -84,9 +84,11 @@ extension StepSignConfiguration.Password {
             throw t.error("scrypt_n", t.table["scrypt_n"], "expected a power of two from 1024 to 1048576, found \(scryptN)")
         }
         let scryptR = try t.integer("scrypt_r", default: d.scryptR, in: 1...32)
-        if 128 * scryptN * scryptR > 1 << 30 {
+        let limit = StepSignConfiguration.Password.maximumScryptMemory
+        let memory = 128 * scryptN * scryptR
+        if memory > limit {
             let key = t.table["scrypt_r"] != nil ? "scrypt_r" : "scrypt_n"
-            throw t.error(key, t.table[key], "scrypt_n × scrypt_r needs \(128 * scryptN * scryptR >> 20) MiB per hash; at most 1024 MiB is allowed")
+            throw t.error(key, t.table[key], "scrypt_n × scrypt_r needs \(memory >> 20) MiB per hash (128·N·r); at most \(limit >> 20) MiB is allowed")
         }
         self.init(
             maxAttempts: try t.integer("max_attempts", default: d.maxAttempts, in: 1...100),

@@ -50,14 +50,14 @@ public enum PasswordHash {
 
     /// A valid hash of a random password, for users that do not exist: verifying against it
     /// costs the same as against a real hash and never matches. Make one at start-up and
-    /// reuse it. Traps only if libcrypto cannot produce randomness or run scrypt.
-    public static func dummy(parameters: ScryptParameters = .default) -> String {
-        do {
-            let password = Base64URL.encode(try SecureRandom.bytes(count: 32))
-            return try make(password: password, parameters: parameters)
-        } catch {
-            preconditionFailure("PasswordHash.dummy: \(error)")
-        }
+    /// reuse it.
+    ///
+    /// Throws `.parametersOutOfRange` when `parameters` exceed `Limits`, and `.openSSL` when
+    /// libcrypto cannot produce randomness or run scrypt.
+    public static func dummy(parameters: ScryptParameters = .default) throws(PasswordHashError) -> String {
+        let random: [UInt8]
+        do { random = try SecureRandom.bytes(count: 32) } catch { throw .openSSL(error) }
+        return try make(password: Base64URL.encode(random), parameters: parameters)
     }
 
     /// The parameters stored in `encoded`, e.g. to decide whether to rehash on login.

@@ -53,7 +53,7 @@ public final class Engine: Sendable {
         self.store = store
         self.keyring = keyring
         self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store))
-        self.passwords = PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters)
+        self.passwords = try PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters)
         self.logger = logger
         self.startedAt = Date()
     }
@@ -87,8 +87,8 @@ public final class Engine: Sendable {
     /// be (an unreadable common-password file), the old one stays and the error is thrown.
     public func reload(_ new: StepSignConfiguration) throws {
         let settings = try Self.settings(new)
+        try passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
-        passwords.useParameters(new.password.scryptParameters)
     }
 
     /// What `peer` may do under the access lists in force.

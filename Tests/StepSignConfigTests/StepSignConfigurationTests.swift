@@ -178,6 +178,15 @@ struct StepSignConfigurationTests {
         #expect(above.server.maxConnections == 8 && above.server.maxConnectionsPerUID == 100)
     }
 
+    @Test("scrypt memory up to exactly 256 MiB (128·N·r) is accepted")
+    func scryptMemoryUpToTheLimit() throws {
+        #expect(StepSignConfiguration.Password.maximumScryptMemory == 256 << 20)
+        for (n, r) in [(262_144, 8), (1_048_576, 2), (65536, 32)] {
+            let c = try StepSignConfiguration.parse("[password]\nscrypt_n = \(n)\nscrypt_r = \(r)\n", file: "t.toml")
+            #expect(128 * c.password.scryptN * c.password.scryptR == StepSignConfiguration.Password.maximumScryptMemory)
+        }
+    }
+
     @Test(arguments: StepSignConfiguration.Log.Level.allCases)
     func everyLogLevelIsAccepted(level: StepSignConfiguration.Log.Level) throws {
         let c = try StepSignConfiguration.parse("[log]\nlevel = \"\(level.rawValue)\"\n", file: "t.toml")
@@ -213,6 +222,8 @@ struct StepSignConfigurationTests {
         ("[signing]\nallow_level_0 = \"yes\"\n", 2, "signing.allow_level_0", "expected true or false"),
         ("[password]\nscrypt_n = 30000\n", 2, "password.scrypt_n", "power of two"),
         ("[password]\nscrypt_n = 1048576\nscrypt_r = 16\n", 3, "password.scrypt_r", "MiB"),
+        ("[password]\nscrypt_n = 524288\nscrypt_r = 8\n", 3, "password.scrypt_r", "512 MiB per hash (128·N·r); at most 256 MiB"),
+        ("[password]\nscrypt_n = 524288\n", 2, "password.scrypt_n", "at most 256 MiB"),
         ("[password]\ncommon_passwords_file = \"common.txt\"\n", 2, "password.common_passwords_file", "absolute path"),
         ("[password.policy]\nminL = 20\nmaxL = 10\n", 2, "password.policy.minL", "must not exceed maxL"),
         ("[password.policy]\nminL = 1\nmaxL = 3\n", 3, "password.policy.maxL", "no password could comply"),

@@ -25,18 +25,20 @@ final class PasswordAuthenticator: Sendable {
     private let unknownUsers = NIOLockedValueBox<[String: Int]>([:])
     private static let unknownUsersLimit = 10_000
 
-    init(store: any StepSignStore, parameters: ScryptParameters) {
+    /// Throws if the dummy hash cannot be made with `parameters`.
+    init(store: any StepSignStore, parameters: ScryptParameters) throws(PasswordHashError) {
         self.store = store
-        self.dummy = NIOLockedValueBox(PasswordHash.dummy(parameters: parameters))
+        self.dummy = NIOLockedValueBox(try PasswordHash.dummy(parameters: parameters))
     }
 
     /// The hash an unknown user's answer is checked against: made with the scrypt cost in
     /// force, so it costs what a new user's hash costs.
     var dummyHash: String { dummy.withLockedValue { $0 } }
 
-    /// Follows a reload's `password.scrypt_*`.
-    func useParameters(_ parameters: ScryptParameters) {
-        let fresh = PasswordHash.dummy(parameters: parameters)
+    /// Follows a reload's `password.scrypt_*`; if the dummy hash cannot be made with them,
+    /// throws and keeps the old one.
+    func useParameters(_ parameters: ScryptParameters) throws(PasswordHashError) {
+        let fresh = try PasswordHash.dummy(parameters: parameters)
         dummy.withLockedValue { $0 = fresh }
     }
 
