@@ -18,8 +18,8 @@ extension StepSignConfiguration {
         /// `max_connections_per_uid`: open connections of one peer uid at most; one more gets
         /// error 14 and is closed. Default 64; 1 to 65536.
         public var maxConnectionsPerUID: Int
-        /// `idle_timeout_seconds`: a connection with no request for this long is closed.
-        /// Default 300; 1 to 86400.
+        /// `idle_timeout_seconds`: a connection with no request outstanding for this long is
+        /// sent error 5 (`id` null) and closed. Default 300; 1 to 86400.
         public var idleTimeoutSeconds: Int
         /// `challenge_timeout_seconds`: an open challenge (a password or code the daemon
         /// waits for) expires after this long. Default 300; 10 to 86400.
