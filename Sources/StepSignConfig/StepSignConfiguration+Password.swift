@@ -18,7 +18,7 @@ extension StepSignConfiguration {
         public var commonPasswordsFile: String
         /// `scrypt_n`: the scrypt cost N used to hash passwords. Default 32768 (2^15); a
         /// power of two from 1024 to 1048576. Memory per hash is 128·N·r bytes (32 MiB at
-        /// the defaults) and may not exceed 1 GiB.
+        /// the defaults) and may not exceed `maximumScryptMemory` (256 MiB).
         public var scryptN: Int
         /// `scrypt_r`: the scrypt block size r. Default 8; 1 to 32.
         public var scryptR: Int
@@ -26,6 +26,13 @@ extension StepSignConfiguration {
         public var scryptP: Int
         /// `[password.policy]`: the policy sent to clients as `RELID_PASSWORD_POLICY`.
         public var policy: PasswordPolicy
+
+        /// The most memory one hash may need, 128·`scrypt_n`·`scrypt_r` bytes: 256 MiB.
+        ///
+        /// This is the password hasher's own cap (`PasswordHash.Limits.maximumMemory` in
+        /// StepSignCrypto, which this module does not import; a test of the engine checks
+        /// that the two are equal), so every accepted configuration can make a hash.
+        public static let maximumScryptMemory = 256 << 20
 
         public init(
             maxAttempts: Int = 3,

@@ -25,7 +25,7 @@ extension StepSignConfiguration.Server {
     init(_ t: ConfigTableReader) throws(ConfigError) {
         try t.rejectUnknown([
             "socket", "socket_mode", "socket_group", "state_dir", "max_connections",
-            "idle_timeout_seconds", "challenge_timeout_seconds",
+            "max_connections_per_uid", "idle_timeout_seconds", "challenge_timeout_seconds",
         ])
         let d = Self()
         if let mode = t.table["socket_mode"], mode.string == nil {
@@ -42,6 +42,8 @@ extension StepSignConfiguration.Server {
             socketGroup: try t.string("socket_group", default: d.socketGroup, check: Check.nameOrEmpty),
             stateDir: try t.string("state_dir", default: d.stateDir, check: Check.absolutePath),
             maxConnections: try t.integer("max_connections", default: d.maxConnections, in: 1...65536),
+            maxConnectionsPerUID: try t.integer(
+                "max_connections_per_uid", default: d.maxConnectionsPerUID, in: 1...65536),
             idleTimeoutSeconds: try t.integer("idle_timeout_seconds", default: d.idleTimeoutSeconds, in: 1...86400),
             challengeTimeoutSeconds: try t.integer(
                 "challenge_timeout_seconds", default: d.challengeTimeoutSeconds, in: 10...86400)
@@ -82,9 +84,11 @@ extension StepSignConfiguration.Password {
             throw t.error("scrypt_n", t.table["scrypt_n"], "expected a power of two from 1024 to 1048576, found \(scryptN)")
         }
         let scryptR = try t.integer("scrypt_r", default: d.scryptR, in: 1...32)
-        if 128 * scryptN * scryptR > 1 << 30 {
+        let limit = StepSignConfiguration.Password.maximumScryptMemory
+        let memory = 128 * scryptN * scryptR
+        if memory > limit {
             let key = t.table["scrypt_r"] != nil ? "scrypt_r" : "scrypt_n"
-            throw t.error(key, t.table[key], "scrypt_n × scrypt_r needs \(128 * scryptN * scryptR >> 20) MiB per hash; at most 1024 MiB is allowed")
+            throw t.error(key, t.table[key], "scrypt_n × scrypt_r needs \(memory >> 20) MiB per hash (128·N·r); at most \(limit >> 20) MiB is allowed")
         }
         self.init(
             maxAttempts: try t.integer("max_attempts", default: d.maxAttempts, in: 1...100),

@@ -15,8 +15,11 @@ extension StepSignConfiguration {
         public var stateDir: String
         /// `max_connections`: open connections at most. Default 256; 1 to 65536.
         public var maxConnections: Int
-        /// `idle_timeout_seconds`: a connection with no request for this long is closed.
-        /// Default 300; 1 to 86400.
+        /// `max_connections_per_uid`: open connections of one peer uid at most; one more gets
+        /// error 14 and is closed. Default 64; 1 to 65536.
+        public var maxConnectionsPerUID: Int
+        /// `idle_timeout_seconds`: a connection with no request outstanding for this long is
+        /// sent error 5 (`id` null) and closed. Default 300; 1 to 86400.
         public var idleTimeoutSeconds: Int
         /// `challenge_timeout_seconds`: an open challenge (a password or code the daemon
         /// waits for) expires after this long. Default 300; 10 to 86400.
@@ -28,6 +31,7 @@ extension StepSignConfiguration {
             socketGroup: String = "stepsign",
             stateDir: String = "/var/lib/stepsign",
             maxConnections: Int = 256,
+            maxConnectionsPerUID: Int = 64,
             idleTimeoutSeconds: Int = 300,
             challengeTimeoutSeconds: Int = 300
         ) {
@@ -36,6 +40,7 @@ extension StepSignConfiguration {
             self.socketGroup = socketGroup
             self.stateDir = stateDir
             self.maxConnections = maxConnections
+            self.maxConnectionsPerUID = maxConnectionsPerUID
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.challengeTimeoutSeconds = challengeTimeoutSeconds
         }

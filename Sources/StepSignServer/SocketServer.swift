@@ -2,13 +2,13 @@
 import Glibc
 #endif
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StepSignEngine
 import Synchronization
 import struct Foundation.Date
-import typealias Foundation.TimeInterval
 
 /// The Unix-socket front of the daemon: the line protocol of SPEC §3 over a stream socket.
 ///
@@ -17,7 +17,10 @@ import typealias Foundation.TimeInterval
 /// event loop as executor, so a request is read, handled and answered on one thread; the
 /// engine sends blocking work (scrypt, key files, child processes) to `NIOThreadPool` and
 /// ledger commits to the ledger writer's thread. Connections run concurrently; one past
-/// `server.max_connections` gets one reply with error 14 and is closed. On graceful shutdown
+/// `server.max_connections`, or past `server.max_connections_per_uid` connections of its peer
+/// uid, gets one reply with error 14 and is closed. A connection idle for
+/// `server.idle_timeout_seconds` (no request read and unanswered) gets one reply with error 5
+/// and is closed (`IdleConnectionHandler`). On graceful shutdown
 /// the listener closes, each connection stops reading, finishes the requests it has read and
 /// closes; a connection still busy after `shutdownGrace` (a client that stopped reading its
 /// replies) is closed outright, so shutdown is bounded.
@@ -43,6 +46,8 @@ public final class SocketServer: Service, Sendable {
     private let onListening: @Sendable () -> Void
     /// Connections accepted and not yet closed.
     private let openConnections = Atomic<Int>(0)
+    /// Admitted connections not yet closed, per peer uid (no entry: none).
+    private let connectionsPerUID = NIOLockedValueBox<[UInt32: Int]>([:])
 
     /// - Parameter onListening: called once the socket accepts connections (readiness).
     public init(engine: Engine, listener: Listener, logger: Logger, onListening: @escaping @Sendable () -> Void = {}) {
@@ -82,6 +87,7 @@ public final class SocketServer: Service, Sendable {
     private typealias Connection = NIOAsyncChannel<Frame, ByteBuffer>
 
     private func bind() async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
+        let engine = self.engine
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             // Closing a connection's input (shutdown, or a client that half-closes after its
@@ -89,8 +95,9 @@ public final class SocketServer: Service, Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (Channel) -> EventLoopFuture<(Connection, Peer?)> = { channel in
             PeerCredentials.read(channel).map { Optional($0) }.recover { _ in nil }.flatMapThrowing { peer in
-                try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(LineFrameDecoder(maxLength: Self.maxLineLength))
+                try channel.pipeline.syncOperations.addHandlers(
+                    ByteToMessageHandler(LineFrameDecoder(maxLength: Self.maxLineLength)),
+                    IdleConnectionHandler(timeout: { .seconds(Int64(engine.idleTimeoutSeconds)) })
                 )
                 return (try Connection(wrappingChannelSynchronously: channel), peer)
             }
@@ -125,6 +132,14 @@ public final class SocketServer: Service, Sendable {
                     try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.permissionDenied, "this peer may not use stepsignd"))))
                     return
                 }
+                let perUID = engine.config.server.maxConnectionsPerUID
+                guard claimSlot(uid: peer.uid, limit: perUID) else {
+                    logger.warning("connection refused: too many connections of one uid",
+                                   metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "max": "\(perUID)"])
+                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.busy, "too many connections of this uid (server.max_connections_per_uid); try again later"))))
+                    return
+                }
+                defer { releaseSlot(uid: peer.uid) }
                 var session = Session(peer: peer, isAdmin: decision == .admin)
                 try await withGracefulShutdownHandler {
                     for try await frame in inbound {
@@ -158,15 +173,29 @@ public final class SocketServer: Service, Sendable {
                              closesConnection: true)
             }
             session.isAdmin = decision == .admin
+            // Idleness is the IdleConnectionHandler's: a connection idle past the timeout is
+            // closed before it can send another request.
             let now = Date()
-            let idle = TimeInterval(engine.idleTimeoutSeconds)
-            if idle > 0, now.timeIntervalSince(session.lastActivity) > idle {
-                session.end()
-                session.lastActivity = now
-                return Reply(id: Self.requestID(buffer), error: StepSignError(.sessionExpired, "the session was idle too long and has ended"))
-            }
             session.lastActivity = now
             return await engine.handle(line: buffer.readableBytesView, session: &session, now: now)
+        }
+    }
+
+    /// Takes one of `uid`'s `limit` connection slots; false if all are taken.
+    private func claimSlot(uid: UInt32, limit: Int) -> Bool {
+        connectionsPerUID.withLockedValue { counts in
+            let open = counts[uid, default: 0]
+            guard open < limit else { return false }
+            counts[uid] = open + 1
+            return true
+        }
+    }
+
+    /// Gives back a slot `claimSlot(uid:limit:)` took.
+    private func releaseSlot(uid: UInt32) {
+        connectionsPerUID.withLockedValue { counts in
+            let open = counts[uid, default: 1] - 1
+            counts[uid] = open > 0 ? open : nil
         }
     }
 

@@ -27,7 +27,7 @@ struct StepSignConfigurationTests {
         #expect(c.instance == "stepsign")
         #expect(c.server == .init(
             socket: "/run/stepsign/stepsignd.sock", socketMode: 0o660, socketGroup: "stepsign",
-            stateDir: "/var/lib/stepsign", maxConnections: 256, idleTimeoutSeconds: 300,
+            stateDir: "/var/lib/stepsign", maxConnections: 256, maxConnectionsPerUID: 64, idleTimeoutSeconds: 300,
             challengeTimeoutSeconds: 300))
         #expect(c.access == .init(clientUIDs: [], clientGroups: ["stepsign"], adminUIDs: [0], adminGroups: []))
         #expect(c.signing.allowLevel0 == false)
@@ -65,7 +65,7 @@ struct StepSignConfigurationTests {
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
         #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log"])
-        #expect(root["server"]?.table?.keys.count == 7)
+        #expect(root["server"]?.table?.keys.count == 8)
         #expect(root["access"]?.table?.keys.count == 4)
         #expect(password.keys.count == 10)
         #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
@@ -95,6 +95,7 @@ struct StepSignConfigurationTests {
             socket_group = "acme"
             state_dir = "/srv/acme"
             max_connections = 10
+            max_connections_per_uid = 3
             idle_timeout_seconds = 60
             challenge_timeout_seconds = 120
             [access]
@@ -146,7 +147,7 @@ struct StepSignConfigurationTests {
             instance: "acme-signer",
             server: .init(
                 socket: "/run/acme/s.sock", socketMode: 0o600, socketGroup: "acme", stateDir: "/srv/acme",
-                maxConnections: 10, idleTimeoutSeconds: 60, challengeTimeoutSeconds: 120),
+                maxConnections: 10, maxConnectionsPerUID: 3, idleTimeoutSeconds: 60, challengeTimeoutSeconds: 120),
             access: .init(clientUIDs: [1000, 1001], clientGroups: ["signers", "ops"], adminUIDs: [0, 1002], adminGroups: ["wheel"]),
             signing: .init(allowLevel0: true),
             password: .init(
@@ -162,6 +163,28 @@ struct StepSignConfigurationTests {
             lda: .init(enabled: false),
             idv: .init(issuer: "https://idv.acme.example", trustedKeys: "/etc/acme/idv.jwks", maxAgeSeconds: 120),
             log: .init(level: .debug)))
+    }
+
+    @Test("server.max_connections_per_uid: default 64, 1 to 65536, independent of max_connections")
+    func maxConnectionsPerUID() throws {
+        #expect(StepSignConfiguration.default.server.maxConnectionsPerUID == 64)
+        for value in [1, 64, 65536] {
+            let c = try StepSignConfiguration.parse("[server]\nmax_connections_per_uid = \(value)\n", file: "t.toml")
+            #expect(c.server.maxConnectionsPerUID == value)
+            #expect(c.server.maxConnections == 256)
+        }
+        let above = try StepSignConfiguration.parse(
+            "[server]\nmax_connections = 8\nmax_connections_per_uid = 100\n", file: "t.toml")
+        #expect(above.server.maxConnections == 8 && above.server.maxConnectionsPerUID == 100)
+    }
+
+    @Test("scrypt memory up to exactly 256 MiB (128·N·r) is accepted")
+    func scryptMemoryUpToTheLimit() throws {
+        #expect(StepSignConfiguration.Password.maximumScryptMemory == 256 << 20)
+        for (n, r) in [(262_144, 8), (1_048_576, 2), (65536, 32)] {
+            let c = try StepSignConfiguration.parse("[password]\nscrypt_n = \(n)\nscrypt_r = \(r)\n", file: "t.toml")
+            #expect(128 * c.password.scryptN * c.password.scryptR == StepSignConfiguration.Password.maximumScryptMemory)
+        }
     }
 
     @Test(arguments: StepSignConfiguration.Log.Level.allCases)
@@ -186,6 +209,8 @@ struct StepSignConfigurationTests {
         // (text, line, key, part of the message)
         ("[password]\nmax_attempts = 0\n", 2, "password.max_attempts", "from 1 to 100, found 0"),
         ("[server]\nmax_connections = true\n", 2, "server.max_connections", "found true"),
+        ("[server]\nmax_connections_per_uid = 0\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 0"),
+        ("[server]\nmax_connections_per_uid = 65537\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 65537"),
         ("[server]\nsocket_mode = \"0999\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = \"1777\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = 0o660\n", 2, "server.socket_mode", "as a string"),
@@ -197,6 +222,8 @@ struct StepSignConfigurationTests {
         ("[signing]\nallow_level_0 = \"yes\"\n", 2, "signing.allow_level_0", "expected true or false"),
         ("[password]\nscrypt_n = 30000\n", 2, "password.scrypt_n", "power of two"),
         ("[password]\nscrypt_n = 1048576\nscrypt_r = 16\n", 3, "password.scrypt_r", "MiB"),
+        ("[password]\nscrypt_n = 524288\nscrypt_r = 8\n", 3, "password.scrypt_r", "512 MiB per hash (128·N·r); at most 256 MiB"),
+        ("[password]\nscrypt_n = 524288\n", 2, "password.scrypt_n", "at most 256 MiB"),
         ("[password]\ncommon_passwords_file = \"common.txt\"\n", 2, "password.common_passwords_file", "absolute path"),
         ("[password.policy]\nminL = 20\nmaxL = 10\n", 2, "password.policy.minL", "must not exceed maxL"),
         ("[password.policy]\nminL = 1\nmaxL = 3\n", 3, "password.policy.maxL", "no password could comply"),

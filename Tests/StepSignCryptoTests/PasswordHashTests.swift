@@ -94,4 +94,15 @@ struct PasswordHashTests {
         #expect(try !PasswordHash.verify(password: "", encoded: dummy))
         #expect(try !PasswordHash.verify(password: "password", encoded: dummy))
     }
+
+    @Test("a dummy hash with parameters past the limits is an error, not a trap")
+    func dummyHashOutOfRangeThrows() {
+        // 128 · 2^19 · 8 = 512 MiB, twice Limits.maximumMemory.
+        #expect(throws: PasswordHashError.self) {
+            try PasswordHash.dummy(parameters: ScryptParameters(n: 1 << 19, r: 8, p: 1))
+        }
+        #expect(throws: PasswordHashError.self) {
+            try PasswordHash.dummy(parameters: ScryptParameters(n: 1000, r: 8, p: 1))
+        }
+    }
 }

@@ -39,6 +39,15 @@ struct ConfigStartupTests {
         #expect(result.stderr.contains("signing.allow_level_zero"))
     }
 
+    @Test("scrypt memory past what the hasher allows (512 MiB) exits 78 naming the key, instead of trapping")
+    func scryptMemoryPastTheHashersLimit() throws {
+        let result = try start(config: "[password]\nscrypt_n = 524288\nscrypt_r = 8\n")
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(result.path):3"))
+        #expect(result.stderr.contains("password.scrypt_r"))
+        #expect(result.stderr.contains("256 MiB"))
+    }
+
     @Test("a TOML syntax error names the line")
     func syntax() throws {
         let result = try start(config: "[server]\nsocket = \"/tmp/x.sock\n")

@@ -57,7 +57,7 @@ struct HostileClientTests {
     func thousandConnections() throws {
         let limit = raiseOpenFileLimit(to: 4096)
         try #require(limit >= 2200, "RLIMIT_NOFILE too low: \(limit)")
-        let daemon = try DaemonHarness(config: "[server]\nmax_connections = 1001")
+        let daemon = try DaemonHarness(config: "[server]\nmax_connections = 1001\nmax_connections_per_uid = 1001")
         let control = try daemon.connect()  // 1 open
         var clients: [RawClient] = []
         for _ in 0..<1000 { clients.append(try RawClient(socketPath: daemon.socketPath)) }  // 1001 open
@@ -127,16 +127,19 @@ struct HostileClientTests {
         #expect(try other.call("authenticateUserAndSignData", ["user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0]).code == 0)
     }
 
-    @Test("a request after idle_timeout_seconds of silence is error 5; the session ended, the connection stays")
+    @Test("a session idle past idle_timeout_seconds is sent error 5 (id null) and closed; a late answer finds no challenge")
     func idleSession() throws {
         let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 1")
         try daemon.addUser()
         let client = try RawClient(socketPath: daemon.socketPath)
         #expect(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#).code == 0)
-        Thread.sleep(forTimeInterval: 2.2)
-        #expect(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#).code == 5)
-        // The challenge is gone with the session: answering it now is error 11.
-        #expect(try client.call(#"{"id":3,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#).code == 11)
+        let expired = try client.reply(timeout: 10)
+        #expect(expired.code == 5)
+        #expect(expired.id is NSNull)
+        #expect(client.next(timeout: 10) == .closed)
+        // The challenge went with the session: answering it on a new connection is error 11.
+        let next = try RawClient(socketPath: daemon.socketPath)
+        #expect(try next.call(#"{"id":3,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#).code == 11)
     }
 
     @Test("an admin operation from a peer that is not an admin is error 13; the connection stays")

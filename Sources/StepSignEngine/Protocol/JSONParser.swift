@@ -14,6 +14,11 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     public static let maxDepth = 32
 
+    /// Up to this many members an object's names are checked for duplicates by comparing
+    /// with each earlier name (no hashing, no allocation: requests have a handful); past it,
+    /// with a set of the names, so the check stays linear however many members a line holds.
+    static let duplicateScanLimit = 8
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
@@ -88,6 +93,8 @@ public struct JSONParser {
         try enterContainer()
         defer { depth -= 1 }
         var members: [(String, JSONValue)] = []
+        // The names so far, filled only once the object passes `duplicateScanLimit` members.
+        var names = Set<String>()
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -98,7 +105,14 @@ public struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let keyOffset = index
             let key = try parseString()
-            if members.contains(where: { $0.0 == key }) {
+            let duplicate: Bool
+            if members.count < Self.duplicateScanLimit {
+                duplicate = members.contains(where: { $0.0 == key })
+            } else {
+                if names.isEmpty { names = Set(members.lazy.map(\.0)) }
+                duplicate = !names.insert(key).inserted
+            }
+            if duplicate {
                 throw Error(offset: keyOffset, reason: "duplicate member \"\(key)\"")
             }
             skipWhitespace()

@@ -52,13 +52,22 @@ final class CheckScheduler: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let workers: Int
+    private let refusalDelay: Duration
     fileprivate let pool: NIOThreadPool
+
+    /// How long a refused check waits before its error 14, by default: a client that answers
+    /// again at once then gets one refusal per connection every tenth of a second instead of
+    /// thousands (each costs the event loops a request and a reply), as OpenSSH's
+    /// `PerSourcePenalties` slows a source that keeps failing.
+    static let defaultRefusalDelay: Duration = .milliseconds(100)
 
     /// - Parameters:
     ///   - workers: checks run at once (at most the pool's threads).
+    ///   - refusalDelay: how long a refused check waits before its error.
     ///   - pool: the threads the work runs on.
-    init(workers: Int = System.coreCount, pool: NIOThreadPool = .singleton) {
+    init(workers: Int = System.coreCount, refusalDelay: Duration = defaultRefusalDelay, pool: NIOThreadPool = .singleton) {
         self.workers = max(1, workers)
+        self.refusalDelay = refusalDelay
         self.pool = pool
     }
 
@@ -72,6 +81,7 @@ final class CheckScheduler: Sendable {
             return true
         }
         guard admitted else {
+            try? await Task.sleep(for: refusalDelay)
             throw StepSignError(.busy, "too many password checks queued for this peer (password.max_checks_per_uid); try again later")
         }
         defer {
