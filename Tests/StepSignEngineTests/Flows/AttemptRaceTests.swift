@@ -123,6 +123,51 @@ struct AttemptRaceTests {
         #expect(engine.passwords.checks.startedCount - before == 3)
     }
 
+    @Test("device key: of 39 wrong signatures at once 3 take an attempt, and the right one after them signs nothing")
+    func deviceKeyBurst() async throws {
+        let device = try P256PrivateKey.generate()
+        var admin = Session(peer: Self.peer(0), isAdmin: true)
+        let pem = device.publicKey.spkiPEM.replacingOccurrences(of: "\n", with: "\\n")
+        let enrolled = await send(#"{"id":1,"op":"admin.enrollDeviceKey","user":"alice","publicKey":"\#(pem)","label":"phone"}"#, &admin)
+        #expect(enrolled.error == nil, "\(enrolled.line)")
+        var all = await sessions(40, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
+        let last = all.removeLast()
+        let kid = device.publicKey.thumbprint
+        let bogus = Base64URL.encode([UInt8](repeating: 7, count: 64))
+        let replies = await answerAll(all) { _ in
+            #"{"id":2,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(bogus)"}"#
+        }
+        #expect(Self.statusCodes(replies) == [102, 102] + [Int](repeating: 153, count: 37))
+        guard case let .signing(challenge)? = last.pending, case let .deviceKey(open) = challenge.authenticator else {
+            Issue.record("no device challenge open"); return
+        }
+        var session = last
+        let right = Base64URL.encode(try device.signatureES256(for: open.bytes))
+        let reply = await send(#"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#, &session)
+        #expect(Self.statusCodes([reply]) == [153])
+        #expect(try await engine.store.ledgerCount() == 0)
+    }
+
+    @Test("device key: a right signature is used once; replayed on the same challenge it signs nothing more")
+    func deviceNonceIsUsedOnce() async throws {
+        let device = try P256PrivateKey.generate()
+        var admin = Session(peer: Self.peer(0), isAdmin: true)
+        let pem = device.publicKey.spkiPEM.replacingOccurrences(of: "\n", with: "\\n")
+        _ = await send(#"{"id":1,"op":"admin.enrollDeviceKey","user":"alice","publicKey":"\#(pem)","label":"phone"}"#, &admin)
+        let opened = await sessions(1, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
+        guard case let .signing(challenge)? = opened[0].pending, case let .deviceKey(open) = challenge.authenticator else {
+            Issue.record("no device challenge open"); return
+        }
+        let kid = device.publicKey.thumbprint
+        let right = Base64URL.encode(try device.signatureES256(for: open.bytes))
+        // Two copies of the session with the same open challenge answer at once: one signs.
+        let replies = await answerAll([opened[0], opened[0]]) { _ in
+            #"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#
+        }
+        #expect(Self.statusCodes(replies) == [100, 102])
+        #expect(try await engine.store.ledgerCount() == 1)
+    }
+
     @Test("a peer uid with max_checks_per_uid checks queued gets error 14 for more, costing no attempt")
     func checksPerUIDAreCapped() async throws {
         var config = engine.config
