@@ -9,23 +9,20 @@ import Testing
 
 /// The engine's flows without a socket: a real SQLite store and keyring in a temp directory.
 @Suite("Engine flows")
-struct EngineFlowTests {
+final class EngineFlowTests: Sendable {
     let directory: String
     let engine: Engine
     let peer = Peer(uid: 1000, gid: 1000, pid: 42, comm: "tester", groups: [])
 
     init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)").path
-        var config = StepSignConfiguration.default
-        config.password.scryptN = 1024
-        config.signing.allowLevel0 = true
-        let store = try SQLiteStore.open(stateDirectory: directory)
-        let logger = Logger(label: "test")
-        let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
-        engine = try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
+        (engine, directory) = try await makeTestEngine("engine") { $0.signing.allowLevel0 = true }
         var admin = Session(peer: peer, isAdmin: true)
         let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#.utf8), session: &admin)
         #expect(added.error == nil)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     private func send(_ text: String, _ session: inout Session) async -> Reply {

@@ -10,25 +10,21 @@ import Testing
 /// attempt from the store before it is checked, so a burst gets `max_attempts` checks, not one
 /// per answer, and a right answer after the budget is taken never signs or logs in.
 @Suite("Attempt limits under concurrency")
-struct AttemptRaceTests {
+final class AttemptRaceTests: Sendable {
     static let password = "Tr1cky-Pelican-42"
     let directory: String
     let engine: Engine
 
     init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-race-\(UUID().uuidString)").path
-        var config = StepSignConfiguration.default
-        config.password.scryptN = 1024
-        config.password.maxChecksPerUID = 1024
-        config.server.stateDir = directory
-        let store = try SQLiteStore.open(stateDirectory: directory)
-        let logger = Logger(label: "test")
-        let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
-        engine = try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
+        (engine, directory) = try await makeTestEngine("engine-race") { $0.password.maxChecksPerUID = 1024 }
         var admin = Session(peer: Self.peer(0), isAdmin: true)
         let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"\#(Self.password)"}"#.utf8),
                                         session: &admin)
         #expect(added.error == nil)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     static func peer(_ uid: UInt32) -> Peer { Peer(uid: uid, gid: uid, pid: 42, comm: "tester", groups: []) }
