@@ -23,8 +23,8 @@ public enum JWS {
     }
 
     /// Splits and decodes a compact JWS. Surrounding whitespace is not accepted; every part
-    /// must be strict base64url; the header must be a JSON object with a string `alg`.
-    /// Does not check the signature.
+    /// must be strict base64url; the header must be a JSON object with a string `alg` and no
+    /// member named twice (``JSONDuplicateMembers``). Does not check the signature.
     public static func parse(_ compact: String) throws(JWSError) -> CompactJWS {
         let text = Array(compact.utf8)
         guard text.count <= maximumLength else { throw .malformed("longer than \(maximumLength) bytes") }
@@ -34,6 +34,13 @@ public enum JWS {
         guard let headerJSON = Base64URL.decode(ascii: parts[0]) else { throw .malformed("header is not base64url") }
         guard let payload = Base64URL.decode(ascii: parts[1]) else { throw .malformed("payload is not base64url") }
         guard let signature = Base64URL.decode(ascii: parts[2]) else { throw .malformed("signature is not base64url") }
+        do {
+            try JSONDuplicateMembers.check(headerJSON)
+        } catch .duplicate(let name) {
+            throw .duplicateHeaderMember(name)
+        } catch {
+            throw .invalidHeader("not a JSON object with a string alg")
+        }
         let header: JWSHeader
         do {
             header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerJSON))

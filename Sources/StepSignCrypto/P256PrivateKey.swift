@@ -95,13 +95,14 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The ES256 signature of `message`: ECDSA P-256 over SHA-256, as raw r||s, exactly 64
-    /// bytes (each half left-padded to 32), ready for a JWS.
+    /// bytes (each half left-padded to 32), ready for a JWS. Always low-S (s ≤ n/2,
+    /// ``ECDSALowS``), so each signature has exactly one string.
     public func signatureES256(for message: some Collection<UInt8>) throws(OpenSSLError) -> [UInt8] {
         let signed = message.withContiguousStorageIfAvailable { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
             ?? Array(message).withUnsafeBufferPointer { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
         let der = try signed.get()
         do {
-            return try ECDSASignature.rawFromDER(der, strict: false)
+            return ECDSALowS.normalized(try ECDSASignature.rawFromDER(der, strict: false))
         } catch {
             throw OpenSSLError(operation: "EVP_DigestSign", queue: ["libcrypto produced an unreadable signature: \(error)"])
         }

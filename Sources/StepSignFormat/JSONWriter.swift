@@ -29,6 +29,12 @@ struct JSONWriter {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// Writes `"key":` before a nested value (``beginObject()`` follows).
+    mutating func key(_ key: StaticString) {
+        writeKey(key)
+        needsComma = false
+    }
+
     /// Writes `"key":`; keys are literals that need no escaping.
     private mutating func writeKey(_ key: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }

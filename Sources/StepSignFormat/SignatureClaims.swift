@@ -20,10 +20,14 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
     public var authenticatorType: Int
     /// What authenticated the user: `none`, `password`, `lda` or `idv-biometric`.
     public var authenticatorUsed: String
+    /// Who asked: `{uid, pid, comm}`. Nil only in signatures made before the claim existed
+    /// (see docs/decisions.md: such ledger entries are accepted, their peer columns unsigned).
+    public var peer: SignaturePeer?
 
     /// Claims with the given values.
     public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
-                reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
+                reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String,
+                peer: SignaturePeer? = nil) {
         self.iss = iss
         self.sub = sub
         self.jti = jti
@@ -34,12 +38,13 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         self.authLevel = authLevel
         self.authenticatorType = authenticatorType
         self.authenticatorUsed = authenticatorUsed
+        self.peer = peer
     }
 
     /// The claims as compact JSON, members in declaration order, written by hand (no
     /// `JSONEncoder`) because this runs for every signature.
     public var jsonBytes: [UInt8] {
-        var writer = JSONWriter(capacity: 192 + payload.utf8.count + reason.utf8.count + sub.utf8.count + iss.utf8.count)
+        var writer = JSONWriter(capacity: 256 + (peer?.comm.utf8.count ?? 0) + payload.utf8.count + reason.utf8.count + sub.utf8.count + iss.utf8.count)
         writer.beginObject()
         writer.member("iss", iss)
         writer.member("sub", sub)
@@ -51,6 +56,14 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         writer.member("authLevel", authLevel)
         writer.member("authenticatorType", authenticatorType)
         writer.member("authenticatorUsed", authenticatorUsed)
+        if let peer {
+            writer.key("peer")
+            writer.beginObject()
+            writer.member("uid", peer.uid)
+            writer.member("pid", peer.pid)
+            writer.member("comm", peer.comm)
+            writer.endObject()
+        }
         writer.endObject()
         return writer.bytes
     }

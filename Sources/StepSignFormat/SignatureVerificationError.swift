@@ -16,12 +16,19 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
     case unknownKeyID(String)
     /// The signature does not verify with the key named by `kid`.
     case badSignature
+    /// The signature verifies but is the high-S form (s > n/2); stepsign makes and accepts
+    /// only low-S, so that one signature has one string (SPEC §5.3).
+    case highS
+    /// The header or the claims name a member twice (readers would disagree on its value).
+    case duplicateMember(String)
     /// Correctly signed, but the payload is not stepsign's claims JSON.
     case malformedClaims(String)
     /// Valid, but the `payload` claim is not the payload expected.
     case payloadMismatch
     /// Valid, but the `sub` claim is not the user expected.
     case userMismatch
+    /// Valid, but made at an authentication level below the one required (`--min-level`).
+    case levelTooLow(level: Int, minimum: Int)
 
     /// True for `.badInput`: the text was not a signature at all.
     public var isBadInput: Bool {
@@ -39,9 +46,12 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         case .missingKeyID: "missing-kid"
         case .unknownKeyID: "unknown-kid"
         case .badSignature: "bad-signature"
+        case .highS: "high-s"
+        case .duplicateMember: "duplicate-member"
         case .malformedClaims: "malformed-claims"
         case .payloadMismatch: "payload-mismatch"
         case .userMismatch: "user-mismatch"
+        case .levelTooLow: "level-too-low"
         }
     }
 
@@ -55,9 +65,13 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         case .missingKeyID: "the header has no kid"
         case .unknownKeyID(let kid): "no trusted key has kid \(kid)"
         case .badSignature: "the signature does not verify"
+        case .highS: "the signature is in high-S form (s > n/2); stepsign signatures are low-S"
+        case .duplicateMember(let name): "the member \"\(name)\" appears twice"
         case .malformedClaims(let why): "the claims are not stepsign claims: \(why)"
         case .payloadMismatch: "the payload does not match"
         case .userMismatch: "the user does not match"
+        case let .levelTooLow(level, minimum):
+            "authentication level \(level) is below the minimum \(minimum)\(level == 0 ? " (level 0: nobody was authenticated)" : "")"
         }
     }
 }

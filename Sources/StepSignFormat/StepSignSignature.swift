@@ -29,24 +29,48 @@ public enum StepSignSignature {
 
     /// The claims of `compact` once it is proven to be a stepsign signature by a trusted key.
     ///
-    /// Checks, in order: compact JWS form (else `.badInput`), `alg` ES256, no `crit`, `typ`
-    /// stepsign+jwt, a `kid` that `trustedKeys` knows, the signature, and only then decodes
-    /// the claims (never trusting unsigned bytes).
+    /// Checks, in order: compact JWS form (else `.badInput`), no duplicate header member,
+    /// `alg` ES256, no `crit`, `typ` stepsign+jwt, a `kid` that `trustedKeys` knows, the
+    /// signature, low-S, and only then decodes the claims (never trusting unsigned bytes),
+    /// refusing duplicate members there too.
     public static func verify(_ compact: String, trustedKeys: TrustedKeys) throws(SignatureVerificationError) -> SignatureClaims {
+        let payload = try verifiedPayload(compact, type: headerType, trustedKeys: trustedKeys).jws.payload
+        return try decodeStrictly(SignatureClaims.self, from: payload)
+    }
+
+    /// The parsed JWS and its `kid` once `compact` is an ES256 JWS of type `type`, signed
+    /// (low-S) by the key `trustedKeys` has under its `kid`; the payload is not read.
+    static func verifiedPayload(_ compact: String, type: String,
+                                trustedKeys: TrustedKeys) throws(SignatureVerificationError) -> (jws: CompactJWS, kid: String) {
         let jws: CompactJWS
         do {
             jws = try JWS.parse(compact)
+        } catch .duplicateHeaderMember(let name) {
+            throw .duplicateMember(name)
         } catch {
             throw .badInput(error.description)
         }
         guard jws.header.alg == "ES256" else { throw .algorithmNotAllowed(jws.header.alg) }
         guard jws.header.crit == nil else { throw .criticalHeaderNotSupported }
-        guard jws.header.typ == headerType else { throw .wrongType(jws.header.typ) }
+        guard jws.header.typ == type else { throw .wrongType(jws.header.typ) }
         guard let kid = jws.header.kid else { throw .missingKeyID }
         guard let key = trustedKeys.key(kid: kid) else { throw .unknownKeyID(kid) }
         guard jws.isValidES256(key: key) else { throw .badSignature }
+        guard ECDSALowS.isLowS(jws.signature) else { throw .highS }
+        return (jws, kid)
+    }
+
+    /// Decodes signed JSON after refusing duplicate members (``JSONDuplicateMembers``).
+    static func decodeStrictly<T: Decodable>(_ type: T.Type, from payload: [UInt8]) throws(SignatureVerificationError) -> T {
         do {
-            return try JSONDecoder().decode(SignatureClaims.self, from: Data(jws.payload))
+            try JSONDuplicateMembers.check(payload)
+        } catch .duplicate(let name) {
+            throw .duplicateMember(name)
+        } catch {
+            throw .malformedClaims(error.description)
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(payload))
         } catch {
             throw .malformedClaims("\(error)")
         }

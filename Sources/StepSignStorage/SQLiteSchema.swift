@@ -20,6 +20,9 @@ enum SQLiteSchema {
                 arguments: [Data(try SecureRandom.bytes(count: 32))]
             )
         }
+        migrator.registerMigration("v3-ledger-checkpoints") { db in
+            try db.execute(sql: v3)
+        }
         return migrator
     }
 
@@ -129,5 +132,26 @@ enum SQLiteSchema {
             expires_at REAL NOT NULL
         ) STRICT;
         CREATE INDEX used_once_by_expiry ON used_once(expires_at);
+        """
+
+    /// Key revocation and the owner instance of each key (`admin.revokeKey`, `admin.listKeys`),
+    /// and the signed ledger checkpoints (SPEC §5.3), append-only like the ledger.
+    private static let v3 = """
+        ALTER TABLE signing_keys ADD COLUMN revoked_at REAL;
+        ALTER TABLE signing_keys ADD COLUMN instance TEXT NOT NULL DEFAULT '';
+
+        CREATE TABLE ledger_checkpoints (
+            id INTEGER PRIMARY KEY,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            entry_hash BLOB NOT NULL CHECK (length(entry_hash) = 32),
+            kid TEXT NOT NULL,
+            jws TEXT NOT NULL,
+            created_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX ledger_checkpoints_by_seq ON ledger_checkpoints(seq);
+        CREATE TRIGGER ledger_checkpoints_no_update BEFORE UPDATE ON ledger_checkpoints
+        BEGIN SELECT RAISE(ABORT, 'the ledger checkpoints are append-only'); END;
+        CREATE TRIGGER ledger_checkpoints_no_delete BEFORE DELETE ON ledger_checkpoints
+        BEGIN SELECT RAISE(ABORT, 'the ledger checkpoints are append-only'); END;
         """
 }

@@ -3,7 +3,7 @@ import Foundation
 import StepSignCrypto
 import StepSignFormat
 
-/// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--json] [JWS | -]`
+/// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--min-level N] [--json] [JWS | -]`
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -21,6 +21,11 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: "The user the signature must be for (the sub claim).")
     var user: String?
 
+    @Option(name: .customLong("min-level"), help: ArgumentHelp(
+        "The lowest authentication level accepted (default 1: a level-0 signature, made with no authentication, is valid only with --min-level 0).",
+        valueName: "n"))
+    var minLevel = 1
+
     @Flag(help: "Print one JSON object: valid, reason, kid, claims.")
     var json = false
 
@@ -30,6 +35,9 @@ struct VerifyCommand: ParsableCommand {
     func validate() throws {
         if payload != nil && payloadFile != nil {
             throw ValidationError("--payload and --payload-file cannot be used together")
+        }
+        if minLevel < 0 || minLevel > 4 {
+            throw ValidationError("--min-level must be from 0 to 4")
         }
     }
 
@@ -69,6 +77,9 @@ struct VerifyCommand: ParsableCommand {
             fail(error, claims: nil, kid: nil)
         }
         let kid = (try? JWS.parse(compact))?.header.kid
+        if claims.authLevel < minLevel {
+            fail(.levelTooLow(level: claims.authLevel, minimum: minLevel), claims: claims, kid: kid)
+        }
         // Byte comparison, not String ==, which would equate canonically equivalent text.
         if let expectedPayload, Array(claims.payload.utf8) != expectedPayload {
             fail(.payloadMismatch, claims: claims, kid: kid)

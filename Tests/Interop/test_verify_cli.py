@@ -30,6 +30,19 @@ def thumbprint(public_key):
     return b64url(digest.finalize())
 
 
+P256_HALF_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551 // 2
+
+
+def encode_low_s(claims, key, headers):
+    """jwt.encode until the signature is low-S (s <= n/2): stepsign-verify accepts only that
+    form (SPEC 5.3), and cryptography makes either form, at random."""
+    while True:
+        token = jwt.encode(claims, key, algorithm="ES256", headers=headers)
+        signature = base64.urlsafe_b64decode(token.split(".")[2] + "==")
+        if int.from_bytes(signature[32:], "big") <= P256_HALF_ORDER:
+            return token
+
+
 @pytest.fixture(scope="module")
 def trusted():
     """A P-256 key made by cryptography, its PEM in a keys file, and JWS made by PyJWT."""
@@ -43,7 +56,7 @@ def trusted():
     claims = {"iss": "elsewhere", "sub": "carol", "jti": "0190a0b0-0000-7000-8000-000000000000", "iat": 1700000000,
               "payload": "made by PyJWT", "payloadLength": 13, "reason": "interop", "authLevel": 1,
               "authenticatorType": 0, "authenticatorUsed": "password"}
-    token = jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid, "typ": "stepsign+jwt"})
+    token = encode_low_s(claims, key, {"kid": kid, "typ": "stepsign+jwt"})
     return key, keys_file, kid, claims, token, pem
 
 

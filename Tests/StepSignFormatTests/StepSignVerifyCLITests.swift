@@ -142,7 +142,12 @@ struct StepSignVerifyCLITests {
             kid = b(hashlib.sha256(c.encode()).digest())
             open(sys.argv[1], "w").write(k.public_key().public_bytes(s.Encoding.PEM, s.PublicFormat.SubjectPublicKeyInfo).decode())
             claims = json.loads(sys.argv[2])
-            print(jwt.encode(claims, k, algorithm="ES256", headers={"kid": kid, "typ": "stepsign+jwt"}))
+            def low_s(t):  # stepsign-verify accepts only low-S; cryptography makes either form
+                return int.from_bytes(base64.urlsafe_b64decode(t.split(".")[2] + "=="), "big") & (2**256 - 1) <= 0x7FFFFFFF800000007FFFFFFFFFFFFFFFDE737D56D38BCF4279DCE5617E3192A8
+            t = jwt.encode(claims, k, algorithm="ES256", headers={"kid": kid, "typ": "stepsign+jwt"})
+            while not low_s(t):
+                t = jwt.encode(claims, k, algorithm="ES256", headers={"kid": kid, "typ": "stepsign+jwt"})
+            print(t)
             claims["sub"] = "mallory"
             print(jwt.encode(claims, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256", headers={"kid": kid, "typ": "stepsign+jwt"}))
             """

@@ -45,6 +45,9 @@ final class IDVAssertionVerifier: Sendable {
         let candidates = jws.header.kid.map { kid in keys.key(kid: kid).map { [$0] } ?? [] } ?? keys.all
         guard !candidates.isEmpty else { throw .unknownKey }
         guard candidates.contains(where: { jws.isValidES256(key: $0) }) else { throw .badSignature }
+        // The same strict rule as stepsign-verify: a member named twice is refused, never
+        // read as whichever copy Foundation keeps (JWS.parse refuses it in the header).
+        guard (try? JSONDuplicateMembers.check(jws.payload)) != nil else { throw .malformed }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload)) else { throw .malformed }
         guard claims.iss == issuer else { throw .wrongIssuer }
         guard claims.sub == user else { throw .wrongSubject }

@@ -18,7 +18,8 @@ struct Signer: Sendable {
             iss: instance, sub: request.user, jti: signatureID, iat: Int64(milliseconds / 1000),
             payload: request.payload, payloadLength: request.payloadLength, reason: request.reason,
             authLevel: request.authLevel, authenticatorType: request.authenticatorType,
-            authenticatorUsed: authenticatorUsed
+            authenticatorUsed: authenticatorUsed,
+            peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
         )
         let jws = try StepSignSignature.make(claims: claims, key: key.privateKey, kid: key.kid)
         let entry = try await ledger.append(LedgerAppend(
