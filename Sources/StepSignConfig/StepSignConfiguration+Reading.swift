@@ -5,6 +5,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
+            "ledger",
         ])
         let d = StepSignConfiguration.default
         self.init(
@@ -16,7 +17,8 @@ extension StepSignConfiguration {
             forgotPassword: try ForgotPassword(try root.table("forgot_password")),
             lda: try LDA(try root.table("lda")),
             idv: try IDV(try root.table("idv")),
-            log: try Log(try root.table("log"))
+            log: try Log(try root.table("log")),
+            ledger: try Ledger(try root.table("ledger"))
         )
     }
 }

@@ -23,6 +23,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var idv: IDV
     /// `[log]`: logging.
     public var log: Log
+    /// `[ledger]`: ledger checkpoints.
+    public var ledger: Ledger
 
     public init(
         instance: String = "stepsign",
@@ -33,7 +35,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         forgotPassword: ForgotPassword = ForgotPassword(),
         lda: LDA = LDA(),
         idv: IDV = IDV(),
-        log: Log = Log()
+        log: Log = Log(),
+        ledger: Ledger = Ledger()
     ) {
         self.instance = instance
         self.server = server
@@ -44,6 +47,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.lda = lda
         self.idv = idv
         self.log = log
+        self.ledger = ledger
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

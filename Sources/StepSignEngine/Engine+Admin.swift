@@ -1,6 +1,7 @@
 import NIOPosix
 import StepSignConfig
 import StepSignCrypto
+import StepSignFormat
 import StepSignStorage
 import struct Foundation.Date
 
@@ -61,38 +62,67 @@ extension Engine {
             try request.allowOnly([])
             let kid = try await keyring.rotate()
             return Reply(id: request.id, result: ["activeKid": .string(kid)])
+        case "admin.revokeKey":
+            try request.allowOnly(["kid"])
+            let kid = try await keyring.revoke(kid: try request.string("kid"))
+            return Reply(id: request.id, result: ["activeKid": .string(kid)])
         case "admin.listKeys":
             try request.allowOnly([])
             let keys = keyring.keys.map { key -> JSONValue in
                 [
                     "kid": .string(key.kid),
                     "active": .bool(key.isActive),
+                    "revoked": .bool(key.revokedAt != nil),
                     "createdAt": .int(Int64(key.createdAt.timeIntervalSince1970)),
+                    "instance": .string(key.instance),
                 ]
             }
             return Reply(id: request.id, result: ["keys": .array(keys)])
         case "admin.auditVerify":
             try request.allowOnly([])
-            let audit = try await store.auditLedger()
+            let options = LedgerVerifier.Options(
+                trustedKeys: keyring.trustedKeys,
+                revokedKids: Set(keyring.keys.filter { $0.revokedAt != nil }.map(\.kid)),
+                checkpointEntries: config.ledger.checkpointEntries
+            )
+            let audit = try await store.auditLedger(options: options)
+            if !audit.ok {
+                logger.warning("ledger audit found a problem", metadata: [
+                    "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(audit.problem ?? "")",
+                ])
+            }
             return Reply(id: request.id, result: [
                 "ok": .bool(audit.ok),
                 "entries": .int(Int64(audit.entries)),
                 "firstBadSeq": audit.firstBadSeq.map { .int($0) } ?? .null,
+                "checkpoints": .int(Int64(audit.checkpoints)),
+                "problem": audit.problem.map { .string($0) } ?? .null,
             ])
         case "admin.exportLedger":
             try request.allowOnly(["afterSeq", "limit"])
             let afterSeq = try request.optionalInt("afterSeq", in: 0...Int.max) ?? 0
             let limit = try request.optionalInt("limit", in: 1...10_000) ?? 1000
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
-            return Reply(id: request.id, result: ["entries": .array(entries.map { entry in
-                [
-                    "seq": .int(entry.seq),
-                    "signatureID": .string(entry.signatureID),
-                    "payloadSignature": .string(entry.jws),
-                    "prevHash": .string(Hex.encode(entry.prevHash)),
-                    "entryHash": .string(Hex.encode(entry.entryHash)),
-                ]
-            })])
+            // The checkpoints of this page's entries; the last page also carries any above the
+            // ledger's end, which is how a cut-off tail shows.
+            let isLastPage = entries.count < limit
+            let checkpoints = try await store.ledgerCheckpoints(afterSeq: Int64(afterSeq))
+                .filter { isLastPage || $0.seq <= entries.last?.seq ?? 0 }
+            return Reply(id: request.id, result: [
+                "entries": .array(entries.map { entry in
+                    [
+                        "seq": .int(entry.seq),
+                        "signatureID": .string(entry.signatureID),
+                        "payloadSignature": .string(entry.jws),
+                        "prevHash": .string(Hex.encode(entry.prevHash)),
+                        "entryHash": .string(Hex.encode(entry.entryHash)),
+                        "user": .string(entry.user),
+                        "peer": ["uid": .int(Int64(entry.peer.uid)), "pid": .int(Int64(entry.peer.pid)),
+                                 "comm": .string(entry.peer.comm)],
+                    ]
+                }),
+                "checkpoints": .array(checkpoints.map { .string($0.jws) }),
+            ])
         default:
             throw StepSignError.invalid("unknown operation \"\(request.op)\"")
         }

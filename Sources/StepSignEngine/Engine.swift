@@ -17,6 +17,7 @@ public final class Engine: Sendable {
     let store: any StepSignStore
     let keyring: Keyring
     let signer: Signer
+    let checkpointer: LedgerCheckpointer
     let passwords: PasswordAuthenticator
     let idvVerifier = IDVAssertionVerifier()
     let codeDelivery: CodeDelivery
@@ -50,10 +51,17 @@ public final class Engine: Sendable {
     ///
     /// Throws if the configured common-password file cannot be read.
     public init(configuration: StepSignConfiguration, store: any StepSignStore, keyring: Keyring, logger: Logger) throws {
-        self.configuration = NIOLockedValueBox(try Self.settings(configuration))
+        let settingsBox = NIOLockedValueBox(try Self.settings(configuration))
+        self.configuration = settingsBox
         self.store = store
         self.keyring = keyring
-        self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store))
+        let checkpointer = LedgerCheckpointer(keyring: keyring, store: store, logger: logger) {
+            let config = settingsBox.withLockedValue { $0.config }
+            return LedgerCheckpointer.Settings(instance: config.instance, entries: config.ledger.checkpointEntries,
+                                               seconds: config.ledger.checkpointSeconds)
+        }
+        self.checkpointer = checkpointer
+        self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store, checkpointer: checkpointer))
         self.passwords = try PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters,
                                                    checks: CheckScheduler(), logger: logger)
         self.codeDelivery = CodeDelivery(logger: logger)
@@ -93,6 +101,11 @@ public final class Engine: Sendable {
         let settings = try Self.settings(new)
         try passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
+    }
+
+    /// Clean shutdown: checkpoints the ledger head (SPEC §5.3). Call after the last request.
+    public func shutdown() async {
+        await checkpointer.shutdown()
     }
 
     /// What `peer` may do under the access lists in force.
@@ -170,6 +183,9 @@ public final class Engine: Sendable {
             return try getPublicKeys(request)
         case "getSignature":
             return try await getSignature(request, session: session)
+        case "getCheckpoint":
+            try request.allowOnly([])
+            return Reply(id: request.id, result: ["checkpoint": .string(try await checkpointer.checkpointNow())])
         case "status":
             try request.allowOnly([])
             return Reply(id: request.id, result: try await statusResult(now: now))

@@ -37,7 +37,8 @@ public enum LedgerChain {
                   link.prevHash == previous,
                   link.entryHash == entryHash(previous: previous, jws: link.payloadSignature)
             else {
-                return LedgerAudit(ok: false, entries: count, firstBadSeq: expectedSeq)
+                return LedgerAudit(ok: false, entries: count, firstBadSeq: expectedSeq,
+                                   problem: "the hash chain breaks (changed, removed, inserted or reordered entry)")
             }
             previous = link.entryHash
             expectedSeq += 1
@@ -53,28 +54,47 @@ public struct LedgerLink: Sendable, Equatable {
     public var payloadSignature: String
     public var prevHash: [UInt8]
     public var entryHash: [UInt8]
+    /// The row's user column, when the source has it (checked against the JWS `sub`).
+    public var user: String?
+    /// The row's kid column, when the source has it (checked against the JWS header).
+    public var kid: String?
+    /// The row's iat column, when the source has it (checked against the JWS `iat`).
+    public var iat: Int64?
+    /// The row's peer columns, when the source has them (checked against the `peer` claim).
+    public var peer: SignaturePeer?
 
-    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: [UInt8], entryHash: [UInt8]) {
+    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: [UInt8], entryHash: [UInt8],
+                user: String? = nil, kid: String? = nil, iat: Int64? = nil, peer: SignaturePeer? = nil) {
         self.seq = seq
         self.signatureID = signatureID
         self.payloadSignature = payloadSignature
         self.prevHash = prevHash
         self.entryHash = entryHash
+        self.user = user
+        self.kid = kid
+        self.iat = iat
+        self.peer = peer
     }
 }
 
-/// The outcome of walking the chain: `admin.auditVerify`'s `result`.
+/// The outcome of checking a ledger: `admin.auditVerify`'s `result`.
 public struct LedgerAudit: Sendable, Equatable, Codable {
-    /// True when every entry links to the one before it.
+    /// True when every check passed.
     public var ok: Bool
     /// How many entries were read (up to and including the first bad one).
     public var entries: Int
     /// The sequence number at which the chain first breaks, or nil.
     public var firstBadSeq: Int64?
+    /// How many stored checkpoints verified.
+    public var checkpoints: Int
+    /// What is wrong, in one line, or nil.
+    public var problem: String?
 
-    public init(ok: Bool, entries: Int, firstBadSeq: Int64?) {
+    public init(ok: Bool, entries: Int, firstBadSeq: Int64?, checkpoints: Int = 0, problem: String? = nil) {
         self.ok = ok
         self.entries = entries
         self.firstBadSeq = firstBadSeq
+        self.checkpoints = checkpoints
+        self.problem = problem
     }
 }

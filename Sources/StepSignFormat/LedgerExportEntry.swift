@@ -13,26 +13,34 @@ public struct LedgerExportEntry: Codable, Sendable, Equatable {
     public var prevHash: String
     /// This entry's hash, 64 hex digits.
     public var entryHash: String
+    /// The row's user column (absent in exports made before it was exported).
+    public var user: String?
+    /// The row's peer columns (absent in exports made before they were exported).
+    public var peer: SignaturePeer?
 
     /// An entry with the given values.
-    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: String, entryHash: String) {
+    public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: String, entryHash: String,
+                user: String? = nil, peer: SignaturePeer? = nil) {
         self.seq = seq
         self.signatureID = signatureID
         self.payloadSignature = payloadSignature
         self.prevHash = prevHash
         self.entryHash = entryHash
+        self.user = user
+        self.peer = peer
     }
 
     /// The export form of `link`.
     public init(_ link: LedgerLink) {
         self.init(seq: link.seq, signatureID: link.signatureID, payloadSignature: link.payloadSignature,
-                  prevHash: Hex.encode(link.prevHash), entryHash: Hex.encode(link.entryHash))
+                  prevHash: Hex.encode(link.prevHash), entryHash: Hex.encode(link.entryHash), user: link.user, peer: link.peer)
     }
 
     /// The chain link, with the hashes decoded. Throws when a hash is not 32 bytes of hex.
     public func ledgerLink() throws(LedgerExportError) -> LedgerLink {
         guard let prev = Hex.decode(prevHash), prev.count == 32 else { throw .badHash(seq: seq, field: "prevHash") }
         guard let entry = Hex.decode(entryHash), entry.count == 32 else { throw .badHash(seq: seq, field: "entryHash") }
-        return LedgerLink(seq: seq, signatureID: signatureID, payloadSignature: payloadSignature, prevHash: prev, entryHash: entry)
+        return LedgerLink(seq: seq, signatureID: signatureID, payloadSignature: payloadSignature, prevHash: prev, entryHash: entry,
+                          user: user, peer: peer)
     }
 }

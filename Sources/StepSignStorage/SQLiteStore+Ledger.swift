@@ -33,7 +33,8 @@ extension SQLiteStore {
         }
     }
 
-    public func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry] {
+    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
+                             signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         let tail = ledgerTail
         // Returned entries carry the time as it will read back from the row.
@@ -73,6 +74,9 @@ extension SQLiteStore {
                             where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
                         {
                             throw StorageError.duplicateSignatureID(item.signatureID)
+                        }
+                        if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
+                            try Self.insertCheckpoint(try signCheckpoint(seq, entryHash), db)
                         }
                         entries.append(LedgerEntry(
                             seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
@@ -130,34 +134,79 @@ extension SQLiteStore {
         }
     }
 
-    /// Streams the ledger through ``LedgerChain/audit(_:)`` from one read snapshot, one row
-    /// at a time. A row whose columns cannot be read as a link (hand-edited types) counts as
-    /// a broken link, not as an error.
-    public func auditLedger() async throws -> LedgerAudit {
-        try await pool.read { db in
-            let cursor = try Row.fetchCursor(
-                db, sql: "SELECT seq, signature_id, jws, prev_hash, entry_hash FROM ledger ORDER BY seq"
-            )
-            var readError: (any Error)?
-            let links = AnyIterator<LedgerLink> {
-                guard readError == nil else { return nil }
-                do {
-                    guard let row = try cursor.next() else { return nil }
-                    return LedgerLink(
-                        seq: (try? row.decode(Int64.self, atIndex: 0)) ?? 0,
-                        signatureID: (try? row.decode(String.self, atIndex: 1)) ?? "",
-                        payloadSignature: (try? row.decode(String.self, atIndex: 2)) ?? "",
-                        prevHash: (try? row.decode(Data.self, atIndex: 3)).map { [UInt8]($0) } ?? [],
-                        entryHash: (try? row.decode(Data.self, atIndex: 4)).map { [UInt8]($0) } ?? []
-                    )
-                } catch {
-                    readError = error
-                    return nil
-                }
+    static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at) VALUES (?, ?, ?, ?, ?)
+            """).execute(arguments: [checkpoint.seq, Data(checkpoint.entryHash), checkpoint.kid, checkpoint.jws,
+                                     checkpoint.createdAt.storageSeconds])
+    }
+
+    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws {
+        try pool.write { db in try Self.insertCheckpoint(checkpoint, db) }
+    }
+
+    public func ledgerCheckpoints(afterSeq: Int64) async throws -> [LedgerCheckpointRecord] {
+        try await pool.read { db in try Self.readCheckpoints(afterSeq: afterSeq, db) }
+    }
+
+    static func readCheckpoints(afterSeq: Int64, _ db: Database) throws -> [LedgerCheckpointRecord] {
+        try Row.fetchAll(db, sql: """
+            SELECT seq, entry_hash, kid, jws, created_at FROM ledger_checkpoints WHERE seq > ? ORDER BY seq, id
+            """, arguments: [afterSeq]).map { row in
+            do {
+                return LedgerCheckpointRecord(
+                    seq: try row.decode(atIndex: 0), entryHash: [UInt8](try row.decode(Data.self, atIndex: 1)),
+                    kid: try row.decode(atIndex: 2), jws: try row.decode(atIndex: 3),
+                    createdAt: Date(storageSeconds: try row.decode(atIndex: 4))
+                )
+            } catch {
+                throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "\(error)")
             }
-            let audit = LedgerChain.audit(IteratorSequence(links))
-            if let readError { throw readError }
-            return audit
+        }
+    }
+
+    public func ledgerHead() async throws -> LedgerHead {
+        try await pool.read { db in
+            let (seq, hash) = try Self.readLedgerTail(db)
+            return LedgerHead(seq: seq, entryHash: hash)
+        }
+    }
+
+    /// Streams the stored checkpoints and then the ledger, from one read snapshot and one row
+    /// at a time, through ``LedgerVerifier``. A row whose columns cannot be read (hand-edited
+    /// types) counts as a broken entry, not as an error. A checkpoint row that cannot be read
+    /// is passed on as text that does not verify.
+    public func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit {
+        try await pool.read { db in
+            var verifier = LedgerVerifier(options: options)
+            let checkpoints = try Row.fetchCursor(db, sql: "SELECT jws FROM ledger_checkpoints ORDER BY seq, id")
+            while let row = try checkpoints.next() {
+                verifier.addCheckpoint((try? row.decode(String.self, atIndex: 0)) ?? "")
+            }
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT seq, signature_id, jws, prev_hash, entry_hash, user_name, kid, iat, peer_uid, peer_pid, peer_comm
+                FROM ledger ORDER BY seq
+                """)
+            while let row = try cursor.next() {
+                let peer: SignaturePeer? = if let uid = try? row.decode(UInt32.self, atIndex: 8),
+                                              let pid = try? row.decode(Int32.self, atIndex: 9),
+                                              let comm = try? row.decode(String.self, atIndex: 10) {
+                    SignaturePeer(uid: uid, pid: pid, comm: comm)
+                } else { nil }
+                let link = LedgerLink(
+                    seq: (try? row.decode(Int64.self, atIndex: 0)) ?? 0,
+                    signatureID: (try? row.decode(String.self, atIndex: 1)) ?? "",
+                    payloadSignature: (try? row.decode(String.self, atIndex: 2)) ?? "",
+                    prevHash: (try? row.decode(Data.self, atIndex: 3)).map { [UInt8]($0) } ?? [],
+                    entryHash: (try? row.decode(Data.self, atIndex: 4)).map { [UInt8]($0) } ?? [],
+                    user: (try? row.decode(String.self, atIndex: 5)) ?? "",
+                    kid: (try? row.decode(String.self, atIndex: 6)) ?? "",
+                    iat: (try? row.decode(Int64.self, atIndex: 7)) ?? -1,
+                    peer: peer ?? SignaturePeer(uid: .max, pid: -1, comm: "")
+                )
+                guard verifier.add(link) else { break }
+            }
+            return verifier.finish()
         }
     }
 }

@@ -5,13 +5,15 @@ import GRDB
 extension SQLiteStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT kid, created_at, active FROM signing_keys ORDER BY created_at, rowid")
+            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, rowid")
                 .map { row in
                     do {
                         return SigningKeyRecord(
                             kid: try row.decode(atIndex: 0),
                             createdAt: Date(storageSeconds: try row.decode(atIndex: 1)),
-                            active: try row.decode(atIndex: 2)
+                            active: try row.decode(atIndex: 2),
+                            revokedAt: try row.decode(Double?.self, atIndex: 3).map { Date(storageSeconds: $0) },
+                            instance: try row.decode(atIndex: 4)
                         )
                     } catch {
                         throw StorageError.malformedRow(table: "signing_keys", detail: "\(error)")
@@ -20,7 +22,7 @@ extension SQLiteStore {
         }
     }
 
-    public func addSigningKey(kid: String, createdAt: Date) async throws {
+    public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
         try await pool.write { db in
             let known = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kid = ?)", arguments: [kid]
@@ -28,9 +30,19 @@ extension SQLiteStore {
             guard !known else { throw StorageError.signingKeyExists(kid) }
             try db.execute(sql: "UPDATE signing_keys SET active = 0 WHERE active = 1")
             try db.execute(
-                sql: "INSERT INTO signing_keys (kid, created_at, active) VALUES (?, ?, 1)",
-                arguments: [kid, createdAt.storageSeconds]
+                sql: "INSERT INTO signing_keys (kid, created_at, active, instance) VALUES (?, ?, 1, ?)",
+                arguments: [kid, createdAt.storageSeconds, instance]
             )
+        }
+    }
+
+    public func revokeSigningKey(kid: String, at: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE signing_keys SET revoked_at = ?, active = 0 WHERE kid = ? AND revoked_at IS NULL",
+                arguments: [at.storageSeconds, kid]
+            )
+            return db.changesCount == 1
         }
     }
 }

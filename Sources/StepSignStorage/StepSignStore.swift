@@ -130,9 +130,13 @@ public protocol StepSignStore: Sendable {
     /// All signing keys, oldest first. Exactly one is active once any exists.
     func signingKeys() async throws -> [SigningKeyRecord]
 
-    /// Records a new signing key and makes it the only active one, atomically.
-    /// Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
-    func addSigningKey(kid: String, createdAt: Date) async throws
+    /// Records a new signing key, held by the daemon `instance`, and makes it the only active
+    /// one, atomically. Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
+    func addSigningKey(kid: String, createdAt: Date, instance: String) async throws
+
+    /// Marks the key revoked at `at` (and no longer active). Returns false if there is no such
+    /// key or it was revoked already. The caller makes another key active first.
+    func revokeSigningKey(kid: String, at: Date) async throws -> Bool
 
     // MARK: Ledger
 
@@ -145,7 +149,22 @@ public protocol StepSignStore: Sendable {
     /// Blocks the calling thread until the commit is durable: the engine calls it from its
     /// ledger writer's own thread, never from an event loop or the cooperative pool, so the
     /// hot path pays no thread hop per batch.
-    func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry]
+    ///
+    /// When `checkpointEvery` is above 0, every entry whose seq is a multiple of it gets a
+    /// checkpoint from `signCheckpoint(seq, entryHash)`, stored in the same transaction (SPEC
+    /// §5.3): no crash and no reader ever sees such an entry without its checkpoint.
+    func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
+                      signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry]
+
+    /// Stores a checkpoint made outside a batch (timed, on shutdown, `getCheckpoint`). Blocks
+    /// until durable, like ``appendLedger(_:checkpointEvery:signCheckpoint:)``.
+    func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws
+
+    /// The stored checkpoints with seq greater than `afterSeq`, by seq.
+    func ledgerCheckpoints(afterSeq: Int64) async throws -> [LedgerCheckpointRecord]
+
+    /// The last entry's seq and hash; (0, genesis) when the ledger is empty.
+    func ledgerHead() async throws -> LedgerHead
 
     /// The entry with this signature ID, or nil.
     func ledgerEntry(signatureID: String) async throws -> LedgerEntry?
@@ -156,11 +175,40 @@ public protocol StepSignStore: Sendable {
     /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
     func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
 
-    /// Walks the whole ledger in sequence order and checks the hash chain.
-    func auditLedger() async throws -> LedgerAudit
+    /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
+    /// order, from one read snapshot, one row at a time.
+    func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit
 
     // MARK: Life cycle
 
     /// Closes the store. Calls after this fail.
     func close() async throws
+}
+
+extension StepSignStore {
+    /// Records a new signing key for an unnamed instance.
+    public func addSigningKey(kid: String, createdAt: Date) async throws {
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: "")
+    }
+
+    /// Appends a batch without checkpoints.
+    public func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry] {
+        try appendLedger(batch, checkpointEvery: 0) { _, _ in throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer") }
+    }
+
+    /// Checks the hash chain only.
+    public func auditLedger() async throws -> LedgerAudit {
+        try await auditLedger(options: LedgerVerifier.Options(trustedKeys: nil))
+    }
+}
+
+/// The ledger's last entry: its sequence number and hash.
+public struct LedgerHead: Sendable, Equatable {
+    public var seq: Int64
+    public var entryHash: [UInt8]
+
+    public init(seq: Int64, entryHash: [UInt8]) {
+        self.seq = seq
+        self.entryHash = entryHash
+    }
 }

@@ -3,12 +3,16 @@ import Foundation
 import StepSignCrypto
 import StepSignFormat
 
-/// `stepsign-verify ledger FILE --keys FILE`: checks every JWS of an exported ledger (JSON
-/// lines of `LedgerExportEntry`) and its hash chain.
+/// `stepsign-verify ledger FILE --keys FILE [--checkpoint FILE]`: the checks of SPEC §5.3 over
+/// an exported ledger (JSON lines: `admin.exportLedger` entries, and `{"checkpoint": JWS}`
+/// lines), with ``LedgerVerifier``, the code `admin.auditVerify` runs.
+///
+/// The file is read twice, line by line (checkpoints first, then entries), so a ledger of
+/// millions of entries is never held in memory; stdin is read once into memory.
 struct LedgerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
-        abstract: "Verify an exported ledger: every signature and the hash chain."
+        abstract: "Verify an exported ledger: the chain, every signature, the columns, the checkpoints."
     )
 
     @Argument(help: "The exported ledger (JSON lines); - reads stdin.")
@@ -16,83 +20,175 @@ struct LedgerCommand: ParsableCommand {
 
     @OptionGroup var keyOptions: KeysOptions
 
-    @Flag(help: "Print one JSON object: ok, entries, firstBadSeq, reason.")
+    @Option(name: .customLong("checkpoint"), help: ArgumentHelp(
+        "A checkpoint JWS kept elsewhere (the daemon's log, an earlier getCheckpoint): the ledger must reach it and hold its entry hash.",
+        valueName: "file"))
+    var checkpointFile: String?
+
+    @Option(name: .customLong("checkpoint-entries"), help: ArgumentHelp(
+        "The daemon's ledger.checkpoint_entries: the longest run of entries accepted without a checkpoint (0: not checked).",
+        valueName: "n"))
+    var checkpointEntries = 1000
+
+    @Flag(help: "Print one JSON object: ok, entries, firstBadSeq, checkpoints, reason.")
     var json = false
 
-    /// The `--json` report; the fields of `admin.auditVerify` plus the reason.
+    /// The `--json` report; the fields of `admin.auditVerify`, with `reason` for `problem`.
     struct Report: Encodable {
         var ok: Bool
         var entries: Int
         var firstBadSeq: Int64?
+        var checkpoints: Int
         var reason: String?
     }
 
+    func validate() throws {
+        guard checkpointEntries >= 0 else { throw ValidationError("--checkpoint-entries must be 0 or more") }
+    }
+
     func run() throws {
-        let trusted: TrustedKeys
-        let entries: [LedgerExportEntry]
+        var verifier: LedgerVerifier
+        let source: LineSource
         do throws(InputFiles.Failure) {
-            trusted = try keyOptions.load()
-            entries = try readEntries()
+            let trusted = try keyOptions.load()
+            verifier = LedgerVerifier(options: .init(trustedKeys: trusted, checkpointEntries: checkpointEntries > 0 ? checkpointEntries : nil))
+            if let checkpointFile {
+                let text = try InputFiles.text(checkpointFile).trimmingCharacters(in: .whitespacesAndNewlines)
+                do {
+                    try verifier.requireCheckpoint(text)
+                } catch {
+                    throw InputFiles.Failure(description: "\(checkpointFile): not a checkpoint of these keys: \(error)")
+                }
+            }
+            source = try LineSource(path: file)
         } catch {
             Console.error(error.description)
             throw ExitStatus.badInput.exitCode
         }
 
-        // The first bad position (0-based) and why, over the three kinds of check.
-        var firstBad: (index: Int, reason: String)?
-        func note(_ index: Int, _ reason: String) {
-            if firstBad == nil || index < firstBad!.index { firstBad = (index, reason) }
-        }
-        var links: [LedgerLink] = []
-        for (index, entry) in entries.enumerated() {
-            do {
-                links.append(try entry.ledgerLink())
-            } catch {
-                note(index, "a hash is not 64 hex digits")
-                break
+        let decoder = JSONDecoder()
+        let progress = Progress()
+        do throws(InputFiles.Failure) {
+            // Pass 1: the checkpoint lines.
+            try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
+                guard line.contains(#""checkpoint""#) else { return true }
+                guard let object = try? decoder.decode(CheckpointLine.self, from: Data(line.utf8)) else {
+                    throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry or checkpoint")
+                }
+                verifier.addCheckpoint(object.checkpoint)
+                return true
             }
-        }
-        let audit = LedgerChain.audit(links)
-        if !audit.ok { note(audit.entries - 1, "the hash chain breaks (changed, removed, inserted or reordered entry)") }
-        for (index, entry) in entries.enumerated() {
-            if let firstBad, firstBad.index <= index { break }
-            do {
-                let claims = try StepSignSignature.verify(entry.payloadSignature, trustedKeys: trusted)
-                if claims.jti != entry.signatureID { note(index, "signatureID differs from the JWS jti"); break }
-            } catch {
-                note(index, "signature: \(error.description)")
-                break
+            // Pass 2: the entries, in order.
+            try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
+                if line.contains(#""checkpoint""#), (try? decoder.decode(CheckpointLine.self, from: Data(line.utf8))) != nil {
+                    return true
+                }
+                guard let entry = try? decoder.decode(LedgerExportEntry.self, from: Data(line.utf8)) else {
+                    throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry")
+                }
+                progress.tick()
+                guard let link = try? entry.ledgerLink() else {
+                    // A hash that is not hex cannot chain: hand the verifier a link that breaks.
+                    return verifier.add(LedgerLink(seq: entry.seq, signatureID: entry.signatureID,
+                                                   payloadSignature: entry.payloadSignature, prevHash: [], entryHash: []))
+                }
+                return verifier.add(link)
             }
+        } catch {
+            progress.end()
+            Console.error(error.description)
+            throw ExitStatus.badInput.exitCode
         }
+        progress.end()
 
-        if let firstBad {
-            let seq = Int64(firstBad.index + 1) // the sequence number expected at that position
-            if json {
-                Console.json(Report(ok: false, entries: firstBad.index + 1, firstBadSeq: seq, reason: firstBad.reason))
-            } else {
-                Console.out("ledger broken: first bad seq \(seq): \(firstBad.reason) (\(firstBad.index + 1) of \(entries.count) entries checked)")
+        let audit = verifier.finish()
+        if json {
+            Console.json(Report(ok: audit.ok, entries: audit.entries, firstBadSeq: audit.firstBadSeq,
+                                checkpoints: audit.checkpoints, reason: audit.problem))
+        }
+        guard audit.ok else {
+            if !json {
+                let seq = audit.firstBadSeq.map { "first bad seq \($0): " } ?? ""
+                Console.out("ledger broken: \(seq)\(audit.problem ?? "") (\(audit.entries) entries checked)")
             }
             throw ExitStatus.invalid.exitCode
         }
-        if json {
-            Console.json(Report(ok: true, entries: entries.count))
-        } else {
-            Console.out("ledger ok: \(entries.count) entries checked")
+        if !json {
+            var line = "ledger ok: \(audit.entries) entries checked, \(audit.checkpoints) checkpoints"
+            if verifier.unsignedPeerEntries > 0 {
+                line += "; \(verifier.unsignedPeerEntries) entries from before peer claims (their peer columns are not signed)"
+            }
+            if checkpointFile != nil { line += "; reaches the checkpoint given" }
+            Console.out(line)
         }
     }
 
-    /// The entries, one per non-empty line.
-    private func readEntries() throws(InputFiles.Failure) -> [LedgerExportEntry] {
-        let text = try InputFiles.text(file)
-        let decoder = JSONDecoder()
-        var entries: [LedgerExportEntry] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            if line.allSatisfy(\.isWhitespace) { continue }
-            guard let entry = try? decoder.decode(LedgerExportEntry.self, from: Data(line.utf8)) else {
-                throw InputFiles.Failure(description: "\(file) line \(number + 1): not a ledger entry")
-            }
-            entries.append(entry)
+    private struct CheckpointLine: Decodable {
+        var checkpoint: String
+    }
+}
+
+/// The non-empty lines of a file (read again on each pass) or of stdin (kept in memory).
+private struct LineSource {
+    let path: String
+    let stdinText: String?
+
+    init(path: String) throws(InputFiles.Failure) {
+        self.path = path
+        if path == "-" {
+            stdinText = try InputFiles.text("-")
+        } else {
+            guard FileManager.default.isReadableFile(atPath: path) else { throw InputFiles.Failure(description: "cannot read \(path)") }
+            stdinText = nil
         }
-        return entries
+    }
+
+    /// Calls `body(lineNumber, line)` for each line that is not blank until it returns false.
+    func forEachLine(_ body: (Int, String) throws(InputFiles.Failure) -> Bool) throws(InputFiles.Failure) {
+        if let stdinText {
+            for (index, line) in stdinText.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where !line.allSatisfy(\.isWhitespace) {
+                guard try body(index + 1, String(line)) else { return }
+            }
+            return
+        }
+        guard let stream = fopen(path, "r") else { throw InputFiles.Failure(description: "cannot read \(path)") }
+        defer { fclose(stream) }
+        var buffer: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(buffer) }
+        var number = 0
+        while true {
+            let length = getline(&buffer, &capacity, stream)
+            guard length >= 0, let buffer else { break }
+            number += 1
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
+            guard let line = String(validating: bytes, as: UTF8.self) else {
+                throw InputFiles.Failure(description: "\(path) line \(number) is not UTF-8 text")
+            }
+            if line.allSatisfy(\.isWhitespace) { continue }
+            guard try body(number, line) else { return }
+        }
+        guard ferror(stream) == 0 else { throw InputFiles.Failure(description: "cannot read \(path)") }
+    }
+}
+
+/// "checked N entries" on stderr about once a second, only when stderr is a terminal.
+private final class Progress {
+    private let enabled = isatty(STDERR_FILENO) == 1
+    private var count = 0
+    private var last = Date()
+    private var shown = false
+
+    func tick() {
+        count += 1
+        guard enabled, count % 1000 == 0, Date().timeIntervalSince(last) >= 1 else { return }
+        last = Date()
+        shown = true
+        FileHandle.standardError.write(Data("\rstepsign-verify: checked \(count) entries".utf8))
+    }
+
+    func end() {
+        if shown { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

@@ -75,7 +75,7 @@ struct AdminCommand: ParsableCommand {
 
     struct Key: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "key", abstract: "Manage signing keys.",
-                                                        subcommands: [Rotate.self, List.self])
+                                                        subcommands: [Rotate.self, Revoke.self, List.self])
 
         struct Rotate: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Make a new key the active signer.")
@@ -88,8 +88,22 @@ struct AdminCommand: ParsableCommand {
             }
         }
 
+        struct Revoke: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Withdraw a compromised key: it leaves the published keys and its signatures stop verifying.",
+                discussion: "If it is the active key, a new key is made active first. Prints the active kid."
+            )
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "The kid of the key to revoke.") var kid: String
+            func run() throws {
+                try runReportingErrors {
+                    let reply = try global.connect().call("admin.revokeKey", ["kid": kid]).requireAccepted("admin.revokeKey")
+                    print(reply.result?["activeKid"] as? String ?? "")
+                }
+            }
+        }
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List signing keys.")
+            static let configuration = CommandConfiguration(abstract: "List signing keys: kid, active, revoked, createdAt, instance.")
             @OptionGroup var global: GlobalOptions
             func run() throws {
                 try runReportingErrors {
@@ -111,7 +125,9 @@ struct AdminCommand: ParsableCommand {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.auditVerify").requireAccepted("admin.auditVerify")
                     JSONOutput.print(reply.result ?? [:])
-                    guard reply.result?["ok"] as? Bool == true else { throw CLIError("the ledger's chain is broken") }
+                    guard reply.result?["ok"] as? Bool == true else {
+                        throw CLIError("the ledger does not verify: \(reply.result?["problem"] as? String ?? "see above")")
+                    }
                 }
             }
         }
@@ -140,6 +156,10 @@ struct AdminCommand: ParsableCommand {
                             .requireAccepted("admin.exportLedger")
                         let entries = reply.result?["entries"] as? [[String: Any]] ?? []
                         for entry in entries { JSONOutput.print(entry) }
+                        // Checkpoint lines follow their page's entries (stepsign-verify ledger reads both).
+                        for checkpoint in reply.result?["checkpoints"] as? [String] ?? [] {
+                            JSONOutput.print(["checkpoint": checkpoint])
+                        }
                         exported += entries.count
                         if progress { FileHandle.standardError.write(Data("\rexported \(exported) entries".utf8)) }
                         guard let last = entries.last?["seq"] as? Int, entries.count == pageSize else { return }

@@ -63,7 +63,8 @@ struct StepSignDaemon: AsyncParsableCommand {
         let store = try SQLiteStore.open(stateDirectory: settings.server.stateDir)
         let keyring: Keyring
         do {
-            keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", passphrase: passphrase,
+            keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", instance: settings.instance,
+                                             passphrase: passphrase,
                                              store: store, logger: logger)
         } catch let error as KeyringError {
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
@@ -116,6 +117,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             try await tasks.next()
             tasks.cancelAll()
         }
+        // Every request has been answered: sign the ledger head one last time (SPEC §5.3).
+        await engine.shutdown()
         logger.notice("stopped")
     }
 

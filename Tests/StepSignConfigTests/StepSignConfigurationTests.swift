@@ -44,6 +44,19 @@ struct StepSignConfigurationTests {
         #expect(c.lda.enabled == true)
         #expect(c.idv == .init(issuer: "", trustedKeys: "", maxAgeSeconds: 300))
         #expect(c.log.level == .info)
+        #expect(c.ledger == .init(checkpointEntries: 1000, checkpointSeconds: 60))
+    }
+
+    @Test("[ledger]: checkpoint_entries 1 to 1000000, checkpoint_seconds 1 to 86400; others refused with file, line and key")
+    func ledgerTable() throws {
+        let c = try StepSignConfiguration.parse("[ledger]\ncheckpoint_entries = 10\ncheckpoint_seconds = 5\n", file: "t.toml")
+        #expect(c.ledger == .init(checkpointEntries: 10, checkpointSeconds: 5))
+        for text in ["checkpoint_entries = 0", "checkpoint_entries = 1000001", "checkpoint_seconds = 0",
+                     "checkpoint_seconds = 86401", "checkpoint_entries = \"10\"", "checkpoints = 1"] {
+            let error = try #require(failure("[ledger]\n" + text + "\n"), "\(text)")
+            #expect(error.line == 2, "\(text)")
+            #expect(error.description.contains("ledger."), "\(error)")
+        }
     }
 
     @Test func missingKeysTakeTheirDefaults() throws {
@@ -64,7 +77,8 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log"])
+        #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "ledger", "idv", "log"])
+        #expect(root["ledger"]?.table?.keys.count == 2)
         #expect(root["server"]?.table?.keys.count == 8)
         #expect(root["access"]?.table?.keys.count == 4)
         #expect(password.keys.count == 10)

@@ -6,6 +6,12 @@ import Testing
 /// Someone with write access to the file edits the ledger with raw SQL (first dropping the
 /// append-only triggers); the audit must point at the first broken entry.
 @Suite struct LedgerTamperTests {
+    /// A chain-only audit that stops at `seq` after reading `entries` rows.
+    func broken(entries: Int, seq: Int64) -> LedgerAudit {
+        LedgerAudit(ok: false, entries: entries, firstBadSeq: seq,
+                    problem: "the hash chain breaks (changed, removed, inserted or reordered entry)")
+    }
+
     func tampered(_ sql: String) async throws -> LedgerAudit {
         try await withStore { store, _ async throws in
             _ = try store.appendLedger(ledgerBatch(1..<11))
@@ -33,7 +39,7 @@ import Testing
 
     @Test func aChangedJwsBreaksTheChainAtThatEntry() async throws {
         let audit = try await tampered("UPDATE ledger SET jws = jws || 'x' WHERE seq = 4")
-        #expect(audit == LedgerAudit(ok: false, entries: 4, firstBadSeq: 4))
+        #expect(audit == broken(entries: 4, seq: 4))
     }
 
     @Test func aChangedHashBreaksTheChainAtThatEntry() async throws {
@@ -44,7 +50,7 @@ import Testing
 
     @Test func aDeletedEntryBreaksTheChainAtItsSequenceNumber() async throws {
         let audit = try await tampered("DELETE FROM ledger WHERE seq = 7")
-        #expect(audit == LedgerAudit(ok: false, entries: 7, firstBadSeq: 7))
+        #expect(audit == broken(entries: 7, seq: 7))
     }
 
     @Test func aDeletedLastEntryIsNotDetectableByTheChainAlone() async throws {
@@ -60,7 +66,7 @@ import Testing
             UPDATE ledger SET seq = 3 WHERE seq = 5;
             UPDATE ledger SET seq = 5 WHERE seq = 1000;
             """)
-        #expect(audit == LedgerAudit(ok: false, entries: 3, firstBadSeq: 3))
+        #expect(audit == broken(entries: 3, seq: 3))
     }
 
     @Test func anInsertedEntryBreaksTheChain() async throws {
@@ -72,6 +78,6 @@ import Testing
             SELECT 5, 'forged', user_name, iat, kid, 'forged.jws.x', entry_hash, zeroblob(32),
                 peer_uid, peer_pid, peer_comm, auth_level, created_at FROM ledger WHERE seq = 4;
             """)
-        #expect(audit == LedgerAudit(ok: false, entries: 5, firstBadSeq: 5))
+        #expect(audit == broken(entries: 5, seq: 5))
     }
 }

@@ -37,9 +37,13 @@ final class LedgerWriter: @unchecked Sendable {
         return idleThreadsEnded
     }
 
-    init(store: any StepSignStore, idleSeconds: Double = 2) {
+    /// Makes the checkpoints (SPEC §5.3); nil makes none.
+    private let checkpointer: LedgerCheckpointer?
+
+    init(store: any StepSignStore, idleSeconds: Double = 2, checkpointer: LedgerCheckpointer? = nil) {
         self.store = store
         self.idleSeconds = idleSeconds
+        self.checkpointer = checkpointer
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes).
@@ -67,16 +71,28 @@ final class LedgerWriter: @unchecked Sendable {
     }
 
     /// Waits for rows and takes up to `maxBatch` of them; nil ends the thread.
+    ///
+    /// While committed entries wait for a timed checkpoint (`ledger.checkpoint_seconds`), the
+    /// thread stays to make it when it is due, even without rows.
     private func nextBatch() -> [(LedgerAppend, Waiter)]? {
-        if !condition.lock(whenValue: true, timeoutSeconds: idleSeconds) {
+        while true {
+            let due = checkpointer?.secondsUntilDue()
+            if let due, due <= 0 {
+                checkpointer?.checkpointHeadIfNeeded(reason: "seconds")
+                continue
+            }
+            if condition.lock(whenValue: true, timeoutSeconds: min(idleSeconds, due ?? idleSeconds)) { break }
             // Timed out; a row may have come in between, so decide under the lock.
             condition.lock()
-            guard !queue.isEmpty else {
-                threadRunning = false
-                idleThreadsEnded += 1
+            if !queue.isEmpty { break }
+            if due != nil {
                 condition.unlock()
-                return nil
+                continue
             }
+            threadRunning = false
+            idleThreadsEnded += 1
+            condition.unlock()
+            return nil
         }
         let count = min(queue.count, maxBatch)
         let batch = Array(queue.prefix(count))
@@ -87,10 +103,21 @@ final class LedgerWriter: @unchecked Sendable {
 
     private func commit(_ batch: [(LedgerAppend, Waiter)]) {
         do {
-            let stored = try store.appendLedger(batch.map(\.0))
+            // Checkpoints at multiples of `checkpoint_entries` are signed here, on this thread,
+            // and stored in the batch's transaction: one signature per that many entries.
+            var made: [LedgerCheckpointRecord] = []
+            let stored = try store.appendLedger(batch.map(\.0), checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
+                guard let checkpointer else { throw LedgerWriterError.shortBatch }
+                let record = try checkpointer.sign(seq: seq, entryHash: hash)
+                made.append(record)
+                return record
+            }
             guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
             for ((_, waiter), entry) in zip(batch, stored) {
                 waiter.resume(returning: entry)
+            }
+            if let checkpointer, let last = stored.last {
+                checkpointer.didCommit(last: last, made: made)
             }
         } catch {
             for (_, waiter) in batch {

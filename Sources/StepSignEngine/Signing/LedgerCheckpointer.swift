@@ -1,0 +1,143 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
+import StepSignCrypto
+import StepSignFormat
+import StepSignStorage
+import struct Foundation.Date
+
+/// Makes the ledger's checkpoints (SPEC §5.3): after every `ledger.checkpoint_entries`
+/// entries (inside the batch's own transaction, see ``LedgerWriter``), every
+/// `ledger.checkpoint_seconds` while entries were added (on the writer thread), on clean
+/// shutdown and on `getCheckpoint`. Each is stored and written to the log at info, so the
+/// journal holds copies outside the database.
+final class LedgerCheckpointer: Sendable {
+    /// `[ledger]` values and the instance name, read from the settings in force.
+    struct Settings: Sendable {
+        var instance: String
+        var entries: Int
+        var seconds: Int
+    }
+
+    private struct State {
+        /// The newest entry this process committed, or nil before the first.
+        var head: LedgerHead?
+        /// The highest seq a checkpoint of this process covers (-1: none yet).
+        var checkpointed: Int64 = -1
+        /// When this process last made a checkpoint (or started).
+        var lastAt: Date
+    }
+
+    private let keyring: Keyring
+    private let store: any StepSignStore
+    private let logger: Logger
+    private let settings: @Sendable () -> Settings
+    private let state: NIOLockedValueBox<State>
+
+    init(keyring: Keyring, store: any StepSignStore, logger: Logger, settings: @escaping @Sendable () -> Settings) {
+        self.keyring = keyring
+        self.store = store
+        self.logger = logger
+        self.settings = settings
+        self.state = NIOLockedValueBox(State(lastAt: Date()))
+    }
+
+    /// `ledger.checkpoint_entries` in force.
+    var entries: Int { settings().entries }
+
+    /// Signs a checkpoint of (seq, hash) with the active key, now.
+    func sign(seq: Int64, entryHash: [UInt8], now: Date = Date()) throws -> LedgerCheckpointRecord {
+        let key = keyring.active
+        let checkpoint = LedgerCheckpoint(iss: settings().instance, seq: seq, entryHash: entryHash,
+                                          iat: Int64(now.timeIntervalSince1970))
+        let jws = try checkpoint.signed(key: key.privateKey, kid: key.kid)
+        return LedgerCheckpointRecord(seq: seq, entryHash: entryHash, kid: key.kid, jws: jws, createdAt: now)
+    }
+
+    /// After a committed batch: logs the checkpoints made inside it and remembers the head.
+    func didCommit(last: LedgerEntry, made: [LedgerCheckpointRecord]) {
+        for checkpoint in made { log(checkpoint, reason: "entries") }
+        state.withLockedValue { state in
+            state.head = LedgerHead(seq: last.seq, entryHash: last.entryHash)
+            if let newest = made.last {
+                state.checkpointed = max(state.checkpointed, newest.seq)
+                state.lastAt = newest.createdAt
+            }
+        }
+    }
+
+    /// Seconds until a timed checkpoint is due: nil when no entry awaits one, 0 or less when
+    /// it is due now.
+    func secondsUntilDue(now: Date = Date()) -> Double? {
+        let seconds = Double(settings().seconds)
+        return state.withLockedValue { state in
+            guard let head = state.head, head.seq > state.checkpointed else { return nil }
+            return seconds - now.timeIntervalSince(state.lastAt)
+        }
+    }
+
+    /// Checkpoints the head this process committed last if no checkpoint covers it yet
+    /// (timed, and on shutdown). Blocks until stored: call it off the event loops.
+    func checkpointHeadIfNeeded(reason: String) {
+        let pending = state.withLockedValue { state -> LedgerHead? in
+            guard let head = state.head, head.seq > state.checkpointed else { return nil }
+            return head
+        }
+        guard let head = pending else { return }
+        do {
+            let record = try sign(seq: head.seq, entryHash: head.entryHash)
+            try store.appendCheckpoint(record)
+            remember(record)
+            log(record, reason: reason)
+        } catch {
+            // Try again after another checkpoint_seconds, not in a loop.
+            state.withLockedValue { $0.lastAt = Date() }
+            logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    /// `getCheckpoint`: the head as stored now, signed now; stored when no checkpoint of this
+    /// process covers it yet (so asking again and again does not grow the table).
+    func checkpointNow() async throws -> String {
+        let head = try await store.ledgerHead()
+        let record = try sign(seq: head.seq, entryHash: head.entryHash)
+        let isNew = state.withLockedValue { head.seq > $0.checkpointed }
+        if isNew {
+            let store = self.store
+            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
+            remember(record)
+            log(record, reason: "getCheckpoint")
+        }
+        return record.jws
+    }
+
+    /// Clean shutdown: a checkpoint of the head, unless this process already made one of it.
+    func shutdown() async {
+        let store = self.store
+        let head: LedgerHead
+        do { head = try await store.ledgerHead() } catch { return }
+        guard head.seq > state.withLockedValue({ $0.checkpointed }) else { return }
+        do {
+            let record = try sign(seq: head.seq, entryHash: head.entryHash)
+            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
+            remember(record)
+            log(record, reason: "shutdown")
+        } catch {
+            logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func remember(_ record: LedgerCheckpointRecord) {
+        state.withLockedValue { state in
+            state.checkpointed = max(state.checkpointed, record.seq)
+            state.lastAt = record.createdAt
+        }
+    }
+
+    private func log(_ record: LedgerCheckpointRecord, reason: String) {
+        logger.info("ledger checkpoint", metadata: [
+            "seq": "\(record.seq)", "entryHash": "\(Hex.encode(record.entryHash))", "reason": "\(reason)",
+            "checkpoint": "\(record.jws)",
+        ])
+    }
+}

@@ -1,0 +1,218 @@
+import StepSignCrypto
+
+/// The checks of SPEC §5.3 over a ledger, one entry at a time: `admin.auditVerify` in the
+/// daemon and `stepsign-verify ledger` run this same code.
+///
+/// Give it every checkpoint first (``addCheckpoint(_:)``, ``requireCheckpoint(_:)``: they are
+/// few), then the entries in the order read (``add(_:)``, which answers false once walking
+/// on is pointless), then call ``finish()``. Memory is one entry plus a set of signature IDs
+/// (16 bytes each) and the checkpoints, never the ledger.
+///
+/// With trusted keys it checks: the chain; every JWS (ES256, low-S, no duplicate members);
+/// that each signature ID appears once and is the JWS's `jti`; that the row's columns (user,
+/// kid, iat, peer) are the ones signed; that each checkpoint is signed and that the chain at
+/// its `seq` has its entry hash; that no more than `checkpointEntries` entries follow one
+/// another without a checkpoint; and that the ledger reaches a required checkpoint. Entries of
+/// revoked keys are counted and reported, not hidden. Without keys it checks the chain only.
+///
+/// Entries whose claims have no `peer` were made before checkpoints existed (see
+/// docs/decisions.md): a run of them at the start of the ledger is accepted without
+/// checkpoints, and their peer columns, never signed, are counted as unverifiable.
+public struct LedgerVerifier {
+    /// What the verifier checks against.
+    public struct Options: Sendable {
+        /// The published keys; nil checks the chain only.
+        public var trustedKeys: TrustedKeys?
+        /// Keys withdrawn by `admin.revokeKey`: their entries are reported.
+        public var revokedKids: Set<String>
+        /// The longest run of entries without a checkpoint; nil does not check it.
+        public var checkpointEntries: Int?
+
+        public init(trustedKeys: TrustedKeys?, revokedKids: Set<String> = [], checkpointEntries: Int? = nil) {
+            self.trustedKeys = trustedKeys
+            self.revokedKids = revokedKids
+            self.checkpointEntries = checkpointEntries
+        }
+    }
+
+    private let options: Options
+    private var expectedSeq: Int64 = 1
+    private var previous = LedgerChain.genesisHash
+    private var entries = 0
+    private var ids = SignatureIDSet()
+    private var problems: [(seq: Int64?, text: String)] = []
+    private var stopped = false
+    /// Entry hashes that valid checkpoints (and the required one) claim, by seq.
+    private var claimed: [Int64: [[UInt8]]] = [:]
+    private var validCheckpoints = 0
+    private var highestCheckpoint: Int64 = -1
+    private var required: LedgerCheckpoint?
+    /// The last seq a checkpoint (or the legacy run at the start) covers.
+    private var covered: Int64 = 0
+    private var sawPeerClaim = false
+    private var revoked: (first: Int64, count: Int)?
+    /// Entries whose JWS has no `peer` claim: their peer columns are not signed.
+    public private(set) var unsignedPeerEntries = 0
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// Adds a stored or exported checkpoint; one that does not verify is a problem.
+    public mutating func addCheckpoint(_ jws: String) {
+        guard let keys = options.trustedKeys else { return }
+        do {
+            let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: keys)
+            validCheckpoints += 1
+            claim(checkpoint)
+        } catch .unknownKeyID(let kid) where options.revokedKids.contains(kid) {
+            problems.append((nil, "a checkpoint is signed by revoked key \(kid)"))
+        } catch {
+            problems.append((nil, "a checkpoint does not verify: \(error.description)"))
+        }
+    }
+
+    /// Adds a checkpoint kept elsewhere (`--checkpoint FILE`): the ledger must reach it and
+    /// hold its entry hash at its seq. Throws when it does not verify.
+    public mutating func requireCheckpoint(_ jws: String) throws(SignatureVerificationError) {
+        guard let keys = options.trustedKeys else { return }
+        let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: keys)
+        required = checkpoint
+        claim(checkpoint)
+    }
+
+    private mutating func claim(_ checkpoint: LedgerCheckpoint) {
+        guard let hash = checkpoint.entryHashBytes else { return }
+        claimed[checkpoint.seq, default: []].append(hash)
+        highestCheckpoint = max(highestCheckpoint, checkpoint.seq)
+        if checkpoint.seq == 0, hash != LedgerChain.genesisHash {
+            problems.append((0, "the checkpoint at seq 0 does not hold the genesis hash"))
+        }
+    }
+
+    /// Checks the next entry. Returns false once a problem makes further entries meaningless
+    /// (the chain, a signature, a duplicate ID, a column or a checkpoint mismatch).
+    @discardableResult
+    public mutating func add(_ link: LedgerLink) -> Bool {
+        guard !stopped else { return false }
+        entries += 1
+        let seq = expectedSeq
+        guard link.seq == seq, link.prevHash == previous,
+              link.entryHash == LedgerChain.entryHash(previous: previous, jws: link.payloadSignature)
+        else {
+            return stop(seq, "the hash chain breaks (changed, removed, inserted or reordered entry)")
+        }
+        guard ids.insert(link.signatureID) else {
+            return stop(seq, "signature ID \(link.signatureID) appears twice")
+        }
+        if let keys = options.trustedKeys {
+            guard checkEntry(link, keys: keys) else { return false }
+        }
+        if let hashes = claimed[seq], hashes.contains(where: { $0 != link.entryHash }) {
+            return stop(seq, "a checkpoint signs another entry hash at seq \(seq) (entry changed or re-chained)")
+        }
+        if claimed[seq] != nil { covered = seq }
+        if let limit = options.checkpointEntries, options.trustedKeys != nil, seq - covered > Int64(limit) {
+            return stop(seq, "more than \(limit) entries without a checkpoint after seq \(covered) (checkpoints removed?)")
+        }
+        previous = link.entryHash
+        expectedSeq += 1
+        return true
+    }
+
+    /// The signature and column checks of one entry; false when it stopped the walk.
+    private mutating func checkEntry(_ link: LedgerLink, keys: TrustedKeys) -> Bool {
+        let seq = link.seq
+        let claims: SignatureClaims
+        do {
+            claims = try StepSignSignature.verify(link.payloadSignature, trustedKeys: keys)
+        } catch .unknownKeyID(let kid) where options.revokedKids.contains(kid) {
+            revoked = (revoked?.first ?? seq, (revoked?.count ?? 0) + 1)
+            return true
+        } catch {
+            return stop(seq, "signature: \(error.description)")
+        }
+        guard claims.jti == link.signatureID else { return stop(seq, "signatureID differs from the JWS jti") }
+        if let user = link.user, Array(user.utf8) != Array(claims.sub.utf8) {
+            return stop(seq, "the user column differs from the JWS sub")
+        }
+        if let iat = link.iat, iat != claims.iat { return stop(seq, "the iat column differs from the JWS iat") }
+        if let kid = link.kid, kid != (try? JWS.parse(link.payloadSignature))?.header.kid {
+            return stop(seq, "the kid column differs from the JWS kid")
+        }
+        if let signed = claims.peer {
+            sawPeerClaim = true
+            if let peer = link.peer, peer != signed { return stop(seq, "the peer columns differ from the JWS peer claim") }
+        } else {
+            unsignedPeerEntries += 1
+            // A run of entries from before checkpoints and peer claims, at the start only.
+            if !sawPeerClaim, covered == seq - 1 { covered = seq }
+        }
+        return true
+    }
+
+    private mutating func stop(_ seq: Int64, _ text: String) -> Bool {
+        problems.append((seq, text))
+        stopped = true
+        return false
+    }
+
+    /// The outcome: `admin.auditVerify`'s result.
+    public func finish() -> LedgerAudit {
+        var problems = self.problems
+        let head = expectedSeq - 1
+        if !stopped {
+            if let required, required.seq > head {
+                problems.append((head + 1, "the ledger ends at seq \(head), before the checkpoint given (seq \(required.seq)): truncated or rolled back"))
+            } else if highestCheckpoint > head {
+                problems.append((head + 1, "a checkpoint signs seq \(highestCheckpoint) but the ledger ends at \(head) (entries removed or rolled back)"))
+            }
+            if let revoked {
+                problems.append((revoked.first, "\(revoked.count) entries are signed by a revoked key, the first at seq \(revoked.first)"))
+            }
+        }
+        // The problem at the lowest seq; ones without a seq (a bad checkpoint) after those.
+        let first = problems.min { ($0.seq ?? .max) < ($1.seq ?? .max) }
+        return LedgerAudit(ok: first == nil, entries: entries, firstBadSeq: first?.seq, checkpoints: validCheckpoints,
+                           problem: first?.text)
+    }
+}
+
+/// Signature IDs seen so far: canonical UUIDs as 16 bytes, anything else as text.
+struct SignatureIDSet {
+    private struct UUIDBits: Hashable {
+        var high: UInt64
+        var low: UInt64
+    }
+
+    private var uuids = Set<UUIDBits>()
+    private var others = Set<String>()
+
+    /// Inserts `id`; false when it was already there.
+    mutating func insert(_ id: String) -> Bool {
+        if let bits = Self.parse(id) { return uuids.insert(bits).inserted }
+        return others.insert(id).inserted
+    }
+
+    /// The bits of a lowercase canonical UUID (8-4-4-4-12 hex digits), or nil.
+    private static func parse(_ id: String) -> UUIDBits? {
+        let utf8 = id.utf8
+        guard utf8.count == 36 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0, digits = 0
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let value: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = UInt64(byte - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+            if digits < 16 { high = high << 4 | value } else { low = low << 4 | value }
+            digits += 1
+        }
+        return UUIDBits(high: high, low: low)
+    }
+}

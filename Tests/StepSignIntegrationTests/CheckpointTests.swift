@@ -1,0 +1,117 @@
+import Foundation
+import StepSignClient
+import StepSignCrypto
+import StepSignFormat
+import StepSignTestSupport
+import Testing
+
+/// Ledger checkpoints (SPEC §5.3): made every `checkpoint_entries`, on `getCheckpoint` and on
+/// shutdown; logged; exported; verified by stepsign-verify and by PyJWT.
+@Suite("Ledger checkpoints")
+struct CheckpointTests {
+    func signLevel0(_ connection: StepSignConnection, count: Int) throws {
+        for index in 1...count {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "checkpoint", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+    }
+
+    @Test("getCheckpoint signs the head; the checkpoint verifies and is in the log")
+    func getCheckpoint() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        try signLevel0(connection, count: 3)
+        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
+        let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: try connection.trustedKeys())
+        #expect(checkpoint.seq == 3)
+        #expect(checkpoint.iss == "stepsign-test")
+        let row = try #require(try connection.call("admin.exportLedger").result?["entries"] as? [[String: Any]])
+        #expect(row.last?["entryHash"] as? String == checkpoint.entryHash)
+        #expect(row.last?["user"] as? String == "alice")
+        #expect((row.last?["peer"] as? [String: Any])?["pid"] as? Int == Int(getpid()))
+        #expect(daemon.log.contains(jws), "the checkpoint is written to the log")
+        let header = try JWS.parse(jws).header
+        #expect(header.typ == "stepsign-checkpoint+jwt")
+    }
+
+    @Test("every checkpoint_entries entries a checkpoint is stored, exported and logged; shutdown adds one")
+    func everyNEntries() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 3")
+        let connection = try daemon.connect()
+        try signLevel0(connection, count: 7)
+        let result = try #require(try connection.call("admin.exportLedger").result)
+        let checkpoints = try #require(result["checkpoints"] as? [String])
+        let trusted = try connection.trustedKeys()
+        let seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
+        #expect(seqs == [3, 6], "\(seqs)")
+        let audit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == true, "\(audit)")
+        #expect(audit["checkpoints"] as? Int == 2)
+        #expect(audit["problem"] is NSNull)
+        #expect(daemon.stop() == 0)
+        #expect(daemon.log.contains("seq=7"), "shutdown checkpoint logged")
+        try daemon.start()
+        let after = try #require(try daemon.connect().call("admin.auditVerify").result)
+        #expect(after["checkpoints"] as? Int == 3, "\(after)")
+    }
+
+    @Test("stepsign-verify ledger checks an export with its checkpoints; --checkpoint catches a cut-off export")
+    func verifyWithCheckpointFile() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 4")
+        let connection = try daemon.connect()
+        try signLevel0(connection, count: 9)
+        let kept = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
+        let keptPath = daemon.directory.appendingPathComponent("kept.jws").path
+        try kept.write(toFile: keptPath, atomically: true, encoding: .utf8)
+        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
+        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export"], environment: environment)
+        try #require(exported.status == 0, "\(exported.stderr)")
+        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
+        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
+        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let lines = exported.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.contains("\"checkpoint\"") }.count == 3, "\(lines)")
+        func verify(_ lines: [String], _ extra: [String] = []) throws -> Tools.Result {
+            let path = daemon.directory.appendingPathComponent("export-\(UUID().uuidString).jsonl").path
+            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            return try Tools.run([Binaries.path("stepsign-verify"), "ledger", path, "--keys", jwks, "--checkpoint-entries", "4"] + extra)
+        }
+        let whole = try verify(lines, ["--checkpoint", keptPath])
+        #expect(whole.status == 0, "\(whole.stdout)\(whole.stderr)")
+        #expect(whole.stdout.contains("9 entries"))
+        // The last two entries and every checkpoint line removed: only the kept checkpoint tells.
+        let entries = lines.filter { !$0.contains("\"checkpoint\"") }
+        let cut = Array(entries.prefix(7))
+        let noCheckpoint = try verify(cut, ["--checkpoint-entries", "0"])
+        #expect(noCheckpoint.status == 0, "a consistent prefix alone verifies: \(noCheckpoint.stdout)")
+        let caught = try verify(cut, ["--checkpoint-entries", "0", "--checkpoint", keptPath])
+        #expect(caught.status == 1, "\(caught.stdout)")
+        #expect(caught.stdout.contains("truncated"), "\(caught.stdout)")
+        // With the stretch rule on, the missing checkpoint lines are reported first.
+        #expect(try verify(cut).status == 1)
+    }
+
+    @Test("PyJWT verifies a checkpoint with the exported JWKS")
+    func pyJWTVerifiesCheckpoint() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        try signLevel0(connection, count: 2)
+        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
+        let jwks = try JSONSerialization.data(withJSONObject: try #require(try connection.call("getPublicKeys").result?["jwks"]))
+        let script = """
+            import sys, json, jwt
+            jwks = jwt.PyJWKSet.from_json(sys.argv[1])
+            token = sys.argv[2]
+            kid = jwt.get_unverified_header(token)["kid"]
+            key = next(k for k in jwks.keys if k.key_id == kid)
+            claims = jwt.decode(token, key=key, algorithms=["ES256"])
+            assert jwt.get_unverified_header(token)["typ"] == "stepsign-checkpoint+jwt"
+            print(json.dumps(claims, sort_keys=True))
+            """
+        let result = try Tools.python(script, String(decoding: jwks, as: UTF8.self), jws)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(#""seq": 2"#), "\(result.stdout)")
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import StepSignClient
+import StepSignCrypto
+import StepSignFormat
+import StepSignTestSupport
+import Testing
+
+/// Someone who can write the database (a DBA, a restored backup, a process running as the
+/// service user) edits the real SQLite file of a stopped daemon the way issue 12 describes:
+/// drops the append-only triggers, edits columns, deletes rows and re-chains with the SPEC §5
+/// formula. After a restart `admin.auditVerify` must report each edit (SPEC §5.3).
+@Suite("Ledger attacks on the SQLite file")
+struct LedgerAttackTests {
+    /// Drops the triggers, runs `sql`, and (when `rechain`) renumbers the rows 1… and
+    /// recomputes every hash: entryHash = SHA-256(prev || SHA-256(JWS)), genesis 32 zero bytes.
+    static let tamperScript = """
+        import sqlite3, hashlib, sys
+        db = sqlite3.connect(sys.argv[1])
+        db.executescript("DROP TRIGGER IF EXISTS ledger_no_update; DROP TRIGGER IF EXISTS ledger_no_delete;")
+        db.executescript(sys.argv[2])
+        if sys.argv[3] == "rechain":
+            db.execute("UPDATE ledger SET seq = seq + 1000000")
+            prev = bytes(32)
+            rows = db.execute("SELECT seq, jws FROM ledger ORDER BY seq").fetchall()
+            for number, (seq, jws) in enumerate(rows, start=1):
+                entry = hashlib.sha256(prev + hashlib.sha256(jws.encode()).digest()).digest()
+                db.execute("UPDATE ledger SET seq = ?, prev_hash = ?, entry_hash = ? WHERE seq = ?", (number, prev, entry, seq))
+                prev = entry
+        db.commit()
+        db.close()
+        """
+
+    /// A daemon with `count` level-0 signatures, stopped cleanly (which checkpoints the head).
+    func stoppedDaemon(count: Int = 12) throws -> DaemonHarness {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for index in 1...count {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+        let ok = try #require(try connection.call("admin.auditVerify").result)
+        #expect(ok["ok"] as? Bool == true, "\(ok)")
+        #expect(daemon.stop() == 0)
+        return daemon
+    }
+
+    func tamper(_ daemon: DaemonHarness, _ sql: String, rechain: Bool = false) throws {
+        let result = try Tools.python(Self.tamperScript, daemon.stateDirectory + "/stepsign.sqlite", sql, rechain ? "rechain" : "no")
+        try #require(result.status == 0, "\(result.stderr)")
+    }
+
+    /// Restarts the daemon and returns `admin.auditVerify`'s result.
+    func audit(_ daemon: DaemonHarness) throws -> [String: Any] {
+        try daemon.start()
+        return try #require(try daemon.connect().call("admin.auditVerify").result)
+    }
+
+    @Test("an edited user_name is reported: the row no longer matches its JWS sub")
+    func editedUser() throws {
+        let daemon = try stoppedDaemon()
+        try tamper(daemon, "UPDATE ledger SET user_name = 'mallory' WHERE seq = 3")
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect(result["firstBadSeq"] as? Int == 3)
+        #expect((result["problem"] as? String)?.contains("user") == true, "\(result)")
+        // getSignature still shows the row as stored; the audit is what tells.
+    }
+
+    @Test("edited peer columns are reported: they no longer match the JWS peer claim")
+    func editedPeer() throws {
+        let daemon = try stoppedDaemon()
+        try tamper(daemon, "UPDATE ledger SET peer_comm = 'innocent', peer_uid = 4242 WHERE seq = 6")
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect(result["firstBadSeq"] as? Int == 6)
+        #expect((result["problem"] as? String)?.contains("peer") == true, "\(result)")
+    }
+
+    @Test("a middle row deleted and the chain recomputed is reported (the checkpoint no longer matches)")
+    func deletedAndRechained() throws {
+        let daemon = try stoppedDaemon()
+        try tamper(daemon, "DELETE FROM ledger WHERE seq = 5", rechain: true)
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect(result["problem"] as? String != nil)
+    }
+
+    @Test("the last rows removed are reported, and so are sequence numbers the daemon then reuses")
+    func truncatedTail() throws {
+        let daemon = try stoppedDaemon()
+        try tamper(daemon, "DELETE FROM ledger WHERE seq > 10")
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect((result["problem"] as? String)?.contains("ends at 10") == true, "\(result)")
+        // The daemon signs on from seq 11; the checkpoint of the old seq 12 now disagrees.
+        let connection = try daemon.connect()
+        for index in 1...2 {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "after \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+        let after = try #require(try connection.call("admin.auditVerify").result)
+        #expect(after["ok"] as? Bool == false, "\(after)")
+        #expect(after["firstBadSeq"] as? Int == 12, "\(after)")
+    }
+
+    @Test("a JWS replaced by not.a.signature with the chain recomputed is reported (every JWS is verified)")
+    func replacedSignature() throws {
+        let daemon = try stoppedDaemon()
+        try tamper(daemon, "UPDATE ledger SET jws = 'not.a.signature' WHERE seq = 4", rechain: true)
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect(result["firstBadSeq"] as? Int == 4)
+        #expect((result["problem"] as? String)?.contains("signature") == true, "\(result)")
+    }
+
+    @Test("checkpoints removed along with the rows: the run without a checkpoint is too long")
+    func checkpointsRemoved() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 4")
+        let connection = try daemon.connect()
+        for index in 1...10 {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+        let ok = try #require(try connection.call("admin.auditVerify").result)
+        #expect(ok["ok"] as? Bool == true, "\(ok)")
+        #expect(ok["checkpoints"] as? Int ?? 0 >= 2, "\(ok)")
+        #expect(daemon.stop() == 0)
+        try tamper(daemon, """
+            DROP TRIGGER IF EXISTS ledger_checkpoints_no_delete;
+            DELETE FROM ledger_checkpoints;
+            UPDATE ledger SET user_name = 'mallory' WHERE seq = 2;
+            """)
+        // Without checkpoints the edit is still a column mismatch; the missing checkpoints are
+        // reported too, at the first entry past the allowed run.
+        let result = try audit(daemon)
+        #expect(result["ok"] as? Bool == false, "\(result)")
+        #expect(result["checkpoints"] as? Int == 0)
+    }
+
+    @Test("an export with one entry duplicated and re-chained: stepsign-verify ledger exits 1 (signature IDs are unique)")
+    func duplicatedExportEntry() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for index in 1...6 {
+            _ = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
+            ])
+        }
+        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
+        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export"], environment: environment)
+        try #require(exported.status == 0, "\(exported.stderr)")
+        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
+        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
+        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        var entries = try exported.stdout.split(separator: "\n").compactMap { line -> [String: Any]? in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return object?["seq"] == nil ? nil : object
+        }
+        entries.insert(entries[2], at: 3)
+        var previous = [UInt8](repeating: 0, count: 32)
+        var lines: [String] = []
+        for (index, var entry) in entries.enumerated() {
+            let jws = try #require(entry["payloadSignature"] as? String)
+            let hash = SHA256.hash(previous + SHA256.hash(Array(jws.utf8)))
+            entry["seq"] = index + 1
+            entry["prevHash"] = Hex.encode(previous)
+            entry["entryHash"] = Hex.encode(hash)
+            previous = hash
+            lines.append(String(decoding: try JSONSerialization.data(withJSONObject: entry), as: UTF8.self))
+        }
+        let path = daemon.directory.appendingPathComponent("duplicated.jsonl").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try Tools.run([Binaries.path("stepsign-verify"), "ledger", path, "--keys", jwks])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("first bad seq 4"), "\(result.stdout)")
+    }
+}
