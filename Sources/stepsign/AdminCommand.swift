@@ -123,7 +123,9 @@ struct AdminCommand: ParsableCommand {
             @OptionGroup var global: GlobalOptions
             func run() throws {
                 try runReportingErrors {
-                    let reply = try global.connect().call("admin.auditVerify").requireAccepted("admin.auditVerify")
+                    // Every signature is verified: a million entries take minutes, not the default 60 s.
+                    let reply = try global.connect().call("admin.auditVerify", timeout: 24 * 3600)
+                        .requireAccepted("admin.auditVerify")
                     JSONOutput.print(reply.result ?? [:])
                     guard reply.result?["ok"] as? Bool == true else {
                         throw CLIError("the ledger does not verify: \(reply.result?["problem"] as? String ?? "see above")")

@@ -101,3 +101,32 @@ def test_kid_is_the_rfc7638_thumbprint(signed):
         digest = hashes.Hash(hashes.SHA256())
         digest.update(canonical)
         assert key["kid"] == base64.urlsafe_b64encode(digest.finalize()).rstrip(b"=").decode()
+
+
+P256_HALF_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551 // 2
+
+
+def test_signatures_carry_peer_and_are_low_s(signed):
+    details, jwks, _ = signed
+    for detail in details:
+        header, payload, signature = detail["payloadSignature"].split(".")
+        claims = json.loads(b64url_decode(payload))
+        assert claims["peer"]["pid"] == os.getpid()
+        assert claims["peer"]["uid"] == os.getuid()
+        assert int.from_bytes(b64url_decode(signature)[32:], "big") <= P256_HALF_ORDER
+
+
+def test_pyjwt_verifies_a_checkpoint_with_the_exported_jwks(daemon, signed):
+    """SPEC 5.3: a checkpoint is an ES256 JWS any JOSE library checks with the published keys."""
+    client = daemon.client()
+    token = client.call("getCheckpoint")["result"]["checkpoint"]
+    jwks = client.call("getPublicKeys")["result"]["jwks"]
+    head = client.call("status")["result"]["signatures"]
+    client.close()
+    header = jwt.get_unverified_header(token)
+    assert header["typ"] == "stepsign-checkpoint+jwt"
+    key = next(jwt.PyJWK(k) for k in jwks["keys"] if k["kid"] == header["kid"])
+    claims = jwt.decode(token, key=key, algorithms=["ES256"])
+    assert claims["seq"] == head
+    assert len(claims["entryHash"]) == 64
+    assert set(claims) == {"iss", "seq", "entryHash", "iat"}
