@@ -93,6 +93,24 @@ struct CheckpointTests {
         #expect(try verify(cut).status == 1)
     }
 
+    @Test("while entries are added, a checkpoint follows within checkpoint_seconds without anyone asking")
+    func timedCheckpoint() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_seconds = 1")
+        let connection = try daemon.connect()
+        try signLevel0(connection, count: 2)
+        let trusted = try connection.trustedKeys()
+        var seqs: [Int64] = []
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"] as? [String])
+            seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
+            if !seqs.isEmpty { break }
+            usleep(100_000)
+        }
+        #expect(seqs == [2], "\(seqs)")
+        #expect(daemon.log.contains("reason=seconds"), "\(daemon.log)")
+    }
+
     @Test("PyJWT verifies a checkpoint with the exported JWKS")
     func pyJWTVerifiesCheckpoint() throws {
         let daemon = try DaemonHarness()
