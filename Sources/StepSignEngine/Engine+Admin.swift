@@ -106,8 +106,8 @@ extension Engine {
             // The checkpoints of this page's entries; the last page also carries any above the
             // ledger's end, which is how a cut-off tail shows.
             let isLastPage = entries.count < limit
-            let checkpoints = try await store.ledgerCheckpoints(afterSeq: Int64(afterSeq))
-                .filter { isLastPage || $0.seq <= entries.last?.seq ?? 0 }
+            let checkpoints = try await store.ledgerCheckpoints(
+                afterSeq: Int64(afterSeq), throughSeq: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
             return Reply(id: request.id, result: [
                 "entries": .array(entries.map { entry in
                     [

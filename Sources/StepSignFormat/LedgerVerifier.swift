@@ -124,8 +124,13 @@ public struct LedgerVerifier {
     private mutating func checkEntry(_ link: LedgerLink, keys: TrustedKeys) -> Bool {
         let seq = link.seq
         let claims: SignatureClaims
+        let signedKid: String
         do {
-            claims = try StepSignSignature.verify(link.payloadSignature, trustedKeys: keys)
+            // StepSignSignature.verify's own steps, keeping the header's kid (one parse per entry).
+            let (jws, kid) = try StepSignSignature.verifiedPayload(link.payloadSignature, type: StepSignSignature.headerType,
+                                                                   trustedKeys: keys)
+            claims = try StepSignSignature.decodeStrictly(SignatureClaims.self, from: jws.payload)
+            signedKid = kid
         } catch .unknownKeyID(let kid) where options.revokedKids.contains(kid) {
             revoked = (revoked?.first ?? seq, (revoked?.count ?? 0) + 1)
             return true
@@ -137,7 +142,7 @@ public struct LedgerVerifier {
             return stop(seq, "the user column differs from the JWS sub")
         }
         if let iat = link.iat, iat != claims.iat { return stop(seq, "the iat column differs from the JWS iat") }
-        if let kid = link.kid, kid != (try? JWS.parse(link.payloadSignature))?.header.kid {
+        if let kid = link.kid, kid != signedKid {
             return stop(seq, "the kid column differs from the JWS kid")
         }
         if let signed = claims.peer {

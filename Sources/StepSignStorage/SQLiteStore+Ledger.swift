@@ -145,14 +145,14 @@ extension SQLiteStore {
         try pool.write { db in try Self.insertCheckpoint(checkpoint, db) }
     }
 
-    public func ledgerCheckpoints(afterSeq: Int64) async throws -> [LedgerCheckpointRecord] {
-        try await pool.read { db in try Self.readCheckpoints(afterSeq: afterSeq, db) }
+    public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
+        try await pool.read { db in try Self.readCheckpoints(afterSeq: afterSeq, throughSeq: throughSeq ?? .max, db) }
     }
 
-    static func readCheckpoints(afterSeq: Int64, _ db: Database) throws -> [LedgerCheckpointRecord] {
+    static func readCheckpoints(afterSeq: Int64, throughSeq: Int64, _ db: Database) throws -> [LedgerCheckpointRecord] {
         try Row.fetchAll(db, sql: """
-            SELECT seq, entry_hash, kid, jws, created_at FROM ledger_checkpoints WHERE seq > ? ORDER BY seq, id
-            """, arguments: [afterSeq]).map { row in
+            SELECT seq, entry_hash, kid, jws, created_at FROM ledger_checkpoints WHERE seq > ? AND seq <= ? ORDER BY seq, id
+            """, arguments: [afterSeq, throughSeq]).map { row in
             do {
                 return LedgerCheckpointRecord(
                     seq: try row.decode(atIndex: 0), entryHash: [UInt8](try row.decode(Data.self, atIndex: 1)),

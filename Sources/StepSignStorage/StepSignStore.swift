@@ -160,8 +160,9 @@ public protocol StepSignStore: Sendable {
     /// until durable, like ``appendLedger(_:checkpointEvery:signCheckpoint:)``.
     func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws
 
-    /// The stored checkpoints with seq greater than `afterSeq`, by seq.
-    func ledgerCheckpoints(afterSeq: Int64) async throws -> [LedgerCheckpointRecord]
+    /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
+    /// no upper bound), by seq.
+    func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]
 
     /// The last entry's seq and hash; (0, genesis) when the ledger is empty.
     func ledgerHead() async throws -> LedgerHead
