@@ -172,7 +172,7 @@ extension SQLiteStore {
         }
     }
 
-    /// Streams the stored checkpoints and then the ledger, from one read snapshot and one row
+    /// Streams the stored checkpoints and then the ledger, from one read snapshot and 1024 rows
     /// at a time, through ``LedgerVerifier``. A row whose columns cannot be read (hand-edited
     /// types) counts as a broken entry, not as an error. A checkpoint row that cannot be read
     /// is passed on as text that does not verify.
@@ -187,6 +187,9 @@ extension SQLiteStore {
                 SELECT seq, signature_id, jws, prev_hash, entry_hash, user_name, kid, iat, peer_uid, peer_pid, peer_comm
                 FROM ledger ORDER BY seq
                 """)
+            // Rows go to the verifier 1024 at a time, so it can check their signatures on every core.
+            var batch: [LedgerLink] = []
+            batch.reserveCapacity(1024)
             while let row = try cursor.next() {
                 let peer: SignaturePeer? = if let uid = try? row.decode(UInt32.self, atIndex: 8),
                                               let pid = try? row.decode(Int32.self, atIndex: 9),
@@ -204,8 +207,13 @@ extension SQLiteStore {
                     iat: (try? row.decode(Int64.self, atIndex: 7)) ?? -1,
                     peer: peer ?? SignaturePeer(uid: .max, pid: -1, comm: "")
                 )
-                guard verifier.add(link) else { break }
+                batch.append(link)
+                if batch.count == 1024 {
+                    guard verifier.add(contentsOf: batch) else { return verifier.finish() }
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
+            verifier.add(contentsOf: batch)
             return verifier.finish()
         }
     }

@@ -102,4 +102,17 @@ struct LedgerVerifierTests {
         #expect(audit.firstBadSeq == 2)
         #expect(audit.problem?.contains(column) == true, "\(audit)")
     }
+
+    @Test("checking in batches (signatures on every core) gives the outcome of one entry at a time")
+    func batchesMatchOneByOne() throws {
+        var links = try ledger(40)
+        links[25].user = "mallory"
+        for candidate in [try ledger(40), links] {
+            var batched = LedgerVerifier(options: .init(trustedKeys: trusted, checkpointEntries: 100))
+            batched.add(contentsOf: Array(candidate[..<16]))
+            batched.add(contentsOf: Array(candidate[16...]))
+            #expect(batched.finish() == run(candidate, entries: 100))
+        }
+        #expect(run(links, entries: 100).firstBadSeq == 26)
+    }
 }
