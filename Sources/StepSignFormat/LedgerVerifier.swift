@@ -18,7 +18,8 @@ import StepSignCrypto
 ///
 /// Entries whose claims have no `peer` were made before checkpoints existed (see
 /// docs/decisions.md): a run of them at the start of the ledger is accepted without
-/// checkpoints, and their peer columns, never signed, are counted as unverifiable.
+/// checkpoints, their peer columns, never signed, are counted as unverifiable, and their
+/// signatures may be high-S (made before the daemon normalised s).
 public struct LedgerVerifier {
     /// What the verifier checks against.
     public struct Options: Sendable {
@@ -127,11 +128,17 @@ public struct LedgerVerifier {
 
     /// StepSignSignature.verify's own steps, keeping the header's kid (one parse per entry).
     /// Pure, so entries can be verified on several threads at once.
+    ///
+    /// One exception: an entry without a `peer` claim was made before the daemon signed
+    /// low-S, so about half of those are high-S; they are accepted (the chain up to the first
+    /// checkpoint above them pins each one's exact string). Entries with `peer` must be low-S.
     static func verifySignature(_ link: LedgerLink, keys: TrustedKeys) -> Verification {
         do {
             let (jws, kid) = try StepSignSignature.verifiedPayload(link.payloadSignature, type: StepSignSignature.headerType,
-                                                                   trustedKeys: keys)
-            return .success((try StepSignSignature.decodeStrictly(SignatureClaims.self, from: jws.payload), kid))
+                                                                   trustedKeys: keys, requireLowS: false)
+            let claims = try StepSignSignature.decodeStrictly(SignatureClaims.self, from: jws.payload)
+            guard claims.peer == nil || ECDSALowS.isLowS(jws.signature) else { return .failure(.highS) }
+            return .success((claims, kid))
         } catch {
             return .failure(error)
         }

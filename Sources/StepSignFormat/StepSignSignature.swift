@@ -39,9 +39,10 @@ public enum StepSignSignature {
     }
 
     /// The parsed JWS and its `kid` once `compact` is an ES256 JWS of type `type`, signed
-    /// (low-S) by the key `trustedKeys` has under its `kid`; the payload is not read.
-    static func verifiedPayload(_ compact: String, type: String,
-                                trustedKeys: TrustedKeys) throws(SignatureVerificationError) -> (jws: CompactJWS, kid: String) {
+    /// (low-S, unless `requireLowS` is false) by the key `trustedKeys` has under its `kid`; the
+    /// payload is not read.
+    static func verifiedPayload(_ compact: String, type: String, trustedKeys: TrustedKeys,
+                                requireLowS: Bool = true) throws(SignatureVerificationError) -> (jws: CompactJWS, kid: String) {
         let jws: CompactJWS
         do {
             jws = try JWS.parse(compact)
@@ -56,7 +57,7 @@ public enum StepSignSignature {
         guard let kid = jws.header.kid else { throw .missingKeyID }
         guard let key = trustedKeys.key(kid: kid) else { throw .unknownKeyID(kid) }
         guard jws.isValidES256(key: key) else { throw .badSignature }
-        guard ECDSALowS.isLowS(jws.signature) else { throw .highS }
+        guard !requireLowS || ECDSALowS.isLowS(jws.signature) else { throw .highS }
         return (jws, kid)
     }
 

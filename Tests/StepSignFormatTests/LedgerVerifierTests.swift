@@ -49,6 +49,34 @@ struct LedgerVerifierTests {
         #expect(audit.entries == 10)
     }
 
+    @Test("old entries may be high-S (made before low-S); an entry with a peer claim may not")
+    func highSOnlyInOldEntries() throws {
+        func highS(_ link: LedgerLink) throws -> LedgerLink {
+            var link = link
+            let parts = link.payloadSignature.split(separator: ".").map(String.init)
+            link.payloadSignature = parts[0] + "." + parts[1] + "." + Base64URL.encode(ECDSALowS.twin(try #require(Base64URL.decode(parts[2]))))
+            return link
+        }
+        func rechained(_ links: [LedgerLink]) -> [LedgerLink] {
+            var previous = LedgerChain.genesisHash
+            return links.map { link in
+                var link = link
+                link.prevHash = previous
+                link.entryHash = LedgerChain.entryHash(previous: previous, jws: link.payloadSignature)
+                previous = link.entryHash
+                return link
+            }
+        }
+        var old = try ledger(3, peerFrom: nil)
+        old[1] = try highS(old[1])
+        #expect(run(rechained(old)).ok)
+        var new = try ledger(3)
+        new[1] = try highS(new[1])
+        let audit = run(rechained(new))
+        #expect(audit.firstBadSeq == 2)
+        #expect(audit.problem?.contains("high-S") == true, "\(audit)")
+    }
+
     @Test("after an old run, new entries need a checkpoint every checkpoint_entries")
     func legacyThenNew() throws {
         let links = try ledger(12, peerFrom: 6)
