@@ -19,6 +19,8 @@ struct PeerCredentialsTests {
 
         let (accepted, continuation) = AsyncStream.makeStream(of: Channel.self)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // Nothing reads: the connection stays open until the test closes it.
+            .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { channel in
                 continuation.yield(channel)
                 return channel.eventLoop.makeSucceededVoidFuture()
@@ -37,12 +39,17 @@ struct PeerCredentialsTests {
             s.connect(sys.argv[1])
             os.setgroups([])
             print("ready", flush=True)
-            time.sleep(30)
+            sys.stdin.read()
             """, path]
         let output = Pipe()
+        let input = Pipe()
         client.standardOutput = output
+        client.standardInput = input
         try client.run()
-        defer { client.terminate() }
+        defer {
+            try? input.fileHandleForWriting.close()
+            client.waitUntilExit()
+        }
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         try #require(line.hasPrefix("ready"), "client: \(line)")
 
