@@ -16,7 +16,7 @@ extension Engine {
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
-        if let login = session.login {
+        if let login = try await currentLogin(&session, config: config, now: now) {
             guard named == nil || named == login.user else {
                 throw StepSignError.invalid("\"user\" must be absent or the logged-in user")
             }
@@ -79,6 +79,8 @@ extension Engine {
                 throw StepSignError.wrongState("the open challenge is not a device key challenge")
             }
             guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+            // A signing opened by a login signs as its user: the login must still hold.
+            _ = try await currentLogin(&session, config: config, now: now)
             let signing = challenge.request
             // Reserve, then check (SPEC §5.1): the attempt is taken before the signature is looked at.
             let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
@@ -120,6 +122,8 @@ extension Engine {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
         guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
+        // A signing opened by a login signs as its user: the login must still hold.
+        _ = try await currentLogin(&session, config: config, now: now)
         let signing = challenge.request
         let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
         var rejection: IDVAssertionVerifier.Rejection?
@@ -205,6 +209,14 @@ extension Engine {
         switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: config, now: now) {
         case .accepted:
             session.pending = nil
+            // Only a password change may use a password that must be replaced: 118, nothing
+            // signed. The right answer has given its attempt back already.
+            if try await mustReplacePassword(user: signing.user, config: config, now: now) {
+                logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
+                return Reply(id: request.id, events: [
+                    .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
+                ])
+            }
             return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])

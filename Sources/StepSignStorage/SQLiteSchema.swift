@@ -20,6 +20,15 @@ enum SQLiteSchema {
                 arguments: [Data(try SecureRandom.bytes(count: 32))]
             )
         }
+        migrator.registerMigration("v3-credential-tokens") { db in
+            try db.execute(sql: v3)
+            // Every existing user gets a token of their own (no login survives an upgrade
+            // anyway: sessions live in memory).
+            for name in try String.fetchAll(db, sql: "SELECT name FROM users") {
+                try db.execute(sql: "UPDATE users SET credential_token = ? WHERE name = ?",
+                               arguments: [try CredentialToken.random().bytes, name])
+            }
+        }
         return migrator
     }
 
@@ -129,5 +138,14 @@ enum SQLiteSchema {
             expires_at REAL NOT NULL
         ) STRICT;
         CREATE INDEX used_once_by_expiry ON used_once(expires_at);
+        """
+
+    /// Logins end on credential events (SPEC §3): a random token per user, made new by every
+    /// password change, expiry and block (``CredentialToken``). A session compares the token
+    /// it logged in with against this column (one primary-key read) before it acts on the
+    /// login. `ALTER TABLE … ADD COLUMN` needs a constant default; every row gets its own
+    /// token right after, and every insert writes one.
+    private static let v3 = """
+        ALTER TABLE users ADD COLUMN credential_token BLOB NOT NULL DEFAULT x'';
         """
 }
