@@ -18,12 +18,18 @@ final class TestIDVServer: @unchecked Sendable {
     init() throws {
         key = try P256PrivateKey.generate()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-idv-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Whoever can write these files can approve level-4 signatures: the daemon's strict
+        // modes (SPEC §7) want them writable by their owner only, whatever the umask.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
         try key.publicKey.spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
         var jwk = key.publicKey.jwk
         jwk.kid = jwksKid
         let jwks = try JSONEncoder().encode(JWKS(keys: [jwk]))
         try jwks.write(to: URL(fileURLWithPath: jwksPath))
+        for path in [pemPath, jwksPath] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        }
     }
 
     deinit {
