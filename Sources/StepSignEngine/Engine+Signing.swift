@@ -60,10 +60,11 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(nonce: nonce), openedAt: now))
+            let challenge = try idvChallenge(for: signing, peer: session.peer)
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: now))
             return Reply(id: request.id, events: [
-                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: nonce, attemptsLeft: attemptsLeft, status: .success),
+                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: challenge.text,
+                                 attemptsLeft: attemptsLeft, status: .success),
             ])
         }
     }
@@ -118,7 +119,7 @@ extension Engine {
                                   now: Date) async throws -> Reply {
         try request.allowOnly(["assertion"])
         let assertion = try request.string("assertion")
-        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(nonce) = challenge.authenticator else {
+        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(idv) = challenge.authenticator else {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
         guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
@@ -128,7 +129,7 @@ extension Engine {
         let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
         var rejection: IDVAssertionVerifier.Rejection?
         if case .granted = reservation {
-            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, nonce: nonce, config: config, now: now)
+            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, challenge: idv, config: config, now: now)
         }
         if case .granted = reservation, rejection == nil {
             try await passwords.giveBack(user: signing.user, now: now)
@@ -139,19 +140,27 @@ extension Engine {
         return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
                                     now: now) { attemptsLeft, fresh in
             guard case let .idvBiometric(next)? = fresh else { return nil }
-            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
+            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: next.text,
                                     attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
         }
     }
 
-    /// Why `assertion` does not approve a signing for `user` with `nonce`, or nil when it does
-    /// (and it is now used up, on every connection and daemon sharing the store).
-    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, nonce: String,
+    /// A new IDV challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
+    private func idvChallenge(for signing: SigningRequest, peer: Peer) throws -> IDVChallenge {
+        let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
+        return IDVChallenge(nonce: nonce, text: IDVChallengeText.bytes(nonce: nonce, user: signing.user, payload: signing.payload,
+                                                                      reason: signing.reason, peer: peer))
+    }
+
+    /// Why `assertion` does not approve `challenge` (the signing for `user`), or nil when it
+    /// does (and it is now used up, on every connection and daemon sharing the store).
+    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, challenge: IDVChallenge,
                                    config: StepSignConfiguration, now: Date) async throws -> IDVAssertionVerifier.Rejection? {
+        let nonce = challenge.nonce
         let use: IDVAssertionVerifier.SingleUse
         do {
             use = try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys,
-                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, nonce: nonce, now: now)
+                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, challenge: challenge, now: now)
         } catch {
             return error
         }
@@ -178,7 +187,7 @@ extension Engine {
                 fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
                                                   peer: session.peer, config: config).map { .deviceKey($0) }
             case .idvBiometric:
-                fresh = .idvBiometric(nonce: Base64URL.encode(try SecureRandom.bytes(count: 16)))
+                fresh = .idvBiometric(try idvChallenge(for: signing, peer: session.peer))
             case .password:
                 fresh = .password
             }
