@@ -27,7 +27,7 @@ extension StepSignConfiguration.Server {
     init(_ t: ConfigTableReader) throws(ConfigError) {
         try t.rejectUnknown([
             "socket", "socket_mode", "socket_group", "state_dir", "max_connections",
-            "max_connections_per_uid", "idle_timeout_seconds", "challenge_timeout_seconds",
+            "max_connections_per_uid", "idle_timeout_seconds", "challenge_timeout_seconds", "session_max_seconds",
         ])
         let d = Self()
         if let mode = t.table["socket_mode"], mode.string == nil {
@@ -48,7 +48,8 @@ extension StepSignConfiguration.Server {
                 "max_connections_per_uid", default: d.maxConnectionsPerUID, in: 1...65536),
             idleTimeoutSeconds: try t.integer("idle_timeout_seconds", default: d.idleTimeoutSeconds, in: 1...86400),
             challengeTimeoutSeconds: try t.integer(
-                "challenge_timeout_seconds", default: d.challengeTimeoutSeconds, in: 10...86400)
+                "challenge_timeout_seconds", default: d.challengeTimeoutSeconds, in: 10...86400),
+            sessionMaxSeconds: try t.integer("session_max_seconds", default: d.sessionMaxSeconds, in: 60...2_592_000)
         )
     }
 }
@@ -176,8 +177,12 @@ extension StepSignConfiguration.ForgotPassword {
 
 extension StepSignConfiguration.LDA {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["enabled"])
-        self.init(enabled: try t.bool("enabled", default: Self().enabled))
+        try t.rejectUnknown(["enabled", "enroll_fresh_seconds"])
+        let d = Self()
+        self.init(
+            enabled: try t.bool("enabled", default: d.enabled),
+            enrollFreshSeconds: try t.integer("enroll_fresh_seconds", default: d.enrollFreshSeconds, in: 10...86400)
+        )
     }
 }
 

@@ -24,6 +24,9 @@ extension StepSignConfiguration {
         /// `challenge_timeout_seconds`: an open challenge (a password or code the daemon
         /// waits for) expires after this long. Default 300; 10 to 86400.
         public var challengeTimeoutSeconds: Int
+        /// `session_max_seconds`: a login ends this long after it began, whatever its
+        /// activity (SPEC §3). Default 28800 (8 hours); 60 to 2592000 (30 days).
+        public var sessionMaxSeconds: Int
 
         public init(
             socket: String = "/run/stepsign/stepsignd.sock",
@@ -33,7 +36,8 @@ extension StepSignConfiguration {
             maxConnections: Int = 256,
             maxConnectionsPerUID: Int = 64,
             idleTimeoutSeconds: Int = 300,
-            challengeTimeoutSeconds: Int = 300
+            challengeTimeoutSeconds: Int = 300,
+            sessionMaxSeconds: Int = 28800
         ) {
             self.socket = socket
             self.socketMode = socketMode
@@ -43,6 +47,7 @@ extension StepSignConfiguration {
             self.maxConnectionsPerUID = maxConnectionsPerUID
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.challengeTimeoutSeconds = challengeTimeoutSeconds
+            self.sessionMaxSeconds = sessionMaxSeconds
         }
     }
 }

@@ -32,6 +32,7 @@ extension Engine {
         case "admin.removeUser", "admin.unlockUser", "admin.expirePassword":
             try request.allowOnly(["user"])
             let user = try request.string("user")
+            try await validateExistingName(user)
             let found: Bool = switch request.op {
             case "admin.removeUser": try await store.removeUser(named: user)
             case "admin.unlockUser": try await store.unlockUser(named: user)
@@ -125,6 +126,19 @@ extension Engine {
             ])
         default:
             throw StepSignError.invalid("unknown operation \"\(request.op)\"")
+        }
+    }
+}
+
+extension Engine {
+    /// The user ID rule (``UserName``) for admin operations that only take away (remove,
+    /// unlock, expire, revoke a device key): a name that breaks it is still accepted when such
+    /// a user exists, added before the rule was this strict, so that an admin can remove it.
+    func validateExistingName(_ user: String) async throws {
+        do {
+            try UserName.validate(user)
+        } catch {
+            guard try await store.user(named: user) != nil else { throw error }
         }
     }
 }

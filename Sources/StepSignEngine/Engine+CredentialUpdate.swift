@@ -6,9 +6,10 @@ extension Engine {
     static let updatableCredentials = ["Password"]
 
     /// `getAllChallenges`: what the logged-in user may update.
-    func getAllChallenges(_ request: Request, session: Session) throws -> Reply {
+    func getAllChallenges(_ request: Request, session: inout Session, config: StepSignConfiguration,
+                          now: Date) async throws -> Reply {
         try request.allowOnly([])
-        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        let login = try await requireLogin(&session, config: config, now: now)
         return Reply(id: request.id, events: [.onCredentialsAvailableForUpdate(user: login.user, options: Self.updatableCredentials)])
     }
 
@@ -16,7 +17,7 @@ extension Engine {
     func initiateUpdateFlow(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["credentialType"])
         let type = try request.string("credentialType")
-        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        let login = try await requireLogin(&session, config: config, now: now)
         guard Self.updatableCredentials.contains(type) else {
             throw StepSignError.invalid("unknown credential type \"\(type)\"; supported: \(Self.updatableCredentials.joined(separator: ", "))")
         }
@@ -44,9 +45,12 @@ extension Engine {
             session.end()
             return Reply(id: request.id, events: [response(status), .onUserLoggedOff(user: user), .getUser])
         }
+        // The SDK's flow first: a password that expired meanwhile answers 110 (and logs off).
         if try await mustReplacePassword(user: user, config: config, now: now) {
             return endSession(.passwordExpiredWhileUpdating)
         }
+        // Otherwise a login that ended (changed elsewhere, blocked, removed, too old) is error 5.
+        _ = try await requireLogin(&session, config: config, now: now)
         switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
         case let .rejected(attemptsLeft):
             return Reply(id: request.id, events: [

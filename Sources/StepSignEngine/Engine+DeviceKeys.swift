@@ -7,10 +7,16 @@ extension Engine {
     /// The longest device key label.
     static let deviceKeyLabelLimit = 64
 
-    /// `enrollDeviceKey` (logged in): registers an LDA device key for the session's user.
-    func enrollDeviceKey(_ request: Request, session: Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    /// `enrollDeviceKey` (SPEC §3.2): registers an LDA device key for the session's user, on a
+    /// login that still holds (else 5), younger than `lda.enroll_fresh_seconds` (else 11: log
+    /// in again), of a user who is not blocked (else 148).
+    func enrollDeviceKey(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["publicKey", "label"])
-        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        let login = try await requireLogin(&session, config: config, now: now, blocked: .userBlocked)
+        guard now.timeIntervalSince(login.loggedInAt) <= Double(config.lda.enrollFreshSeconds) else {
+            throw StepSignError.wrongState(
+                "enrolling a device key needs a login from the last \(config.lda.enrollFreshSeconds) seconds; log in again")
+        }
         let kid = try await addDeviceKey(request, user: login.user, config: config, now: now)
         return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
     }
@@ -19,6 +25,7 @@ extension Engine {
     func adminEnrollDeviceKey(_ request: Request, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["user", "publicKey", "label"])
         let user = try request.string("user")
+        try UserName.validate(user)
         let kid = try await addDeviceKey(request, user: user, config: config, now: now)
         return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
     }
@@ -27,6 +34,7 @@ extension Engine {
     func adminRevokeDeviceKey(_ request: Request, now: Date) async throws -> Reply {
         try request.allowOnly(["user", "deviceKeyId"])
         let user = try request.string("user")
+        try await validateExistingName(user)
         let kid = try request.string("deviceKeyId")
         guard try await store.revokeDeviceKey(user: user, kid: kid, at: now) else {
             throw StepSignError.invalid("user \"\(user)\" has no active device key \"\(kid)\"")

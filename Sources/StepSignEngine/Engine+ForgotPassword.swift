@@ -11,6 +11,7 @@ extension Engine {
     func forgotPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly(["user"])
         let user = try request.string("user")
+        try UserName.validate(user)
         guard config.forgotPassword.enabled else {
             throw StepSignError(.notSupported, "forgot password is disabled (forgot_password.enabled)")
         }
@@ -120,11 +121,12 @@ extension Engine {
                                     now: Date) async throws -> Reply {
         let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: config.forgotPassword.maxAttempts,
                                                                    now: now)
+        let token = try await credentialToken(user: user)
         if case .granted = reservation,
            try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: config),
            try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
             _ = try await store.unlockUser(named: user)
-            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
               let fresh = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,

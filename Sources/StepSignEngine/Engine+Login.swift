@@ -7,7 +7,9 @@ extension Engine {
         try request.allowOnly(["user"])
         let user = try request.string("user")
         try UserName.validate(user)
-        guard session.login == nil else { throw StepSignError.wrongState("already logged in; logOff first") }
+        guard try await currentLogin(&session, config: config, now: now) == nil else {
+            throw StepSignError.wrongState("already logged in; logOff first")
+        }
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
@@ -30,6 +32,8 @@ extension Engine {
             guard mode == ChallengeMode.stepUpForSigning.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
             }
+            // A signing opened by a login signs as its user: the login must still hold.
+            _ = try await currentLogin(&session, config: config, now: now)
             return try await answerSigningPassword(password, challenge: challenge, request: request, session: &session,
                                                    config: config, now: now)
         case let .password(challenge)? where challenge.mode == .verify || challenge.mode == .set:
@@ -54,6 +58,7 @@ extension Engine {
         guard try await passwords.attemptsLeft(user: user, config: config, now: now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
+        let token = try await credentialToken(user: user)
         switch try await passwords.verify(user: user, password: password, uid: session.peer.uid, config: config, now: now) {
         case .accepted:
             if try await mustReplacePassword(user: user, config: config, now: now) {
@@ -64,7 +69,7 @@ extension Engine {
                                  status: .passwordExpired, info: policyInfo(config)),
                 ])
             }
-            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
         case let .rejected(attemptsLeft):
             return Reply(id: request.id, events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft,
@@ -86,14 +91,14 @@ extension Engine {
                                 session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let user = challenge.user
         let outcome = try await changePassword(user: user, to: password, config: config, now: now)
-        if let refusal = outcome.status {
+        guard case let .changed(token) = outcome else {
             return Reply(id: request.id, events: [
                 .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts,
-                             status: refusal, info: policyInfo(config)),
+                             status: outcome.status ?? .passwordReused, info: policyInfo(config)),
             ])
         }
         _ = try await store.unlockUser(named: user)
-        return Reply(id: request.id, events: [try logIn(user, session: &session)])
+        return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
     }
 
     /// `updatePassword` (SPEC §3.2): mode 4 (expired, during login) or mode 2 (logged in).
@@ -135,17 +140,18 @@ extension Engine {
             return Reply(id: request.id, events: [prompt(.attemptsExhausted, attemptsLeft: 0), .getUser])
         case .accepted:
             let outcome = try await changePassword(user: user, to: new, config: config, now: now)
-            if let refusal = outcome.status {
-                return Reply(id: request.id, events: [prompt(refusal, attemptsLeft: config.password.maxAttempts)])
+            guard case let .changed(token) = outcome else {
+                return Reply(id: request.id, events: [prompt(outcome.status ?? .passwordReused,
+                                                             attemptsLeft: config.password.maxAttempts)])
             }
-            return Reply(id: request.id, events: [try logIn(user, session: &session)])
+            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
         }
     }
 
-    /// `logOff`: ends the login.
-    func logOff(_ request: Request, session: inout Session) throws -> Reply {
+    /// `logOff`: ends the login (error 5 if it had already ended).
+    func logOff(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try request.allowOnly([])
-        guard let login = session.login else { throw StepSignError.wrongState("not logged in") }
+        let login = try await requireLogin(&session, config: config, now: now)
         session.end()
         logger.info("logged off", metadata: ["user": "\(login.user)"])
         return Reply(id: request.id, events: [.onUserLoggedOff(user: login.user), .getUser])

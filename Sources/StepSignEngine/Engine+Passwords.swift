@@ -22,9 +22,9 @@ extension Engine {
             return (false, try PasswordHash.make(password: newPassword, parameters: parameters))
         }
         if outcome.reused { return .reused }
-        try await store.setPassword(user: user, hash: outcome.hash, at: now, historyLimit: config.password.history)
+        let token = try await store.setPassword(user: user, hash: outcome.hash, at: now, historyLimit: config.password.history)
         logger.notice("password changed", metadata: ["user": "\(user)"])
-        return .changed
+        return .changed(token)
     }
 
     /// Whether `user`'s password must be replaced before the user may log in: expired by age
@@ -44,16 +44,25 @@ extension Engine {
         [("RELID_PASSWORD_POLICY", config.password.policy.relidPolicyJSON)]
     }
 
+    /// The user's credential token now, read before a flow checks a credential that will log
+    /// the user in (so that a change meanwhile ends that login), or a fresh random one for a
+    /// name that is not a user (which never logs in).
+    func credentialToken(user: String) async throws -> CredentialToken {
+        try await store.user(named: user)?.credentialToken ?? CredentialToken.random()
+    }
+
     /// A new session ID: 128 random bits, base64url.
     func newSessionID() throws -> String {
         Base64URL.encode(try SecureRandom.bytes(count: 16))
     }
 
-    /// Logs `user` in on `session`.
-    func logIn(_ user: String, session: inout Session) throws -> Event {
+    /// Logs `user` in on `session` at `now`, against the user's credentials as they were
+    /// (`token`) when the flow began to check them or, after a password change, as the change
+    /// left them: if they have changed since, the login has already ended (``LoginEnd``).
+    func logIn(_ user: String, token: CredentialToken, session: inout Session, now: Date) throws -> Event {
         let sessionID = try newSessionID()
         session.pending = nil
-        session.login = Session.Login(user: user, sessionID: sessionID)
+        session.login = Session.Login(user: user, sessionID: sessionID, credentialToken: token, loggedInAt: now)
         logger.info("logged in", metadata: ["user": "\(user)", "peerUID": "\(session.peer.uid)"])
         return .onUserLoggedIn(user: user, sessionID: sessionID)
     }

@@ -16,7 +16,7 @@ extension Engine {
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
-        if let login = session.login {
+        if let login = try await currentLogin(&session, config: config, now: now) {
             guard named == nil || named == login.user else {
                 throw StepSignError.invalid("\"user\" must be absent or the logged-in user")
             }
@@ -60,10 +60,11 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(nonce: nonce), openedAt: now))
+            let challenge = try idvChallenge(for: signing, peer: session.peer)
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: now))
             return Reply(id: request.id, events: [
-                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: nonce, attemptsLeft: attemptsLeft, status: .success),
+                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: challenge.text,
+                                 attemptsLeft: attemptsLeft, status: .success),
             ])
         }
     }
@@ -79,6 +80,8 @@ extension Engine {
                 throw StepSignError.wrongState("the open challenge is not a device key challenge")
             }
             guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+            // A signing opened by a login signs as its user: the login must still hold.
+            _ = try await currentLogin(&session, config: config, now: now)
             let signing = challenge.request
             // Reserve, then check (SPEC §5.1): the attempt is taken before the signature is looked at.
             let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
@@ -116,15 +119,17 @@ extension Engine {
                                   now: Date) async throws -> Reply {
         try request.allowOnly(["assertion"])
         let assertion = try request.string("assertion")
-        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(nonce) = challenge.authenticator else {
+        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(idv) = challenge.authenticator else {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
         guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
+        // A signing opened by a login signs as its user: the login must still hold.
+        _ = try await currentLogin(&session, config: config, now: now)
         let signing = challenge.request
         let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
         var rejection: IDVAssertionVerifier.Rejection?
         if case .granted = reservation {
-            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, nonce: nonce, config: config, now: now)
+            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, challenge: idv, config: config, now: now)
         }
         if case .granted = reservation, rejection == nil {
             try await passwords.giveBack(user: signing.user, now: now)
@@ -135,19 +140,27 @@ extension Engine {
         return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
                                     now: now) { attemptsLeft, fresh in
             guard case let .idvBiometric(next)? = fresh else { return nil }
-            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next,
+            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: next.text,
                                     attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
         }
     }
 
-    /// Why `assertion` does not approve a signing for `user` with `nonce`, or nil when it does
-    /// (and it is now used up, on every connection and daemon sharing the store).
-    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, nonce: String,
+    /// A new IDV challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
+    private func idvChallenge(for signing: SigningRequest, peer: Peer) throws -> IDVChallenge {
+        let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
+        return IDVChallenge(nonce: nonce, text: IDVChallengeText.bytes(nonce: nonce, user: signing.user, payload: signing.payload,
+                                                                      reason: signing.reason, peer: peer))
+    }
+
+    /// Why `assertion` does not approve `challenge` (the signing for `user`), or nil when it
+    /// does (and it is now used up, on every connection and daemon sharing the store).
+    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, challenge: IDVChallenge,
                                    config: StepSignConfiguration, now: Date) async throws -> IDVAssertionVerifier.Rejection? {
+        let nonce = challenge.nonce
         let use: IDVAssertionVerifier.SingleUse
         do {
             use = try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys,
-                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, nonce: nonce, now: now)
+                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, challenge: challenge, now: now)
         } catch {
             return error
         }
@@ -174,7 +187,7 @@ extension Engine {
                 fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
                                                   peer: session.peer, config: config).map { .deviceKey($0) }
             case .idvBiometric:
-                fresh = .idvBiometric(nonce: Base64URL.encode(try SecureRandom.bytes(count: 16)))
+                fresh = .idvBiometric(try idvChallenge(for: signing, peer: session.peer))
             case .password:
                 fresh = .password
             }
@@ -205,6 +218,14 @@ extension Engine {
         switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: config, now: now) {
         case .accepted:
             session.pending = nil
+            // Only a password change may use a password that must be replaced: 118, nothing
+            // signed. The right answer has given its attempt back already.
+            if try await mustReplacePassword(user: signing.user, config: config, now: now) {
+                logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
+                return Reply(id: request.id, events: [
+                    .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
+                ])
+            }
             return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])

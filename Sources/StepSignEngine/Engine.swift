@@ -154,7 +154,7 @@ public final class Engine: Sendable {
         case "updatePassword":
             return try await updatePassword(request, session: &session, config: settings.config, now: now)
         case "getAllChallenges":
-            return try getAllChallenges(request, session: session)
+            return try await getAllChallenges(request, session: &session, config: settings.config, now: now)
         case "initiateUpdateFlowForCredential":
             return try await initiateUpdateFlow(request, session: &session, config: settings.config, now: now)
         case "forgotPassword":
@@ -170,9 +170,9 @@ public final class Engine: Sendable {
         case "setUserConsentForLDA":
             return try await setUserConsentForLDA(request, session: &session, config: settings.config, now: now)
         case "enrollDeviceKey":
-            return try await enrollDeviceKey(request, session: session, config: settings.config, now: now)
+            return try await enrollDeviceKey(request, session: &session, config: settings.config, now: now)
         case "logOff":
-            return try logOff(request, session: &session)
+            return try await logOff(request, session: &session, config: settings.config, now: now)
         case "resetAuthState":
             return try resetAuthState(request, session: &session)
         case "resetAuthenticateUserAndSignDataState":

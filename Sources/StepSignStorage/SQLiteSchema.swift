@@ -20,8 +20,17 @@ enum SQLiteSchema {
                 arguments: [Data(try SecureRandom.bytes(count: 32))]
             )
         }
-        migrator.registerMigration("v3-ledger-checkpoints") { db in
+        migrator.registerMigration("v3-credential-tokens") { db in
             try db.execute(sql: v3)
+            // Every existing user gets a token of their own (no login survives an upgrade
+            // anyway: sessions live in memory).
+            for name in try String.fetchAll(db, sql: "SELECT name FROM users") {
+                try db.execute(sql: "UPDATE users SET credential_token = ? WHERE name = ?",
+                               arguments: [try CredentialToken.random().bytes, name])
+            }
+        }
+        migrator.registerMigration("v4-ledger-checkpoints") { db in
+            try db.execute(sql: v4)
         }
         return migrator
     }
@@ -134,9 +143,18 @@ enum SQLiteSchema {
         CREATE INDEX used_once_by_expiry ON used_once(expires_at);
         """
 
+    /// Logins end on credential events (SPEC §3): a random token per user, made new by every
+    /// password change, expiry and block (``CredentialToken``). A session compares the token
+    /// it logged in with against this column (one primary-key read) before it acts on the
+    /// login. `ALTER TABLE … ADD COLUMN` needs a constant default; every row gets its own
+    /// token right after, and every insert writes one.
+    private static let v3 = """
+        ALTER TABLE users ADD COLUMN credential_token BLOB NOT NULL DEFAULT x'';
+        """
+
     /// Key revocation and the owner instance of each key (`admin.revokeKey`, `admin.listKeys`),
     /// and the signed ledger checkpoints (SPEC §5.3), append-only like the ledger.
-    private static let v3 = """
+    private static let v4 = """
         ALTER TABLE signing_keys ADD COLUMN revoked_at REAL;
         ALTER TABLE signing_keys ADD COLUMN instance TEXT NOT NULL DEFAULT '';
 

@@ -87,7 +87,15 @@ extension SQLiteStore {
             let row = try self.counterRow(db, name: name)
             let (reservation, next) = try self.readCounter(db, row)
                 .reserving(maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
-            if let next { try self.writeCounter(db, row, next, now: now) }
+            if let next {
+                try self.writeCounter(db, row, next, now: now)
+                if next.blocked, case let .user(name) = row {
+                    // A block ends the user's logins (SPEC §3), for good: an unlock or the end
+                    // of a temporary block does not bring them back.
+                    try db.cachedStatement(sql: "UPDATE users SET credential_token = ? WHERE name = ?")
+                        .execute(arguments: [try CredentialToken.random().bytes, name])
+                }
+            }
             return reservation
         }
     }

@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore {
     static let userColumns = """
         name, password_hash, password_changed_at, password_expired, must_change_password, \
-        failed_attempts, blocked, blocked_until, created_at
+        failed_attempts, blocked, blocked_until, created_at, credential_token
         """
 
     static func decodeUser(_ row: Row) throws -> UserRecord {
@@ -19,7 +19,8 @@ extension SQLiteStore {
                 failedAttempts: try row.decode(atIndex: 5),
                 blocked: try row.decode(atIndex: 6),
                 blockedUntil: (try row.decode(Double?.self, atIndex: 7)).map(Date.init(storageSeconds:)),
-                createdAt: Date(storageSeconds: try row.decode(atIndex: 8))
+                createdAt: Date(storageSeconds: try row.decode(atIndex: 8)),
+                credentialToken: CredentialToken(bytes: try row.decode(atIndex: 9))
             )
         } catch {
             throw StorageError.malformedRow(table: "users", detail: "\(error)")
@@ -45,12 +46,13 @@ extension SQLiteStore {
             guard try !Self.userExists(db, new.name) else { throw StorageError.userExists(new.name) }
             try db.execute(
                 sql: """
-                    INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at)
-                    VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at,
+                        credential_token)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     new.name, new.passwordHash, new.createdAt.storageSeconds, new.mustChangePassword,
-                    new.createdAt.storageSeconds,
+                    new.createdAt.storageSeconds, try CredentialToken.random().bytes,
                 ]
             )
         }
@@ -81,16 +83,19 @@ extension SQLiteStore {
 
     public func expirePassword(named name: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE users SET password_expired = 1 WHERE name = ?", arguments: [name])
+            try db.execute(sql: "UPDATE users SET password_expired = 1, credential_token = ? WHERE name = ?",
+                           arguments: [try CredentialToken.random().bytes, name])
             return db.changesCount > 0
         }
     }
 
     // MARK: Passwords
 
-    public func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws {
+    @discardableResult
+    public func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws -> CredentialToken {
         let historyLimit = max(0, historyLimit)
-        try await pool.write { db in
+        let token = try CredentialToken.random()
+        return try await pool.write { db in
             guard let row = try Row.fetchOne(
                 db,
                 sql: "SELECT password_hash, password_changed_at FROM users WHERE name = ?",
@@ -115,10 +120,10 @@ extension SQLiteStore {
             try db.execute(
                 sql: """
                     UPDATE users SET password_hash = ?, password_changed_at = ?,
-                        password_expired = 0, must_change_password = 0
+                        password_expired = 0, must_change_password = 0, credential_token = ?
                     WHERE name = ?
                     """,
-                arguments: [hash, at.storageSeconds, user]
+                arguments: [hash, at.storageSeconds, token.bytes, user]
             )
             try db.execute(
                 sql: """
@@ -127,6 +132,7 @@ extension SQLiteStore {
                     """,
                 arguments: [user, user, historyLimit]
             )
+            return token
         }
     }
 

@@ -19,7 +19,8 @@ public protocol StepSignStore: Sendable {
     /// The user called `name` (names are case-sensitive), or nil.
     func user(named name: String) async throws -> UserRecord?
 
-    /// Adds a user. Throws ``StorageError/userExists(_:)`` if the name is taken.
+    /// Adds a user with a new ``CredentialToken`` (never one a removed user of the same name
+    /// had). Throws ``StorageError/userExists(_:)`` if the name is taken.
     func addUser(_ new: NewUser) async throws
 
     /// Removes a user with their password history, device keys and activation code.
@@ -32,7 +33,8 @@ public protocol StepSignStore: Sendable {
     /// Clears `blocked`, `blockedUntil` and `failedAttempts`. Returns false if no such user.
     func unlockUser(named name: String) async throws -> Bool
 
-    /// Forces the user's password to count as expired. Returns false if no such user.
+    /// Forces the user's password to count as expired and makes a new ``CredentialToken``
+    /// (the user's logins end). Returns false if no such user.
     func expirePassword(named name: String) async throws -> Bool
 
     // MARK: Attempts
@@ -48,7 +50,8 @@ public protocol StepSignStore: Sendable {
     /// A temporary block that ended before `now` is lifted first. A blocked name gets
     /// ``AttemptReservation/denied(blockedUntil:)`` and nothing changes. Otherwise the attempt
     /// counts as a failure at once; the one that reaches `maxAttempts` blocks the name, until
-    /// `now + blockSeconds`, or until an admin unlocks when `blockSeconds` is 0. So with
+    /// `now + blockSeconds`, or until an admin unlocks when `blockSeconds` is 0, and gives a
+    /// user a new ``CredentialToken`` in the same step (the user's logins end). So with
     /// `maxAttempts` N, at most N answers are ever checked between two successes, however
     /// many arrive at once, and an answer in flight when the daemon dies stays counted.
     /// Names that are not users are counted in the store too (under a keyed hash of the
@@ -64,9 +67,12 @@ public protocol StepSignStore: Sendable {
     /// Replaces the user's password hash.
     ///
     /// Sets the change time to `at`, clears `passwordExpired` and `mustChangePassword`,
-    /// pushes the previous hash into the history and keeps at most `historyLimit` earlier
-    /// hashes. Throws ``StorageError/noSuchUser(_:)`` if the user does not exist.
-    func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws
+    /// pushes the previous hash into the history, keeps at most `historyLimit` earlier
+    /// hashes, and makes a new ``CredentialToken`` (the user's other logins end), which it
+    /// returns so that the login that changed the password can go on with it.
+    /// Throws ``StorageError/noSuchUser(_:)`` if the user does not exist.
+    @discardableResult
+    func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws -> CredentialToken
 
     /// Replaces the user's password hash with `replacement` (the same password hashed with
     /// other parameters) if it is still `expected`; changes nothing else (not the change time,

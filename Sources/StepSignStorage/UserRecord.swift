@@ -20,6 +20,8 @@ public struct UserRecord: Sendable, Equatable {
     public var blockedUntil: Date?
     /// When the user was added.
     public var createdAt: Date
+    /// Changes whenever no existing login of the user may go on (``CredentialToken``).
+    public var credentialToken: CredentialToken
 
     public init(
         name: String,
@@ -30,7 +32,8 @@ public struct UserRecord: Sendable, Equatable {
         failedAttempts: Int,
         blocked: Bool,
         blockedUntil: Date?,
-        createdAt: Date
+        createdAt: Date,
+        credentialToken: CredentialToken = CredentialToken(bytes: Data())
     ) {
         self.name = name
         self.passwordHash = passwordHash
@@ -41,6 +44,7 @@ public struct UserRecord: Sendable, Equatable {
         self.blocked = blocked
         self.blockedUntil = blockedUntil
         self.createdAt = createdAt
+        self.credentialToken = credentialToken
     }
 
     /// The user's attempt counter.

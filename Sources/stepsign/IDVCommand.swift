@@ -3,13 +3,15 @@ import Glibc
 #endif
 import Foundation
 
-/// Runs the program that obtains an IDV assertion: `CMD NONCE`, no shell; the assertion is
-/// its standard output.
+/// Runs the program that obtains an IDV assertion: `CMD NONCE CHALLENGE`, no shell; the
+/// assertion is its standard output. `CHALLENGE` is the `getIDVBiometric` challenge as the
+/// daemon sent it (base64url of the operation text): the IDV server shows that operation and
+/// puts `txn` = base64url(SHA-256(the decoded text)) in its assertion (SPEC §3.2).
 enum IDVCommand {
-    static func run(_ command: String, nonce: String) throws -> String {
+    static func run(_ command: String, nonce: String, challenge: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = [nonce]
+        process.arguments = [nonce, challenge]
         let output = Pipe()
         process.standardOutput = output
         do {

@@ -17,7 +17,7 @@ struct SignCommand: ParsableCommand {
     @Option(name: .customLong("password-fd"), help: "Read the password from a file descriptor.") var passwordFD: Int32?
     @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
     var deviceKey: String?
-    @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce as its argument; it prints the assertion.")
+    @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce and the challenge (base64url operation text) as its arguments; it prints the assertion, which must carry txn = base64url(SHA-256(text)).")
     var idvCommand: String?
     @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
 
@@ -61,7 +61,8 @@ struct SignCommand: ParsableCommand {
                     try reportRetry(event)
                     guard let idvCommand else { throw CLIError("the daemon asks for an IDV assertion; give --idv-command") }
                     let nonce = event["nonce"] as? String ?? ""
-                    let assertion = try IDVCommand.run(idvCommand, nonce: nonce)
+                    let challenge = event["challenge"] as? String ?? ""
+                    let assertion = try IDVCommand.run(idvCommand, nonce: nonce, challenge: challenge)
                     reply = try connection.call("setIDVBiometricAssertion", ["assertion": assertion])
                         .requireAccepted("IDV assertion")
                 case "onAuthenticateUserAndSignData":

@@ -43,6 +43,14 @@ struct StepSignDaemon: AsyncParsableCommand {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // Strict modes (SPEC §7): before anything in the state directory is opened, created or
+        // tightened, and before the files the configuration names are read or run.
+        do {
+            try checkStrictModes(settings, stateDirectory: true)
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
         // Trap the signals before anything can announce readiness: a SIGTERM that arrives
         // once the socket listens must shut down gracefully, not kill the process.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
@@ -130,11 +138,24 @@ struct StepSignDaemon: AsyncParsableCommand {
         return settings
     }
 
-    /// SIGHUP: re-reads the configuration; a bad file keeps the one in force. Returns the
+    /// Strict modes (SPEC §7): the configuration file and the files `settings` names, and,
+    /// at start, the state directory with its database and keys (``StrictModes``).
+    private func checkStrictModes(_ settings: StepSignConfiguration, stateDirectory: Bool) throws(StrictModesError) {
+        let strict = StrictModes()
+        try strict.checkConfigurationFile(config)
+        try strict.checkReferencedFiles(of: settings)
+        if stateDirectory {
+            try strict.checkStateDirectory(settings.server.stateDir)
+        }
+    }
+
+    /// SIGHUP: re-reads the configuration; a bad file, or one that strict modes refuse, keeps
+    /// the one in force. Returns the
     /// outcome as a line for systemd's `STATUS=`.
     private func reload(engine: Engine, logger: Logger) -> String {
         do {
             let settings = try loadConfiguration()
+            try checkStrictModes(settings, stateDirectory: false)
             try engine.reload(settings)
             LogLevelSwitch.shared.apply(settings.log)
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])

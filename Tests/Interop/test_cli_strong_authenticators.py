@@ -39,15 +39,23 @@ def setup():
     with tempfile.TemporaryDirectory() as directory:
         idv_private, idv_public = write_key_pair(directory, "idv")
         device_private, device_public = write_key_pair(directory, "device")
-        # The IDV "server": PyJWT signs an assertion for the nonce it is given.
+        # The IDV "server": given the nonce and the challenge, it decodes the operation text
+        # (what a real one shows the person), checks it carries that nonce, and PyJWT signs an
+        # assertion bound to it: txn = base64url(SHA-256(text)) (SPEC §3.2).
         idv_command = os.path.join(directory, "idv-assert")
         with open(idv_command, "w") as f:
             f.write(textwrap.dedent(f"""\
                 #!{sys.executable}
-                import sys, time, jwt
+                import base64, hashlib, sys, time, jwt
+                nonce, challenge = sys.argv[1], sys.argv[2]
+                text = base64.urlsafe_b64decode(challenge + "=" * (-len(challenge) % 4))
+                lines = text.decode().split("\\n")
+                assert lines[0] == "stepsign-idv-v1" and lines[1] == nonce, lines
+                print("showing:", lines[2:], file=sys.stderr)
+                txn = base64.urlsafe_b64encode(hashlib.sha256(text).digest()).rstrip(b"=").decode()
                 key = open({idv_private!r}).read()
                 now = int(time.time())
-                print(jwt.encode({{"iss": {ISSUER!r}, "sub": "dana", "nonce": sys.argv[1], "iat": now,
+                print(jwt.encode({{"iss": {ISSUER!r}, "sub": "dana", "nonce": nonce, "txn": txn, "iat": now,
                                   "exp": now + 120, "result": "match"}}, key, algorithm="ES256"))
                 """))
         os.chmod(idv_command, 0o755)

@@ -79,7 +79,8 @@ struct StepSignConfigurationTests {
         let password = try #require(root["password"]?.table)
         #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "ledger", "idv", "log"])
         #expect(root["ledger"]?.table?.keys.count == 2)
-        #expect(root["server"]?.table?.keys.count == 8)
+        #expect(root["server"]?.table?.keys.count == 9)
+        #expect(root["lda"]?.table?.keys.count == 2)
         #expect(root["access"]?.table?.keys.count == 4)
         #expect(password.keys.count == 10)
         #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
@@ -112,6 +113,7 @@ struct StepSignConfigurationTests {
             max_connections_per_uid = 3
             idle_timeout_seconds = 60
             challenge_timeout_seconds = 120
+            session_max_seconds = 3600
             [access]
             client_uids = [1000, 1001]
             client_groups = ["signers", "ops"]
@@ -149,6 +151,7 @@ struct StepSignConfigurationTests {
             notifier = ["/usr/local/bin/send-code", "--via", "mail"]
             [lda]
             enabled = false
+            enroll_fresh_seconds = 60
             [idv]
             issuer = "https://idv.acme.example"
             trusted_keys = "/etc/acme/idv.jwks"
@@ -161,7 +164,8 @@ struct StepSignConfigurationTests {
             instance: "acme-signer",
             server: .init(
                 socket: "/run/acme/s.sock", socketMode: 0o600, socketGroup: "acme", stateDir: "/srv/acme",
-                maxConnections: 10, maxConnectionsPerUID: 3, idleTimeoutSeconds: 60, challengeTimeoutSeconds: 120),
+                maxConnections: 10, maxConnectionsPerUID: 3, idleTimeoutSeconds: 60, challengeTimeoutSeconds: 120,
+                sessionMaxSeconds: 3600),
             access: .init(clientUIDs: [1000, 1001], clientGroups: ["signers", "ops"], adminUIDs: [0, 1002], adminGroups: ["wheel"]),
             signing: .init(allowLevel0: true),
             password: .init(
@@ -174,7 +178,7 @@ struct StepSignConfigurationTests {
             forgotPassword: .init(
                 enabled: false, codeLength: 12, codeTTLSeconds: 300, maxAttempts: 2,
                 notifier: ["/usr/local/bin/send-code", "--via", "mail"]),
-            lda: .init(enabled: false),
+            lda: .init(enabled: false, enrollFreshSeconds: 60),
             idv: .init(issuer: "https://idv.acme.example", trustedKeys: "/etc/acme/idv.jwks", maxAgeSeconds: 120),
             log: .init(level: .debug)))
     }
@@ -190,6 +194,20 @@ struct StepSignConfigurationTests {
         let above = try StepSignConfiguration.parse(
             "[server]\nmax_connections = 8\nmax_connections_per_uid = 100\n", file: "t.toml")
         #expect(above.server.maxConnections == 8 && above.server.maxConnectionsPerUID == 100)
+    }
+
+    @Test("server.session_max_seconds: default 28800, 60 to 2592000; lda.enroll_fresh_seconds: default 300, 10 to 86400")
+    func loginLifetimes() throws {
+        #expect(StepSignConfiguration.default.server.sessionMaxSeconds == 28800)
+        #expect(StepSignConfiguration.default.lda.enrollFreshSeconds == 300)
+        for value in [60, 28800, 2_592_000] {
+            let c = try StepSignConfiguration.parse("[server]\nsession_max_seconds = \(value)\n", file: "t.toml")
+            #expect(c.server.sessionMaxSeconds == value)
+        }
+        for value in [10, 300, 86400] {
+            let c = try StepSignConfiguration.parse("[lda]\nenroll_fresh_seconds = \(value)\n", file: "t.toml")
+            #expect(c.lda.enrollFreshSeconds == value)
+        }
     }
 
     @Test("scrypt memory up to exactly 256 MiB (128·N·r) is accepted")
@@ -225,6 +243,9 @@ struct StepSignConfigurationTests {
         ("[server]\nmax_connections = true\n", 2, "server.max_connections", "found true"),
         ("[server]\nmax_connections_per_uid = 0\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 0"),
         ("[server]\nmax_connections_per_uid = 65537\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 65537"),
+        ("[server]\nsession_max_seconds = 59\n", 2, "server.session_max_seconds", "from 60 to 2592000, found 59"),
+        ("[server]\nsession_max_seconds = 2592001\n", 2, "server.session_max_seconds", "from 60 to 2592000"),
+        ("[lda]\nenroll_fresh_seconds = 9\n", 2, "lda.enroll_fresh_seconds", "from 10 to 86400, found 9"),
         ("[server]\nsocket_mode = \"0999\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = \"1777\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = 0o660\n", 2, "server.socket_mode", "as a string"),

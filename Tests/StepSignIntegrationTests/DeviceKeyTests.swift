@@ -131,7 +131,7 @@ struct DeviceKeyTests {
         #expect(reply.deviceKeys == [device.kid])
     }
 
-    @Test("the challenge is exactly the 7 lines: version, nonce, user, SHA-256 hex of the payload, reason, comm, pid")
+    @Test("the challenge is exactly the 8 lines: version v2, nonce, user, SHA-256 hex of the payload, reason, comm, pid, uid")
     func challengeText() throws {
         let daemon = try DaemonHarness()
         try daemon.addUser()
@@ -142,8 +142,8 @@ struct DeviceKeyTests {
         let bytes = try #require(Base64URL.decode(challenge))
         #expect(bytes.last != 0x0A, "no trailing newline")
         let text = try LDAChallengeText(reply)
-        #expect(text.lines.count == 7)
-        #expect(text.lines[0] == "stepsign-lda-v1")
+        #expect(text.lines.count == 8)
+        #expect(text.lines[0] == "stepsign-lda-v2")
         let nonce = text.nonce
         #expect(nonce.count >= 22, "a nonce of at least 128 bits")
         #expect(Base64URL.decode(nonce) != nil)
@@ -151,6 +151,8 @@ struct DeviceKeyTests {
         #expect(text.lines[3] == Hex.encode(SHA256.hash(Array(payload.utf8))))
         #expect(text.lines[5] == ProcessIdentity.comm)
         #expect(text.lines[6] == String(getpid()))
+        // The uid is the kernel's (SO_PEERCRED), not something the peer chose like its name.
+        #expect(text.lines.dropFirst(7).first == String(getuid()))
     }
 
     @Test("two challenges carry different nonces")
@@ -538,7 +540,7 @@ struct DeviceKeyTests {
         let old = try LDAChallengeText(previous, sourceLocation: sourceLocation)
         let new = try LDAChallengeText(reply, sourceLocation: sourceLocation)
         #expect(new.nonce != old.nonce, "a new challenge each time", sourceLocation: sourceLocation)
-        #expect(new.lines.count == 7, sourceLocation: sourceLocation)
+        #expect(new.lines.count == 8, sourceLocation: sourceLocation)
         #expect(Array(new.lines[2...]) == Array(old.lines[2...]), "same operation", sourceLocation: sourceLocation)
     }
 }

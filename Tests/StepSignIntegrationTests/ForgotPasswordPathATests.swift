@@ -41,7 +41,7 @@ struct ForgotPasswordPathATests {
         #expect(reply.statusCode(of: "getLDASignature") == 100)
         #expect(reply.deviceKeys == [device.kid])
         let text = try LDAChallengeText(reply)
-        #expect(text.lines.count == 7)
+        #expect(text.lines.count == 8)
         #expect(text == LDAChallengeText.expected(nonce: text.nonce, user: "alice", payload: "stepsign-login",
                                                   reason: "Log in with a device key"))
     }

@@ -49,10 +49,10 @@ struct IDVBiometricTests {
         let daemon = try startDaemon(idv, format)
         let connection = try daemon.connect()
         let challenge = try connection.requestIDV(payload: "wire 5000 EUR to carol", reason: "high-value transfer")
-        let nonce = try #require(challenge.idvNonce)
+        let operation = try #require(challenge.idvChallenge)
         // From the JWKS the key is also found by its own kid.
         let header: [String: Any] = format == .jwks ? ["alg": "ES256", "kid": idv.jwksKid] : ["alg": "ES256"]
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce, header: header))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: operation, header: header))
         #expect(reply.code == 0, "\(reply.message)")
         #expect(reply.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
@@ -73,8 +73,8 @@ struct IDVBiometricTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv, format)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce,
+        let operation = try #require(try connection.requestIDV().idvChallenge)
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: operation,
                                                                      header: ["alg": "ES256", "kid": idv.key.publicKey.thumbprint]))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
     }
@@ -104,6 +104,8 @@ struct IDVBiometricTests {
         case crit = "crit header"
         case twoParts = "only two parts"
         case notJSON = "claims not JSON"
+        case missingTxn = "no txn (not bound to the operation)"
+        case txnOfNonce = "txn over the nonce alone"
         var description: String { rawValue }
     }
 
@@ -114,7 +116,8 @@ struct IDVBiometricTests {
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
         let challenge = try connection.requestIDV()
-        let nonce = try #require(challenge.idvNonce)
+        let operation = try #require(challenge.idvChallenge)
+        let nonce = operation.nonce
         let now = Int(Date().timeIntervalSince1970)
         let good = TestIDVServer.goodClaims(user: "alice", nonce: nonce)
         func part(_ jws: String, _ index: Int) -> String {
@@ -122,50 +125,53 @@ struct IDVBiometricTests {
         }
         let assertion: String
         switch refusal {
-        case .wrongKey: assertion = try idv.assertion(nonce: nonce, signer: try P256PrivateKey.generate())
-        case .unknownKid: assertion = try idv.assertion(nonce: nonce, header: ["alg": "ES256", "kid": "not-a-known-kid"])
-        case .wrongIssuer: assertion = try idv.assertion(nonce: nonce, changes: ["iss": "https://evil.test"])
+        case .wrongKey: assertion = try idv.assertion(for: operation, signer: try P256PrivateKey.generate())
+        case .unknownKid: assertion = try idv.assertion(for: operation, header: ["alg": "ES256", "kid": "not-a-known-kid"])
+        case .wrongIssuer: assertion = try idv.assertion(for: operation, changes: ["iss": "https://evil.test"])
         case .wrongSubject:
             try daemon.addUser("bob", password: Passwords.second)
-            assertion = try idv.assertion(nonce: nonce, changes: ["sub": "bob"])
-        case .wrongNonce: assertion = try idv.assertion(nonce: Base64URL.encode(try SecureRandom.bytes(count: 16)))
+            assertion = try idv.assertion(for: operation, changes: ["sub": "bob"])
+        case .wrongNonce:
+            assertion = try idv.assertion(for: operation, changes: ["nonce": Base64URL.encode(try SecureRandom.bytes(count: 16))])
         case .nonceOfOtherSession:
-            assertion = try idv.assertion(nonce: try #require(try daemon.connect().requestIDV().idvNonce))
-        case .expired: assertion = try idv.assertion(nonce: nonce, changes: ["iat": now - 200, "exp": now - 90])
-        case .notYetValid: assertion = try idv.assertion(nonce: nonce, changes: ["iat": now + 90, "exp": now + 300])
+            assertion = try idv.assertion(for: try #require(try daemon.connect().requestIDV().idvChallenge))
+        case .expired: assertion = try idv.assertion(for: operation, changes: ["iat": now - 200, "exp": now - 90])
+        case .notYetValid: assertion = try idv.assertion(for: operation, changes: ["iat": now + 90, "exp": now + 300])
         case .tooOld:
-            assertion = try idv.assertion(nonce: nonce, changes: ["iat": now - TestIDVServer.maxAgeSeconds - 90, "exp": now + 60])
-        case .missingIat: assertion = try idv.assertion(nonce: nonce, changes: ["iat": NSNull()])
-        case .missingExp: assertion = try idv.assertion(nonce: nonce, changes: ["exp": NSNull()])
-        case .stringTimes: assertion = try idv.assertion(nonce: nonce, changes: ["iat": String(now), "exp": String(now + 60)])
+            assertion = try idv.assertion(for: operation, changes: ["iat": now - TestIDVServer.maxAgeSeconds - 90, "exp": now + 60])
+        case .missingIat: assertion = try idv.assertion(for: operation, changes: ["iat": NSNull()])
+        case .missingExp: assertion = try idv.assertion(for: operation, changes: ["exp": NSNull()])
+        case .stringTimes: assertion = try idv.assertion(for: operation, changes: ["iat": String(now), "exp": String(now + 60)])
         case .algNone: assertion = try TestIDVServer.unsecured(claims: good)
         case .hs256WithPEM:
             assertion = try TestIDVServer.hs256(claims: good, secret: Array(idv.key.publicKey.spkiPEM.utf8))
-        case .noMatch: assertion = try idv.assertion(nonce: nonce, changes: ["result": "no-match"])
-        case .missingResult: assertion = try idv.assertion(nonce: nonce, changes: ["result": NSNull()])
-        case .truncatedSignature: assertion = String(try idv.assertion(nonce: nonce).dropLast(4))
-        case .paddedSignature: assertion = try idv.assertion(nonce: nonce) + "=="
+        case .noMatch: assertion = try idv.assertion(for: operation, changes: ["result": "no-match"])
+        case .missingResult: assertion = try idv.assertion(for: operation, changes: ["result": NSNull()])
+        case .truncatedSignature: assertion = String(try idv.assertion(for: operation).dropLast(4))
+        case .paddedSignature: assertion = try idv.assertion(for: operation) + "=="
         case .alteredSignature:
-            let jws = try idv.assertion(nonce: nonce)
+            let jws = try idv.assertion(for: operation)
             let last = jws.last!
             // The last of 86 characters carries 2 bits; changing one of them changes the bytes.
             assertion = String(jws.dropLast()) + (last == "A" ? "Q" : "A")
         case .derSignature:
-            let jws = try idv.assertion(nonce: nonce)
+            let jws = try idv.assertion(for: operation)
             let der = try ECDSASignature.derFromRaw(try #require(Base64URL.decode(part(jws, 2))))
             assertion = part(jws, 0) + "." + part(jws, 1) + "." + Base64URL.encode(der)
         case .crit:
-            assertion = try idv.assertion(nonce: nonce, header: ["alg": "ES256", "crit": ["exp"], "exp": now + 60])
+            assertion = try idv.assertion(for: operation, header: ["alg": "ES256", "crit": ["exp"], "exp": now + 60])
         case .twoParts:
-            let jws = try idv.assertion(nonce: nonce)
+            let jws = try idv.assertion(for: operation)
             assertion = part(jws, 0) + "." + part(jws, 1)
         case .notJSON:
             assertion = try JWS.signES256(headerJSON: Array(#"{"alg":"ES256"}"#.utf8), payload: Array("match".utf8), key: idv.key)
+        case .missingTxn: assertion = try idv.assertion(for: operation, changes: ["txn": NSNull()])
+        case .txnOfNonce: assertion = try idv.assertion(for: operation, changes: ["txn": IDVOperation.txn(of: Array(nonce.utf8))])
         }
         let reply = try connection.setIDVAssertion(assertion)
         try expectRetry(reply, after: challenge, attemptsLeft: 2)
         // The same session can still succeed with a good assertion for the new nonce.
-        let fresh = try connection.setIDVAssertion(try idv.assertion(nonce: try #require(reply.idvNonce)))
+        let fresh = try connection.setIDVAssertion(try idv.assertion(for: try #require(reply.idvChallenge)))
         #expect(fresh.statusCode(of: "onAuthenticateUserAndSignData") == 100)
     }
 
@@ -175,14 +181,14 @@ struct IDVBiometricTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
+        let operation = try #require(try connection.requestIDV().idvChallenge)
         let now = Int(Date().timeIntervalSince1970)
         let changes: [String: Any] = switch edge {
         case "exp 30 s ago": ["iat": now - 100, "exp": now - 30]
         case "iat 30 s ahead": ["iat": now + 30, "exp": now + 200]
         default: ["iat": now - TestIDVServer.maxAgeSeconds - 30, "exp": now + 60]
         }
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce, changes: changes))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: operation, changes: changes))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(reply.shape)")
     }
 
@@ -191,8 +197,8 @@ struct IDVBiometricTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
-        let assertion = try idv.assertion(nonce: nonce)
+        let operation = try #require(try connection.requestIDV().idvChallenge)
+        let assertion = try idv.assertion(for: operation)
         #expect(try connection.setIDVAssertion(assertion).statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let again = try connection.requestIDV()
         let replay = try connection.setIDVAssertion(assertion)
@@ -204,8 +210,8 @@ struct IDVBiometricTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
-        let assertion = try idv.assertion(nonce: nonce)
+        let operation = try #require(try connection.requestIDV().idvChallenge)
+        let assertion = try idv.assertion(for: operation)
         #expect(try connection.setIDVAssertion(assertion).statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let again = try connection.requestIDV()
         let twin = SignatureMalleability.twin(of: assertion)
@@ -218,8 +224,8 @@ struct IDVBiometricTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let first = try daemon.connect()
-        let nonce = try #require(try first.requestIDV().idvNonce)
-        let assertion = try idv.assertion(nonce: nonce)
+        let operation = try #require(try first.requestIDV().idvChallenge)
+        let assertion = try idv.assertion(for: operation)
         #expect(try first.setIDVAssertion(assertion).statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let second = try daemon.connect()
         let challenge = try second.requestIDV()
@@ -232,15 +238,15 @@ struct IDVBiometricTests {
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
         var reply = try connection.requestIDV()
-        var nonces = [try #require(reply.idvNonce)]
+        var operations = [try #require(reply.idvChallenge)]
         for left in [2, 1] {
-            let next = try connection.setIDVAssertion(try idv.assertion(nonce: nonces.last!, changes: ["result": "no-match"]))
+            let next = try connection.setIDVAssertion(try idv.assertion(for: operations.last!, changes: ["result": "no-match"]))
             try expectRetry(next, after: reply, attemptsLeft: left)
-            nonces.append(try #require(next.idvNonce))
+            operations.append(try #require(next.idvChallenge))
             reply = next
         }
-        #expect(Set(nonces).count == 3)
-        let last = try connection.setIDVAssertion(try idv.assertion(nonce: nonces.last!, changes: ["result": "no-match"]))
+        #expect(Set(operations.map(\.nonce)).count == 3)
+        let last = try connection.setIDVAssertion(try idv.assertion(for: operations.last!, changes: ["result": "no-match"]))
         #expect(last.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(last.statusCode(of: "onAuthenticateUserAndSignData") == 153)
         #expect(last.signingDetails?["payloadSignature"] as? String == "")
@@ -282,7 +288,7 @@ struct IDVBiometricTests {
         let connection = try daemon.connect()
         let challenge = try connection.requestIDV()
         #expect(try connection.setPassword(Passwords.initial, mode: 12).code == 11)
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: try #require(challenge.idvNonce)))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: try #require(challenge.idvChallenge)))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
     }
 
@@ -317,9 +323,9 @@ struct IDVUserStateTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
+        let operation = try #require(try connection.requestIDV().idvChallenge)
         try BlockUser.byWrongLogins(daemon)
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: operation))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
         #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
         #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
@@ -330,9 +336,9 @@ struct IDVUserStateTests {
         let idv = try TestIDVServer()
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
-        let nonce = try #require(try connection.requestIDV().idvNonce)
+        let operation = try #require(try connection.requestIDV().idvChallenge)
         #expect(try daemon.connect().call("admin.removeUser", ["user": "alice"]).code == 0)
-        let reply = try connection.setIDVAssertion(try idv.assertion(nonce: nonce))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: operation))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
         #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
         #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
@@ -344,8 +350,7 @@ struct IDVUserStateTests {
         let daemon = try startDaemon(idv)
         let connection = try daemon.connect()
         let challenge = try connection.requestIDV(user: "mallory")
-        let nonce = try #require(challenge.idvNonce)
-        let reply = try connection.setIDVAssertion(try idv.assertion(user: "mallory", nonce: nonce))
+        let reply = try connection.setIDVAssertion(try idv.assertion(for: try #require(challenge.idvChallenge)))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
         #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
         #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)

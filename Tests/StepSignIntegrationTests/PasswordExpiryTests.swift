@@ -187,4 +187,51 @@ struct PasswordExpiryTests {
         _ = try connection.setUser()
         #expect(try connection.updatePassword(current: Passwords.initial, new: Passwords.second, mode: 4).code == 11)
     }
+
+    // MARK: Step-up (mode 12) with a password that must be replaced
+
+    /// How alice's password came to need replacing.
+    enum Replace: String, CaseIterable, CustomTestStringConvertible {
+        case expiredByAdmin = "admin.expirePassword"
+        case expiredByAge = "older than max_age_days"
+        case mustChange = "added with mustChangePassword"
+        var testDescription: String { rawValue }
+    }
+
+    @Test("mode 12 with the right but expired or must-change password: status 118, nothing signed, no attempt charged",
+          arguments: Replace.allCases)
+    func stepUpWithExpiredPassword(_ replace: Replace) throws {
+        let daemon = try DaemonHarness()
+        switch replace {
+        case .expiredByAdmin:
+            try daemon.addUser()
+            #expect(try daemon.connect().call("admin.expirePassword", ["user": "alice"]).code == 0)
+        case .expiredByAge:
+            try daemon.addUser()
+            try daemon.agePassword(days: 91)
+        case .mustChange:
+            let added = try daemon.connect().call("admin.addUser", [
+                "user": "alice", "password": Passwords.initial, "mustChangePassword": true,
+            ])
+            #expect(added.code == 0)
+        }
+        let connection = try daemon.connect()
+        let opened = try connection.requestLevel1()
+        #expect(opened.int("challengeMode", of: "getPassword") == 12)
+        #expect(opened.int("attemptsLeft", of: "getPassword") == 3)
+        let answered = try connection.setPassword(Passwords.initial, mode: 12)
+        #expect(answered.code == 0)
+        #expect(answered.eventNames == ["onAuthenticateUserAndSignData"])
+        #expect(answered.statusCode(of: "onAuthenticateUserAndSignData") == 118)
+        #expect(answered.signingDetails?["payloadSignature"] as? String == "")
+        #expect(answered.signingDetails?["dataSignatureID"] as? String == "")
+        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        // The right password cost no attempt: a new challenge still offers all three.
+        let again = try connection.requestLevel1()
+        #expect(again.int("attemptsLeft", of: "getPassword") == 3, "\(again.shape)")
+        // A wrong one is still a failed attempt, as before.
+        let wrong = try connection.setPassword(Passwords.wrong, mode: 12)
+        #expect(wrong.statusCode(of: "getPassword") == 102)
+        #expect(wrong.int("attemptsLeft", of: "getPassword") == 2)
+    }
 }

@@ -5,19 +5,22 @@ import StepSignCrypto
 ///
 /// Lines, joined by `\n` with no trailing newline:
 ///
-///     stepsign-lda-v1
+///     stepsign-lda-v2
 ///     <nonce: 128 random bits, base64url>
 ///     <user>
 ///     <SHA-256 of the payload's UTF-8 bytes, lowercase hex>
 ///     <reason>
 ///     <requesting process name (/proc/PID/comm)>
 ///     <requesting process pid>
+///     <requesting process uid (SO_PEERCRED)>
 ///
+/// Version 2 added the uid (SPEC §3.2): the process name is the peer's own choice
+/// (`prctl(PR_SET_NAME)`), the uid is the kernel's, so the user sees who really asks.
 /// No field may contain a newline or a character that changes how the text displays: user IDs
 /// cannot, reasons are refused if they do, and in the process name such characters become "?". For the login of forgot-password Path A the
 /// payload is the fixed text `stepsign-login` and the reason `Log in with a device key`.
 enum DeviceChallengeText {
-    static let version = "stepsign-lda-v1"
+    static let version = "stepsign-lda-v2"
     static let loginPayload = "stepsign-login"
     static let loginReason = "Log in with a device key"
 
@@ -25,7 +28,7 @@ enum DeviceChallengeText {
         let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
         // A process may name itself anything, control characters included: show those as "?".
         let comm = String(String.UnicodeScalarView(peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
-        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid)]
+        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid), String(peer.uid)]
         return Array(lines.joined(separator: "\n").utf8)
     }
 }

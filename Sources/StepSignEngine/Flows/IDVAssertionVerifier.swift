@@ -4,7 +4,9 @@ import StepSignCrypto
 /// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
 ///
 /// An assertion is a compact JWS signed ES256 by a key of `idv.trusted_keys`, with claims
-/// `iss` = `idv.issuer`, `sub` = the user, `nonce` = the open challenge's nonce, `iat` and
+/// `iss` = `idv.issuer`, `sub` = the user, `nonce` = the open challenge's nonce, `txn` =
+/// base64url(SHA-256(the challenge's operation text)), so that the assertion approves the
+/// operation the IDV server showed and no other (``IDVChallengeText``), `iat` and
 /// `exp` (Unix seconds) fresh within `idv.max_age_seconds` allowing 60 s of clock skew, and
 /// `"result": "match"`. Each assertion is accepted once: the engine marks the hash of its
 /// signing input used in the store (``StepSignStore/useOnce(_:expiresAt:now:)``) until it
@@ -14,6 +16,9 @@ final class IDVAssertionVerifier: Sendable {
     /// Why an assertion was refused (logged; the client sees status 102).
     enum Rejection: String, Error, Sendable {
         case malformed, algorithmNotAllowed, unknownKey, badSignature, wrongIssuer, wrongSubject, wrongNonce
+        /// `txn` is missing or is not the hash of this challenge's operation text: the
+        /// assertion is for another payload, reason, requester or user.
+        case wrongOperation
         case missingTimes, expired, notYetValid, tooOld, notAMatch, replayed, unknownUser
     }
 
@@ -25,6 +30,7 @@ final class IDVAssertionVerifier: Sendable {
         var iss: String?
         var sub: String?
         var nonce: String?
+        var txn: String?
         var iat: Double?
         var exp: Double?
         var result: String?
@@ -36,10 +42,11 @@ final class IDVAssertionVerifier: Sendable {
         var expiresAt: Date
     }
 
-    /// Checks `assertion` for `user` and `nonce`; on success returns what the caller must
-    /// mark used (and refuse as `replayed` if it already was).
-    func verify(_ assertion: String, issuer: String, keys: TrustedKeys, maxAgeSeconds: Int, user: String, nonce: String,
-                now: Date) throws(Rejection) -> SingleUse {
+    /// Checks `assertion` for `user` and `challenge` (its nonce and operation text); on
+    /// success returns what the caller must mark used (and refuse as `replayed` if it already was).
+    func verify(_ assertion: String, issuer: String, keys: TrustedKeys, maxAgeSeconds: Int, user: String,
+                challenge: IDVChallenge, now: Date) throws(Rejection) -> SingleUse {
+        let nonce = challenge.nonce
         guard let jws = try? JWS.parse(assertion) else { throw .malformed }
         guard jws.header.alg == "ES256", jws.header.crit == nil else { throw .algorithmNotAllowed }
         let candidates = jws.header.kid.map { kid in keys.key(kid: kid).map { [$0] } ?? [] } ?? keys.all
@@ -52,6 +59,8 @@ final class IDVAssertionVerifier: Sendable {
         guard claims.iss == issuer else { throw .wrongIssuer }
         guard claims.sub == user else { throw .wrongSubject }
         guard let claimed = claims.nonce, ConstantTime.equals(Array(claimed.utf8), Array(nonce.utf8)) else { throw .wrongNonce }
+        let txn = IDVChallengeText.txn(of: challenge.text)
+        guard let bound = claims.txn, ConstantTime.equals(Array(bound.utf8), Array(txn.utf8)) else { throw .wrongOperation }
         guard let iat = claims.iat, let exp = claims.exp else { throw .missingTimes }
         let clock = now.timeIntervalSince1970
         guard exp >= clock - Self.clockSkew else { throw .expired }

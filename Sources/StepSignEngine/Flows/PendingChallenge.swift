@@ -62,8 +62,9 @@ enum StepUpAuthenticator: Sendable, Equatable {
     case password
     /// `getLDASignature`: an enrolled device key signs `challenge`.
     case deviceKey(DeviceChallenge)
-    /// `getIDVBiometric`: the IDV server's assertion must carry `nonce`.
-    case idvBiometric(nonce: String)
+    /// `getIDVBiometric`: the IDV server's assertion must carry the challenge's nonce and
+    /// the `txn` of its operation text.
+    case idvBiometric(IDVChallenge)
 }
 
 extension StepUpAuthenticator {
@@ -80,6 +81,14 @@ extension StepUpAuthenticator {
         case .idvBiometric: "idv-biometric"
         }
     }
+}
+
+/// An IDV challenge: the nonce and the operation text (``IDVChallengeText``) an assertion
+/// must be bound to.
+struct IDVChallenge: Sendable, Equatable {
+    /// The nonce inside `text`, used once (SPEC §5.1).
+    var nonce: String
+    var text: [UInt8]
 }
 
 /// An LDA challenge: the exact bytes a device must sign, and the keys that may sign them.

@@ -1,11 +1,25 @@
-/// What a user ID may be: 1 to 64 characters, no whitespace or control characters.
+/// What a user ID may be (SPEC §3 "User IDs"): 1 to 64 characters, not blank, and nothing
+/// that does not show as itself: no whitespace, no control characters (category Cc) and no
+/// format characters (category Cf: zero-width characters, bidi controls such as U+202E, soft
+/// hyphen, byte order mark, tags). A name like `alice\u{202E}gpj.exe` would show on a device
+/// challenge as something it is not. Else error 4.
 enum UserName {
     static let limit = 64
 
     static func validate(_ name: String) throws(StepSignError) {
         guard !name.isEmpty else { throw .invalid("\"user\" must not be empty") }
         guard name.count <= limit else { throw .invalid("\"user\" must be at most \(limit) characters") }
-        guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
-        else { throw .invalid("\"user\" must not contain whitespace or control characters") }
+        guard !name.unicodeScalars.contains(where: isRefused) else {
+            throw .invalid("\"user\" must not contain whitespace, control or format (zero-width, bidi) characters")
+        }
+    }
+
+    /// Whether `scalar` may not appear in a user ID.
+    static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator: return true
+        default: return properties.isWhitespace
+        }
     }
 }

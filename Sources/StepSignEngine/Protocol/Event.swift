@@ -8,7 +8,8 @@ public enum Event: Sendable, Equatable {
     case getUserConsentForLDA(user: String, challengeMode: ChallengeMode)
     case getLDASignature(user: String, challengeMode: ChallengeMode, challenge: [UInt8], deviceKeys: [String],
                          attemptsLeft: Int, status: Status)
-    case getIDVBiometric(user: String, challengeMode: ChallengeMode, nonce: String, attemptsLeft: Int, status: Status)
+    case getIDVBiometric(user: String, challengeMode: ChallengeMode, nonce: String, challenge: [UInt8], attemptsLeft: Int,
+                         status: Status)
     case onUserLoggedIn(user: String, sessionID: String)
     case onUserLoggedOff(user: String)
     case onCredentialsAvailableForUpdate(user: String, options: [String])
@@ -51,12 +52,13 @@ public enum Event: Sendable, Equatable {
                 "attemptsLeft": .int(Int64(attemptsLeft)),
                 "status": status.json,
             ]
-        case let .getIDVBiometric(user, mode, nonce, attemptsLeft, status):
+        case let .getIDVBiometric(user, mode, nonce, challenge, attemptsLeft, status):
             return [
                 "event": "getIDVBiometric",
                 "user": .string(user),
                 "challengeMode": .int(Int64(mode.rawValue)),
                 "nonce": .string(nonce),
+                "challenge": .string(Base64URL.encode(challenge)),
                 "attemptsLeft": .int(Int64(attemptsLeft)),
                 "status": status.json,
             ]

@@ -5,7 +5,7 @@ public struct Peer: Sendable, Equatable {
     public var pid: Int32
     /// `/proc/PID/comm`, or "" if it could not be read.
     public var comm: String
-    /// The peer's supplementary groups (`/proc/PID/status`), primary group not included.
+    /// The peer's supplementary groups when it connected (`SO_PEERGROUPS`), primary group not included.
     public var groups: [UInt32]
 
     public init(uid: UInt32, gid: UInt32, pid: Int32, comm: String, groups: [UInt32]) {

@@ -1,3 +1,4 @@
+import StepSignStorage
 import struct Foundation.Date
 
 /// What one connection knows between its requests (SPEC §3: a connection is a session).
@@ -32,8 +33,14 @@ public struct Session: Sendable {
         pending = nil
     }
 
+    /// A login (`onUserLoggedIn`): who, and what it was granted against.
     struct Login: Sendable {
         var user: String
         var sessionID: String
+        /// The user's ``CredentialToken`` when the login was granted; a different stored one
+        /// means the login has ended (``LoginEnd``).
+        var credentialToken: CredentialToken
+        /// When the login was granted (`server.session_max_seconds`, `lda.enroll_fresh_seconds`).
+        var loggedInAt: Date
     }
 }

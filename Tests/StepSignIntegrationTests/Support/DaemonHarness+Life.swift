@@ -24,7 +24,12 @@ extension DaemonHarness {
 
     /// Writes `text` as the config file as it is, sends SIGHUP and waits for the outcome.
     func reload(writing text: String) throws -> ReloadOutcome {
-        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try Self.writeConfig(text, to: configPath)
+        return try reloadAsIs()
+    }
+
+    /// Sends SIGHUP without touching the config file and waits for the outcome.
+    func reloadAsIs() throws -> ReloadOutcome {
         let before = (count(in: log, "msg=\"configuration reloaded\""), count(in: log, "msg=\"configuration not reloaded"))
         guard let process, process.isRunning else { throw HarnessError.notReady(log: log) }
         process.signal(SIGHUP)

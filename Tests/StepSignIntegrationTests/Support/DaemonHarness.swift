@@ -24,13 +24,22 @@ final class DaemonHarness: @unchecked Sendable {
     init(config extra: String = "", environment: [String: String] = [:], start: Bool = true) throws {
         self.environment = environment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Explicit modes, whatever the umask: strict modes (SPEC §7) refuse a config file or a
+        // directory on its way that group or others may write.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
         socketPath = directory.appendingPathComponent("s.sock").path
         stateDirectory = directory.appendingPathComponent("state").path
         configPath = directory.appendingPathComponent("stepsignd.toml").path
         logPath = directory.appendingPathComponent("stepsignd.log").path
-        try Self.config(extra).write(toFile: configPath, atomically: true, encoding: .utf8)
+        try Self.writeConfig(Self.config(extra), to: configPath)
         if start { try self.start() }
+    }
+
+    /// Writes a config file 0644 (readable by a daemon run as another uid, writable only by its owner).
+    static func writeConfig(_ text: String, to path: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
     }
 
     /// A config for tests: the caller (root in CI, or whoever runs the tests) is an admin.

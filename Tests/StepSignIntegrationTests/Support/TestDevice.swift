@@ -48,11 +48,11 @@ struct TestDevice {
     }
 }
 
-/// The decoded text of a `getLDASignature` challenge: seven lines joined by `\n`.
+/// The decoded text of a `getLDASignature` challenge: eight lines joined by `\n`.
 struct LDAChallengeText: Equatable, CustomStringConvertible {
     var lines: [String]
 
-    static let version = "stepsign-lda-v1"
+    static let version = "stepsign-lda-v2"
 
     /// Decodes the base64url `challenge` of an event; nil if it is not base64url UTF-8.
     init?(challenge: String) {
@@ -73,8 +73,10 @@ struct LDAChallengeText: Equatable, CustomStringConvertible {
 
     /// What the daemon should build for this request (nonce taken from `nonce`).
     static func expected(nonce: String, user: String, payload: String, reason: String,
-                         comm: String = ProcessIdentity.comm, pid: Int32 = getpid()) -> LDAChallengeText {
-        LDAChallengeText(lines: [version, nonce, user, Hex.encode(SHA256.hash(Array(payload.utf8))), reason, comm, String(pid)])
+                         comm: String = ProcessIdentity.comm, pid: Int32 = getpid(),
+                         uid: UInt32 = getuid()) -> LDAChallengeText {
+        LDAChallengeText(lines: [version, nonce, user, Hex.encode(SHA256.hash(Array(payload.utf8))), reason, comm,
+                                 String(pid), String(uid)])
     }
 
     var nonce: String { lines.count > 1 ? lines[1] : "" }

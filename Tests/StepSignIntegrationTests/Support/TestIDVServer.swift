@@ -1,6 +1,7 @@
 import Foundation
 import StepSignClient
 import StepSignCrypto
+import Synchronization
 import Testing
 
 /// A stand-in for the IDV server of SPEC §3.2 (`setIDVBiometricAssertion`): a real ES256 key
@@ -18,12 +19,18 @@ final class TestIDVServer: @unchecked Sendable {
     init() throws {
         key = try P256PrivateKey.generate()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-idv-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Whoever can write these files can approve level-4 signatures: the daemon's strict
+        // modes (SPEC §7) want them writable by their owner only, whatever the umask.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
         try key.publicKey.spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
         var jwk = key.publicKey.jwk
         jwk.kid = jwksKid
         let jwks = try JSONEncoder().encode(JWKS(keys: [jwk]))
         try jwks.write(to: URL(fileURLWithPath: jwksPath))
+        for path in [pemPath, jwksPath] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        }
     }
 
     deinit {
@@ -63,8 +70,8 @@ final class TestIDVServer: @unchecked Sendable {
         try JWS.signES256(headerJSON: Self.json(header), payload: Self.json(claims), key: signer ?? key)
     }
 
-    /// A good assertion for `user` and `nonce`, with `changes` applied to the claims
-    /// (`NSNull()` removes a claim).
+    /// Claims for `user` and `nonce` with no `txn` (not bound to any operation), with
+    /// `changes` applied (`NSNull()` removes a claim). For assertions that must be refused.
     func assertion(user: String = DaemonHarness.user, nonce: String, changes: [String: Any] = [:],
                    header: [String: Any] = ["alg": "ES256", "typ": "JWT"], signer: P256PrivateKey? = nil) throws -> String {
         var claims = Self.goodClaims(user: user, nonce: nonce)
@@ -73,6 +80,26 @@ final class TestIDVServer: @unchecked Sendable {
         }
         return try assertion(claims: claims, header: header, signer: signer)
     }
+
+    /// What a real IDV server does with a `getIDVBiometric` challenge (SPEC §3.1/§3.2, PSD2
+    /// dynamic linking): decodes the operation text, shows it to the person (here: records it
+    /// in `shown`), and after a biometric match asserts exactly that operation: `nonce` from
+    /// the text, `sub` its user, and `txn` = base64url(SHA-256(the text's bytes)). `changes`
+    /// are applied to the claims last.
+    func assertion(for challenge: IDVChallenge, changes: [String: Any] = [:],
+                   header: [String: Any] = ["alg": "ES256", "typ": "JWT"], signer: P256PrivateKey? = nil) throws -> String {
+        let operation = try #require(IDVOperation(text: challenge.text), "not a stepsign-idv-v1 operation text")
+        shown.withLock { $0.append(operation) }
+        var claims = Self.goodClaims(user: operation.user, nonce: operation.nonce)
+        claims["txn"] = IDVOperation.txn(of: challenge.text)
+        for (name, value) in changes {
+            if value is NSNull { claims[name] = nil } else { claims[name] = value }
+        }
+        return try assertion(claims: claims, header: header, signer: signer)
+    }
+
+    /// The operations this server has shown to a person, oldest first.
+    let shown = Mutex<[IDVOperation]>([])
 
     /// An unsigned JWS: `alg: none`, empty signature part.
     static func unsecured(claims: [String: Any]) throws -> String {
@@ -145,4 +172,70 @@ extension StepSignConnection {
 extension ClientReply {
     /// `nonce` of `getIDVBiometric`.
     var idvNonce: String? { string("nonce", of: "getIDVBiometric") }
+
+    /// `nonce` and the decoded `challenge` of `getIDVBiometric`.
+    var idvChallenge: IDVChallenge? {
+        guard let nonce = idvNonce, let encoded = string("challenge", of: "getIDVBiometric"),
+              let text = Base64URL.decode(encoded) else { return nil }
+        return IDVChallenge(nonce: nonce, text: text)
+    }
+}
+
+/// A `getIDVBiometric` challenge as the client forwards it to the IDV server.
+struct IDVChallenge: Sendable {
+    var nonce: String
+    /// The operation text (the `challenge` field, base64url-decoded).
+    var text: [UInt8]
+}
+
+/// The operation text of an IDV challenge (SPEC §3.1): `stepsign-idv-v1`, nonce, user,
+/// SHA-256 of the payload (hex), reason, requesting process name, pid and uid, one per line.
+struct IDVOperation: Sendable, Equatable {
+    static let version = "stepsign-idv-v1"
+
+    var nonce: String
+    var user: String
+    var payloadSHA256: String
+    var reason: String
+    var comm: String
+    var pid: Int32
+    var uid: UInt32
+
+    init(nonce: String, user: String, payload: String, reason: String, comm: String, pid: Int32, uid: UInt32) {
+        self.nonce = nonce
+        self.user = user
+        self.payloadSHA256 = Hex.encode(SHA256.hash(Array(payload.utf8)))
+        self.reason = reason
+        self.comm = comm
+        self.pid = pid
+        self.uid = uid
+    }
+
+    /// Parses the text; nil unless it has the eight lines of `stepsign-idv-v1`.
+    init?(text: [UInt8]) {
+        let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard lines.count == 8, lines[0] == Self.version, let pid = Int32(lines[6]), let uid = UInt32(lines[7]) else { return nil }
+        nonce = lines[1]
+        user = lines[2]
+        payloadSHA256 = lines[3]
+        reason = lines[4]
+        comm = lines[5]
+        self.pid = pid
+        self.uid = uid
+    }
+
+    /// The operation text.
+    var text: [UInt8] {
+        Array([Self.version, nonce, user, payloadSHA256, reason, comm, String(pid), String(uid)].joined(separator: "\n").utf8)
+    }
+
+    /// The operation this test process asks for: its own process name, pid and uid.
+    static func ofThisProcess(nonce: String, user: String = DaemonHarness.user, payload: String, reason: String) -> IDVOperation {
+        let comm = (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .newlines) ?? ""
+        return IDVOperation(nonce: nonce, user: user, payload: payload, reason: reason, comm: comm, pid: getpid(), uid: getuid())
+    }
+
+    /// `txn` for an operation text: base64url(SHA-256(text)).
+    static func txn(of text: [UInt8]) -> String { Base64URL.encode(SHA256.hash(text)) }
 }

@@ -1,0 +1,36 @@
+import StepSignCrypto
+
+/// The operation text of an IDV biometric challenge (SPEC §3.1 `getIDVBiometric.challenge`):
+/// what the IDV server shows the person before the biometric check, and what its assertion
+/// binds to with `txn` = base64url(SHA-256(text)) (PSD2 "dynamic linking").
+///
+/// Lines, joined by `\n` with no trailing newline, as the LDA text (``DeviceChallengeText``)
+/// with the peer's uid after the pid:
+///
+///     stepsign-idv-v1
+///     <nonce: 128 random bits, base64url>
+///     <user>
+///     <SHA-256 of the payload's UTF-8 bytes, lowercase hex>
+///     <reason>
+///     <requesting process name (/proc/PID/comm)>
+///     <requesting process pid>
+///     <requesting process uid (SO_PEERCRED)>
+///
+/// The process name is the peer's own choice (`prctl(PR_SET_NAME)`), the uid the kernel's.
+/// No field can hold a newline: user IDs and reasons are refused if they would, and in the
+/// process name such characters become "?".
+enum IDVChallengeText {
+    static let version = "stepsign-idv-v1"
+
+    static func bytes(nonce: String, user: String, payload: String, reason: String, peer: Peer) -> [UInt8] {
+        let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
+        let comm = String(String.UnicodeScalarView(peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
+        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid), String(peer.uid)]
+        return Array(lines.joined(separator: "\n").utf8)
+    }
+
+    /// The `txn` claim an assertion for `text` must carry: base64url(SHA-256(text)).
+    static func txn(of text: [UInt8]) -> String {
+        Base64URL.encode(SHA256.hash(text))
+    }
+}

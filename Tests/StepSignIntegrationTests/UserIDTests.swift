@@ -1,0 +1,49 @@
+import Foundation
+import StepSignClient
+import Testing
+
+/// User IDs (SPEC §3): 1–64 characters, no control characters, no Unicode format characters
+/// (category Cf: zero-width and bidi controls), not blank; else error 4. Names that hide
+/// characters would show one thing on a device challenge and mean another.
+@Suite("User IDs")
+struct UserIDTests {
+    static let hiding = [
+        "ali\u{200B}ce",          // ZERO WIDTH SPACE
+        "alice\u{202E}gpj.exe",   // RIGHT-TO-LEFT OVERRIDE: shows as "aliceexe.jpg"
+        "\u{2067}admin\u{2069}",  // RIGHT-TO-LEFT ISOLATE … POP DIRECTIONAL ISOLATE
+        "al\u{00AD}ice",          // SOFT HYPHEN (Cf)
+        "\u{FEFF}alice",          // BYTE ORDER MARK / ZERO WIDTH NO-BREAK SPACE
+    ]
+
+    @Test("admin.addUser refuses a name with a format character (error 4) and adds nothing", arguments: hiding)
+    func addUserRefuses(name: String) throws {
+        let daemon = try DaemonHarness()
+        let reply = try daemon.connect().call("admin.addUser", ["user": name, "password": Passwords.initial])
+        #expect(reply.code == 4, "\(reply.message)")
+        let users = try daemon.connect().call("admin.listUsers").result?["users"] as? [[String: Any]]
+        #expect(users?.isEmpty == true)
+    }
+
+    @Test("setUser, signing, forgotPassword and admin.enrollDeviceKey refuse the same names with error 4", arguments: hiding)
+    func everyOperationRefuses(name: String) throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        #expect(try connection.setUser(name).code == 4)
+        #expect(try connection.requestLevel1(user: name).code == 4)
+        #expect(try connection.call("authenticateUserAndSignData", [
+            "user": name, "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ]).code == 4)
+        let device = try TestDevice()
+        #expect(try connection.call("admin.enrollDeviceKey", ["user": name, "publicKey": device.pem]).code == 4)
+        _ = try connection.setUser()
+        #expect(try connection.call("forgotPassword", ["user": name]).code == 4)
+    }
+
+    @Test("ordinary names still work: letters of any script, digits, dots, @ and -",
+          arguments: ["alice", "Émilie", "佐藤", "ops.bot-7@example", String(repeating: "u", count: 64)])
+    func ordinaryNames(name: String) throws {
+        let daemon = try DaemonHarness()
+        let reply = try daemon.connect().call("admin.addUser", ["user": name, "password": Passwords.initial])
+        #expect(reply.code == 0, "\(reply.message)")
+    }
+}
