@@ -91,7 +91,7 @@ def test_device_enroll_then_sign_with_the_device_key(setup):
                  "--payload", "release 1.2.3", "--device-key", setup["device"], "--json")
     assert signed.returncode == 0, signed.stderr
     assert "Device challenge to sign:" in signed.stderr
-    assert "stepsign-lda-v1" in signed.stderr and "Deploy release" in signed.stderr
+    assert "stepsign-lda-v2" in signed.stderr and "Deploy release" in signed.stderr
     import json
     details = json.loads(signed.stdout)
     assert details["authenticatorUsed"] == "lda"
