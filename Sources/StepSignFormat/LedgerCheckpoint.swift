@@ -46,13 +46,7 @@ public struct LedgerCheckpoint: Codable, Sendable, Equatable {
 
     /// The protected header JSON, members in the fixed order alg, kid, typ.
     public static func headerJSON(kid: String) -> [UInt8] {
-        var writer = JSONWriter(capacity: 112)
-        writer.beginObject()
-        writer.member("alg", "ES256")
-        writer.member("kid", kid)
-        writer.member("typ", headerType)
-        writer.endObject()
-        return writer.bytes
+        ES256Header.json(kid: kid, typ: headerType)
     }
 
     /// Signs this checkpoint with `key`, naming it `kid`.

@@ -13,13 +13,7 @@ public enum StepSignSignature {
 
     /// The protected header JSON, members in the fixed order alg, kid, typ.
     public static func headerJSON(kid: String) -> [UInt8] {
-        var writer = JSONWriter(capacity: 96)
-        writer.beginObject()
-        writer.member("alg", "ES256")
-        writer.member("kid", kid)
-        writer.member("typ", headerType)
-        writer.endObject()
-        return writer.bytes
+        ES256Header.json(kid: kid, typ: headerType)
     }
 
     /// Signs `claims` with `key`, naming the key `kid` (its thumbprint).

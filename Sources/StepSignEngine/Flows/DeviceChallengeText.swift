@@ -25,10 +25,6 @@ enum DeviceChallengeText {
     static let loginReason = "Log in with a device key"
 
     static func bytes(nonce: String, user: String, payload: String, reason: String, peer: Peer) -> [UInt8] {
-        let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
-        // A process may name itself anything, control characters included: show those as "?".
-        let comm = String(String.UnicodeScalarView(peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
-        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid), String(peer.uid)]
-        return Array(lines.joined(separator: "\n").utf8)
+        OperationText.bytes(version: version, nonce: nonce, user: user, payload: payload, reason: reason, peer: peer)
     }
 }

@@ -23,10 +23,7 @@ enum IDVChallengeText {
     static let version = "stepsign-idv-v1"
 
     static func bytes(nonce: String, user: String, payload: String, reason: String, peer: Peer) -> [UInt8] {
-        let payloadHash = Hex.encode(SHA256.hash(Array(payload.utf8)))
-        let comm = String(String.UnicodeScalarView(peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
-        let lines = [version, nonce, user, payloadHash, reason, comm, String(peer.pid), String(peer.uid)]
-        return Array(lines.joined(separator: "\n").utf8)
+        OperationText.bytes(version: version, nonce: nonce, user: user, payload: payload, reason: reason, peer: peer)
     }
 
     /// The `txn` claim an assertion for `text` must carry: base64url(SHA-256(text)).
