@@ -6,7 +6,7 @@ import Testing
 
 /// The `stepsign-verify` binary (SPEC §8): exit 0 valid, 1 invalid or mismatched, 2 bad input.
 @Suite("stepsign-verify CLI")
-struct StepSignVerifyCLITests {
+final class StepSignVerifyCLITests: Sendable {
     let dir: URL
     let key: P256PrivateKey
     let keysPEM: URL
@@ -21,6 +21,10 @@ struct StepSignVerifyCLITests {
         try trusted.pemBundle.write(to: keysPEM, atomically: true, encoding: .utf8)
         keysJWKS = dir.appendingPathComponent("keys.json")
         try JSONEncoder().encode(trusted.jwks).write(to: keysJWKS)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: dir)
     }
 
     var kid: String { key.publicKey.thumbprint }
