@@ -175,9 +175,7 @@ public final class SocketServer: Service, Sendable {
             session.isAdmin = decision == .admin
             // Idleness is the IdleConnectionHandler's: a connection idle past the timeout is
             // closed before it can send another request.
-            let now = Date()
-            session.lastActivity = now
-            return await engine.handle(line: buffer.readableBytesView, session: &session, now: now)
+            return await engine.handle(line: buffer.readableBytesView, session: &session, now: Date())
         }
     }
 

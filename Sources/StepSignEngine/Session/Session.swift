@@ -18,13 +18,10 @@ public struct Session: Sendable {
     /// Signature IDs made in this session (the latest ``RecentSignatureIDs/capacity``):
     /// `getSignature` serves them to it.
     var signatureIDs = RecentSignatureIDs()
-    /// When the last request arrived.
-    public var lastActivity: Date
 
-    public init(peer: Peer, isAdmin: Bool, now: Date = Date()) {
+    public init(peer: Peer, isAdmin: Bool) {
         self.peer = peer
         self.isAdmin = isAdmin
-        self.lastActivity = now
     }
 
     /// Forgets the login and any open challenge (the session ended).

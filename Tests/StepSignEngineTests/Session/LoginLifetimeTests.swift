@@ -17,7 +17,7 @@ final class LoginLifetimeTests: Sendable {
 
     init() async throws {
         (engine, directory) = try await makeTestEngine("engine-login-lifetime")
-        var admin = Session(peer: Self.peer, isAdmin: true, now: Self.start)
+        var admin = Session(peer: Self.peer, isAdmin: true)
         let added = await send(#"{"id":1,"op":"admin.addUser","user":"alice","password":"\#(Self.password)"}"#, &admin)
         #expect(added.error == nil, "\(added.text)")
     }
@@ -34,7 +34,7 @@ final class LoginLifetimeTests: Sendable {
 
     /// A session logged in as alice at `start + offset`.
     func loggedIn(after offset: TimeInterval = 0) async throws -> Session {
-        var session = Session(peer: Self.peer, isAdmin: false, now: Self.start)
+        var session = Session(peer: Self.peer, isAdmin: false)
         let at = Self.start.addingTimeInterval(offset)
         _ = await send(#"{"id":1,"op":"setUser","user":"alice"}"#, &session, at: at)
         let reply = await send(#"{"id":2,"op":"setPassword","password":"\#(Self.password)","challengeMode":0}"#, &session, at: at)
@@ -111,12 +111,12 @@ final class LoginLifetimeTests: Sendable {
     @Test("three wrong step-up answers in another session end this login (error 5), and an unlock does not bring it back")
     func blockedElsewhere() async throws {
         var session = try await loggedIn()
-        var other = Session(peer: Self.peer, isAdmin: false, now: Self.start)
+        var other = Session(peer: Self.peer, isAdmin: false)
         _ = await send(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#, &other)
         for _ in 0..<3 {
             _ = await send(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, &other)
         }
-        var admin = Session(peer: Self.peer, isAdmin: true, now: Self.start)
+        var admin = Session(peer: Self.peer, isAdmin: true)
         #expect(await send(#"{"id":3,"op":"admin.unlockUser","user":"alice"}"#, &admin).error == nil)
         let reply = await send(Self.getAllChallenges, &session, at: Self.start.addingTimeInterval(1))
         #expect(reply.error?.code == .sessionExpired, "\(reply.text)")
