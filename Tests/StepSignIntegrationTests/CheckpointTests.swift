@@ -65,12 +65,7 @@ struct CheckpointTests {
         let kept = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
         let keptPath = daemon.directory.appendingPathComponent("kept.jws").path
         try kept.write(toFile: keptPath, atomically: true, encoding: .utf8)
-        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
-        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export"], environment: environment)
-        try #require(exported.status == 0, "\(exported.stderr)")
-        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
-        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
-        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let (exported, jwks) = try daemon.exportLedgerAndKeys()
         let lines = exported.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.contains("\"checkpoint\"") }.count == 3, "\(lines)")
         func verify(_ lines: [String], _ extra: [String] = []) throws -> Tools.Result {

@@ -152,12 +152,7 @@ struct LedgerAttackTests {
                 "user": "alice", "payload": "entry \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
             ])
         }
-        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
-        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export"], environment: environment)
-        try #require(exported.status == 0, "\(exported.stderr)")
-        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
-        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
-        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let (exported, jwks) = try daemon.exportLedgerAndKeys()
         var entries = try exported.stdout.split(separator: "\n").compactMap { line -> [String: Any]? in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             return object?["seq"] == nil ? nil : object

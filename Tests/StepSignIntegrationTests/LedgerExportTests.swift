@@ -37,13 +37,7 @@ struct LedgerExportTests {
             ])
             try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         }
-        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
-        let exported = try Tools.run([Binaries.path("stepsign"), "admin", "audit", "export", "--page-size", String(Self.pageSize)],
-                                     environment: environment)
-        let keys = try Tools.run([Binaries.path("stepsign"), "keys", "export", "--jwks"], environment: environment)
-        try #require(keys.status == 0, "\(keys.stderr)")
-        let jwks = daemon.directory.appendingPathComponent("jwks.json").path
-        try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let (exported, jwks) = try daemon.exportLedgerAndKeys(["--page-size", String(Self.pageSize)])
         let lines = exported.stdout.split(separator: "\n").map(String.init)
         return (Exported(daemon: daemon, directory: daemon.directory, lines: lines, jwks: jwks), exported)
     }
