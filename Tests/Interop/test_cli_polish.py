@@ -123,9 +123,11 @@ def test_too_many_connections_gets_the_daemons_message_every_time():
                 assert "error 14: too many connections of this uid" in result.stderr, (run, result.stderr)
                 assert result.returncode == 1
         finally:
-            if holder is not None:
-                holder.close()
-            daemon.stop()
+            try:
+                if holder is not None:
+                    holder.close()
+            finally:
+                daemon.stop()
 
 
 # 2. forgot-password: both paths, and only options that exist.
