@@ -369,3 +369,47 @@ def test_exit_status_convention_is_shared_and_documented(fresh):
         text = subprocess.run([tool, "--help"], capture_output=True, text=True).stdout
         words = " ".join(text.split())
         assert "Exit status: 0" in words and "2 usage error or bad input" in words, text
+
+
+@pytest.mark.parametrize("args", [
+    ["login", "--user", "erin"],
+    ["passwd", "--user", "erin"],
+    ["sign", "--user", "erin", "--reason", "r", "--payload", "p"],
+    ["admin", "user", "add", "--user", "hal"],
+    ["device", "enroll", "--user", "erin", "--public-key", "PUBLIC"],
+])
+def test_without_a_terminal_every_suggestion_names_an_option_of_that_command(fresh, args):
+    daemon, directory = fresh
+    args = [secret_file(directory, "public.pem", "not read before the login") if a == "PUBLIC" else a for a in args]
+    result = subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60,
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    assert result.returncode != 0
+    named = {word.strip(",.;:()") for word in result.stderr.split() if word.startswith("--")}
+    assert named, result.stderr
+    help_text = subprocess.run([CLI, *args[:args.index("--user")], "--help"], capture_output=True, text=True).stdout
+    for option in named:
+        assert option in help_text, f"{option} is suggested by {args[0]} but does not exist"
+
+
+def test_forgot_password_on_a_terminal_asks_whether_to_use_the_device_key(fresh):
+    daemon, directory = fresh
+    enroll_device(daemon, directory)
+    child = pexpect.spawn(CLI, ["--socket", daemon.socket, "forgot-password", "--user", "erin"],
+                          timeout=30, encoding="utf-8")
+    try:
+        child.expect("Activation code: ")
+        child.sendline(wait_for_code(directory)["activationCode"])
+        child.expect("erin has a device key")
+        child.expect(r"\(empty: set a new password\): ")
+        child.sendline("")
+        child.expect("New password: ")
+        child.sendline(SECOND)
+        child.expect("New password again: ")
+        child.sendline(SECOND)
+        child.expect(pexpect.EOF)
+        output = child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, output
+    assert "password reset for erin" in output
+    assert cli(daemon, "login", "--user", "erin", "--password-file", secret_file(directory, "new", SECOND)).returncode == 0
