@@ -291,6 +291,11 @@ def test_verify_takes_a_file_and_says_so(fresh):
     assert report["source"] == "argument" and report["file"] is None and report["reason"] is None
     missing = subprocess.run([VERIFY, "--keys", keys, "@" + path + ".missing"], capture_output=True, text=True)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+    mistyped = subprocess.run([VERIFY, "--keys", keys, path + ".missing"], capture_output=True, text=True)
+    assert mistyped.returncode == 2
+    assert "the argument was taken as a JWS: no readable file has that name" in mistyped.stderr, mistyped.stderr
+    piped = subprocess.run([VERIFY, "--keys", keys, "--min-level", "0", "--json", "@-"], input=token, capture_output=True, text=True)
+    assert json.loads(piped.stdout)["source"] == "stdin"
 
 
 # 7. Help says the default once.
