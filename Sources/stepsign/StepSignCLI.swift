@@ -99,11 +99,6 @@ enum JSONOutput {
     }
 }
 
-/// `--json` for commands that print data.
-struct JSONFlag: ParsableArguments {
-    @Flag(help: "Print JSON for scripts instead of prose.") var json = false
-}
-
 /// Runs `body`, turning a CLIError into a message on stderr and its exit code.
 func runReportingErrors(_ body: () throws -> Void) throws {
     do {

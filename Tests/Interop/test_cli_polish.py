@@ -367,6 +367,8 @@ def test_exit_status_convention_is_shared_and_documented(fresh):
     daemon, directory = fresh
     assert cli(daemon, "sign", "--no-such-option").returncode == 2
     assert cli(daemon, "admin", "user", "add").returncode == 2
+    both = cli(daemon, "login", "--user", "erin", "--password-file", "-", "--password-fd", "0")
+    assert both.returncode == 2 and "--password-file and --password-fd cannot be used together" in both.stderr
     assert cli(daemon, "sign", "--user", "erin", "--reason", "r", "--payload-file", "/nonexistent").returncode == 2
     assert cli(daemon, "admin", "user", "remove", "--user", "nobody-here").returncode == 1
     assert subprocess.run([VERIFY, "--no-such-option"], capture_output=True).returncode == 2
