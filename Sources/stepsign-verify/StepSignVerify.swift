@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignVersion
 
 /// The root command: `stepsign-verify [verify] …` (the default) and `stepsign-verify ledger …`.
 struct StepSignVerify: ParsableCommand {
@@ -10,6 +11,7 @@ struct StepSignVerify: ParsableCommand {
             unknown kid, payload or user mismatch, broken ledger), 2 bad input (unreadable file, \
             not a JWS, bad keys file, bad usage).
             """,
+        version: StepSignVersion.current,
         subcommands: [VerifyCommand.self, LedgerCommand.self],
         defaultSubcommand: VerifyCommand.self
     )

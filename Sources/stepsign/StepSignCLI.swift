@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StepSignClient
+import StepSignVersion
 
 /// `stepsign`: the client and admin CLI (SPEC §8).
 @main
@@ -8,6 +9,7 @@ struct StepSignCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign",
         abstract: "Ask stepsignd to sign, and administer it.",
+        version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
                       DeviceCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
     )
