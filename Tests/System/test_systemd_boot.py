@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 
@@ -54,6 +55,8 @@ def box():
     if not deb or not os.path.isfile(deb):
         pytest.fail(f"STEPSIGN_DEB must name the package to test (scripts/package prints it); got {deb!r}")
 
+    # A CI timeout's SIGTERM tears down like Ctrl-C: pytest then still runs this finalizer.
+    signal.signal(signal.SIGTERM, interrupt)
     root = cached_root()
     workdir = tempfile.mkdtemp(prefix="stepsign-boot-", dir="/var/tmp")
     container = None
@@ -72,6 +75,10 @@ def box():
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
 
 def jws_part(jws, index):
     part = jws.split(".")[index]
@@ -176,8 +183,11 @@ def test_apt_installs_the_package_with_its_dependencies_and_starts_nothing(box):
         assert "installed" in states, f"Depends: {group.strip()} is not satisfied after apt-get install"
     for path in ("/usr/sbin/stepsignd", "/usr/bin/stepsign", "/usr/bin/stepsign-verify"):
         box.run(["test", "-x", path])
-    # The static binaries run without /opt/swift (which the container does not have).
-    box.run(["stepsignd", "--help"])
+    # The static binaries run without /opt/swift (which the container does not have), and
+    # are the version the package says.
+    version = box.run(["dpkg-query", "-W", "-f=${Version}", "stepsign"]).stdout
+    for binary in ("stepsignd", "stepsign", "stepsign-verify"):
+        assert box.run([binary, "--version"]).stdout.strip() == version.rsplit("-", 1)[0], binary
     # The package makes the user and the directories but enables and starts nothing.
     assert box.run(["getent", "passwd", "stepsign"]).stdout.split(":")[6].strip() == "/usr/sbin/nologin"
     assert box.run(["stat", "-c", "%a %U %G", "/var/lib/stepsign"]).stdout.split() == ["700", "stepsign", "stepsign"]
@@ -401,6 +411,7 @@ def test_apt_remove_keeps_the_ledger_and_the_keys(box):
     for unit in ("stepsignd.socket", "stepsignd.service"):
         assert box.show(unit, "ActiveState")["ActiveState"] == "inactive", unit
     box.run(["test", "!", "-e", "/usr/sbin/stepsignd"])
+    box.run(["test", "-f", CONFIG])  # a conffile stays until purge
     box.run(["test", "-s", "/var/lib/stepsign/stepsign.sqlite"])
     keys = box.run(["sh", "-c", "ls /var/lib/stepsign/keys/*.pem"]).stdout.split()
     assert len(keys) == 3, keys
