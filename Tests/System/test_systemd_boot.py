@@ -372,6 +372,13 @@ def test_the_journal_holds_the_audit_lines_and_no_secret(box):
     for signature in signatures:
         jti = jws_part(signature["jws"], 1)["jti"]
         assert re.search(rf'msg="?signed"?.*signatureID={jti}', text), f"no audit line for {jti}"
+    # Everything the daemon wrote is its own logfmt, but for libdispatch's one known line
+    # (docs/decisions.md, "System calls"): no other runtime noise, no stray output.
+    own = box.run(["journalctl", "--no-pager", "-o", "cat", "_SYSTEMD_UNIT=stepsignd.service",
+                   "SYSLOG_IDENTIFIER=stepsignd"]).stdout.splitlines()
+    known = re.compile(r"Failed to set thread priority for worker thread: pqc=0x[0-9a-f]+ errno=1$")
+    stray = [line for line in own if not line.startswith("ts=") and not known.match(line)]
+    assert own and stray == [], stray[:10]
     everything = box.run(["journalctl", "--no-pager", "-o", "verbose"]).stdout
     for secret in (ALICE_PASSWORD, BOB_PASSWORD, BOB_NEW_PASSWORD, KEY_PASSPHRASE, *activation_codes):
         assert secret not in everything, "a secret is in the journal"
