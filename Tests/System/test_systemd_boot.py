@@ -56,7 +56,7 @@ def box():
         pytest.fail(f"STEPSIGN_DEB must name the package to test (scripts/package prints it); got {deb!r}")
 
     # A CI timeout's SIGTERM tears down like Ctrl-C: pytest then still runs this finalizer.
-    signal.signal(signal.SIGTERM, interrupt)
+    previous_handler = signal.signal(signal.SIGTERM, interrupt)
     root = cached_root()
     workdir = tempfile.mkdtemp(prefix="stepsign-boot-", dir="/var/tmp")
     container = None
@@ -72,6 +72,7 @@ def box():
         if container is not None:
             container.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous_handler)
 
 
 # --- helpers ------------------------------------------------------------------------------------
