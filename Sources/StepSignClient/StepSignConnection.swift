@@ -61,8 +61,22 @@ public final class StepSignConnection {
         object["id"] = id
         object["op"] = op
         let data = try JSONSerialization.data(withJSONObject: object)
-        try send(Array(data) + [0x0A])
+        do {
+            try send(Array(data) + [0x0A])
+        } catch let error as ClientError {
+            // A refused peer (error 13) or one connection too many (14) is sent one line and
+            // closed, possibly before the request went out: that line is the answer to report.
+            guard let waiting = waitingReply() else { throw error }
+            return waiting
+        }
         return try ClientReply(line: readLine(timeout: timeout))
+    }
+
+    /// The reply line the daemon wrote before it closed the connection, if any: read after a
+    /// send failed with EPIPE or ECONNRESET (the daemon's closing line is still queued).
+    private func waitingReply() -> ClientReply? {
+        guard let line = try? readLine(timeout: 1) else { return nil }
+        return try? ClientReply(line: line)
     }
 
     /// Writes raw bytes (for tests of framing and bad input).

@@ -30,16 +30,30 @@ struct LedgerCommand: ParsableCommand {
         valueName: "n"))
     var checkpointEntries = 1000
 
-    @Flag(help: "Print one JSON object: ok, entries, firstBadSeq, checkpoints, reason.")
+    @Flag(help: "Print one JSON object: ok, entries, firstBadSeq, checkpoints, problem (null where there is nothing to say).")
     var json = false
 
-    /// The `--json` report; the fields of `admin.auditVerify`, with `reason` for `problem`.
+    /// The `--json` report: the fields of `admin.auditVerify` (and `stepsign admin audit
+    /// verify --json`), every one present, null when there is nothing to say.
     struct Report: Encodable {
         var ok: Bool
         var entries: Int
         var firstBadSeq: Int64?
         var checkpoints: Int
-        var reason: String?
+        var problem: String?
+
+        enum CodingKeys: String, CodingKey {
+            case ok, entries, firstBadSeq, checkpoints, problem
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(ok, forKey: .ok)
+            try container.encode(entries, forKey: .entries)
+            try container.encode(firstBadSeq, forKey: .firstBadSeq)
+            try container.encode(checkpoints, forKey: .checkpoints)
+            try container.encode(problem, forKey: .problem)
+        }
     }
 
     func validate() throws {
@@ -107,7 +121,7 @@ struct LedgerCommand: ParsableCommand {
         let audit = verifier.finish()
         if json {
             Console.json(Report(ok: audit.ok, entries: audit.entries, firstBadSeq: audit.firstBadSeq,
-                                checkpoints: audit.checkpoints, reason: audit.problem))
+                                checkpoints: audit.checkpoints, problem: audit.problem))
         }
         guard audit.ok else {
             if !json {

@@ -26,10 +26,10 @@ struct VerifyCommand: ParsableCommand {
         valueName: "n"))
     var minLevel = 1
 
-    @Flag(help: "Print one JSON object: valid, reason, kid, claims.")
+    @Flag(help: "Print one JSON object: valid, reason, message, kid, claims, source, file (null where there is nothing to say).")
     var json = false
 
-    @Argument(help: "The JWS; - or nothing reads it from stdin.")
+    @Argument(help: "The JWS; @FILE or the name of a readable file reads it from that file; - or nothing reads it from stdin.")
     var jws: String?
 
     func validate() throws {
@@ -41,22 +41,45 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
-    /// The `--json` report.
+    /// The `--json` report; every field is present, null when there is nothing to say.
     struct Report: Encodable {
         var valid: Bool
         var reason: String?
         var message: String?
         var kid: String?
         var claims: SignatureClaims?
+        /// Where the JWS came from: "argument", "file" or "stdin".
+        var source: String?
+        /// The file it was read from, for source "file".
+        var file: String?
+
+        enum CodingKeys: String, CodingKey {
+            case valid, reason, message, kid, claims, source, file
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(valid, forKey: .valid)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(message, forKey: .message)
+            try container.encode(kid, forKey: .kid)
+            try container.encode(claims, forKey: .claims)
+            try container.encode(source, forKey: .source)
+            try container.encode(file, forKey: .file)
+        }
     }
 
     func run() throws {
         let trusted: TrustedKeys
         let compact: String
         let expectedPayload: [UInt8]?
+        let input = JWSInput(argument: jws)
         do throws(InputFiles.Failure) {
             trusted = try keyOptions.load()
-            compact = try readJWS()
+            compact = try input.read()
+            if !json, let file = input.file {
+                Console.error("JWS read from the file \(file)")
+            }
             if let payloadFile {
                 let data = try InputFiles.bytes(payloadFile)
                 guard String(validating: data, as: UTF8.self) != nil else {
@@ -67,28 +90,28 @@ struct VerifyCommand: ParsableCommand {
                 expectedPayload = payload.map { Array($0.utf8) }
             }
         } catch {
-            failInput(error.description)
+            failInput(error.description, input: input)
         }
 
         let claims: SignatureClaims
         do {
             claims = try StepSignSignature.verify(compact, trustedKeys: trusted)
         } catch {
-            fail(error, claims: nil, kid: nil)
+            fail(error, claims: nil, kid: nil, input: input)
         }
         let kid = (try? JWS.parse(compact))?.header.kid
         if claims.authLevel < minLevel {
-            fail(.levelTooLow(level: claims.authLevel, minimum: minLevel), claims: claims, kid: kid)
+            fail(.levelTooLow(level: claims.authLevel, minimum: minLevel), claims: claims, kid: kid, input: input)
         }
         // Byte comparison, not String ==, which would equate canonically equivalent text.
         if let expectedPayload, Array(claims.payload.utf8) != expectedPayload {
-            fail(.payloadMismatch, claims: claims, kid: kid)
+            fail(.payloadMismatch, claims: claims, kid: kid, input: input)
         }
         if let user, Array(claims.sub.utf8) != Array(user.utf8) {
-            fail(.userMismatch, claims: claims, kid: kid)
+            fail(.userMismatch, claims: claims, kid: kid, input: input)
         }
         if json {
-            Console.json(Report(valid: true, kid: kid, claims: claims))
+            Console.json(Report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file))
         } else {
             Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
         }
@@ -96,13 +119,16 @@ struct VerifyCommand: ParsableCommand {
 
     /// Reports `error` and exits 1 (invalid, mismatch) or 2 (bad input). Claims are shown
     /// only when the signature was valid.
-    private func fail(_ error: SignatureVerificationError, claims: SignatureClaims?, kid: String?) -> Never {
+    private func fail(_ error: SignatureVerificationError, claims: SignatureClaims?, kid: String?, input: JWSInput) -> Never {
         let status: ExitStatus = error.isBadInput ? .badInput : .invalid
         if json {
-            Console.json(Report(valid: false, reason: error.reason, message: error.description, kid: kid, claims: claims))
+            Console.json(Report(valid: false, reason: error.reason, message: error.description, kid: kid, claims: claims,
+                                source: input.source, file: input.file))
         }
         if error.isBadInput {
-            Console.error(error.description)
+            // Say how the argument was taken: a mistyped file name is read as a JWS.
+            let note = input.mayBeMistypedFile ? " (the argument was taken as a JWS: no readable file has that name)" : ""
+            Console.error(error.description + note)
         } else if !json {
             Console.out("invalid: \(error.description)")
         }
@@ -110,24 +136,11 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// Reports unreadable input (keys, payload file, stdin) and exits 2.
-    private func failInput(_ message: String) -> Never {
+    private func failInput(_ message: String, input: JWSInput) -> Never {
         if json {
-            Console.json(Report(valid: false, reason: "bad-input", message: message))
+            Console.json(Report(valid: false, reason: "bad-input", message: message, source: input.source, file: input.file))
         }
         Console.error(message)
         VerifyCommand.exit(withError: ExitStatus.badInput.exitCode)
-    }
-
-    /// The JWS from the argument or stdin, surrounding whitespace removed.
-    private func readJWS() throws(InputFiles.Failure) -> String {
-        let text: String
-        if let jws, jws != "-" {
-            text = jws
-        } else {
-            text = try InputFiles.text("-")
-        }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw InputFiles.Failure(description: "no JWS given") }
-        return trimmed
     }
 }

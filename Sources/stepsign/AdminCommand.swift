@@ -17,21 +17,22 @@ struct AdminCommand: ParsableCommand {
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Add a user; the password must meet the policy.")
             @OptionGroup var global: GlobalOptions
-            @Argument(help: "The user ID.") var user: String
-            @Option(name: .customLong("password-file"), help: "Read the password from a file (first line).") var passwordFile: String?
-            @Option(name: .customLong("password-fd"), help: "Read the password from a file descriptor.") var passwordFD: Int32?
+            @Option(help: "The user ID.") var user: String
+            @Option(name: .customLong("password-file"), help: ArgumentHelp("Read the password from a file (first line; - is stdin).", valueName: "file"))
+            var passwordFile: String?
+            @Option(name: .customLong("password-fd"), help: ArgumentHelp("Read the password from a file descriptor (one line).", valueName: "fd"))
+            var passwordFD: Int32?
             @Flag(name: .customLong("must-change-password"), help: "Make the user change the password at first login.")
             var mustChangePassword = false
+
+            func validate() throws {
+                try SecretSources.validate(["--password-file": passwordFile], ["--password-fd": passwordFD])
+            }
 
             func run() throws {
                 try runReportingErrors {
                     let reader = PasswordReader(file: passwordFile, descriptor: passwordFD)
-                    let password = try reader.read(prompt: "New password for \(user): ")
-                    if !reader.isScripted {
-                        guard try PasswordReader.readFromTerminal(prompt: "Again: ") == password else {
-                            throw CLIError("the passwords do not match", exitCode: 2)
-                        }
-                    }
+                    let password = try reader.readConfirmed(prompt: "New password for \(user): ", again: "Again: ")
                     _ = try global.connect().call("admin.addUser", [
                         "user": user, "password": password, "mustChangePassword": mustChangePassword,
                     ]).requireAccepted("admin.addUser")
@@ -43,31 +44,47 @@ struct AdminCommand: ParsableCommand {
         struct Remove: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Remove a user.")
             @OptionGroup var global: GlobalOptions
-            @Argument(help: "The user ID.") var user: String
+            @Option(help: "The user ID.") var user: String
             func run() throws { try simpleUserOp("admin.removeUser", user, global, done: "removed") }
         }
 
         struct Unlock: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Unblock a user and reset the attempt counter.")
             @OptionGroup var global: GlobalOptions
-            @Argument(help: "The user ID.") var user: String
+            @Option(help: "The user ID.") var user: String
             func run() throws { try simpleUserOp("admin.unlockUser", user, global, done: "unlocked") }
         }
 
         struct Expire: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Expire a user's password now.")
             @OptionGroup var global: GlobalOptions
-            @Argument(help: "The user ID.") var user: String
+            @Option(help: "The user ID.") var user: String
             func run() throws { try simpleUserOp("admin.expirePassword", user, global, done: "expired the password of") }
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List users.")
+            static let configuration = CommandConfiguration(
+                abstract: "List users.",
+                discussion: "--json prints an array of {user, blocked, passwordExpired, deviceKeys}.")
             @OptionGroup var global: GlobalOptions
+            @OptionGroup var output: JSONFlag
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.listUsers").requireAccepted("admin.listUsers")
-                    JSONOutput.print(reply.result?["users"] ?? [])
+                    let users = reply.result?["users"] as? [[String: Any]] ?? []
+                    if output.json {
+                        JSONOutput.print(users.map { JSONOutput.withFields($0, ["user", "blocked", "passwordExpired", "deviceKeys"]) })
+                        return
+                    }
+                    if users.isEmpty { print("no users") }
+                    for user in users {
+                        var notes: [String] = []
+                        if user["blocked"] as? Bool == true { notes.append("blocked") }
+                        if user["passwordExpired"] as? Bool == true { notes.append("password expired") }
+                        let devices = (user["deviceKeys"] as? [String])?.count ?? 0
+                        notes.append(devices == 1 ? "1 device key" : "\(devices) device keys")
+                        print("\(user["user"] as? String ?? "?"): \(notes.joined(separator: ", "))")
+                    }
                 }
             }
         }
@@ -78,12 +95,14 @@ struct AdminCommand: ParsableCommand {
                                                         subcommands: [Rotate.self, Revoke.self, List.self])
 
         struct Rotate: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Make a new key the active signer.")
+            static let configuration = CommandConfiguration(abstract: "Make a new key the active signer.",
+                                                            discussion: "Prints the new active kid; --json prints {activeKid}.")
             @OptionGroup var global: GlobalOptions
+            @OptionGroup var output: JSONFlag
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.rotateKey").requireAccepted("admin.rotateKey")
-                    print(reply.result?["activeKid"] as? String ?? "")
+                    printActiveKid(reply.result, json: output.json)
                 }
             }
         }
@@ -91,24 +110,37 @@ struct AdminCommand: ParsableCommand {
         struct Revoke: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Withdraw a compromised key: it leaves the published keys and its signatures stop verifying.",
-                discussion: "If it is the active key, a new key is made active first. Prints the active kid."
+                discussion: "If it is the active key, a new key is made active first. Prints the active kid; --json prints {activeKid}."
             )
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The kid of the key to revoke.") var kid: String
+            @OptionGroup var output: JSONFlag
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.revokeKey", ["kid": kid]).requireAccepted("admin.revokeKey")
-                    print(reply.result?["activeKid"] as? String ?? "")
+                    printActiveKid(reply.result, json: output.json)
                 }
             }
         }
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List signing keys: kid, active, revoked, createdAt, instance.")
+            static let configuration = CommandConfiguration(
+                abstract: "List signing keys.",
+                discussion: "--json prints an array of {kid, active, revoked, createdAt, instance}.")
             @OptionGroup var global: GlobalOptions
+            @OptionGroup var output: JSONFlag
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.listKeys").requireAccepted("admin.listKeys")
-                    JSONOutput.print(reply.result?["keys"] ?? [])
+                    let keys = reply.result?["keys"] as? [[String: Any]] ?? []
+                    if output.json {
+                        JSONOutput.print(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance"]) })
+                        return
+                    }
+                    for key in keys {
+                        let state = key["revoked"] as? Bool == true ? "revoked" : key["active"] as? Bool == true ? "active" : "retired"
+                        let created = (key["createdAt"] as? Int).map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
+                        print("\(key["kid"] as? String ?? "?")  \(state), created \(created) by \(key["instance"] as? String ?? "?")")
+                    }
                 }
             }
         }
@@ -119,17 +151,31 @@ struct AdminCommand: ParsableCommand {
                                                         subcommands: [Verify.self, Export.self])
 
         struct Verify: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Walk the ledger's hash chain in the daemon.")
+            static let configuration = CommandConfiguration(
+                abstract: "Walk the ledger's hash chain in the daemon.",
+                discussion: """
+                    --json prints {ok, entries, firstBadSeq, checkpoints, problem}, the fields of \
+                    stepsign-verify ledger --json (null where there is nothing to say). Exits 1 \
+                    if the ledger does not verify.
+                    """)
             @OptionGroup var global: GlobalOptions
+            @OptionGroup var output: JSONFlag
             func run() throws {
                 try runReportingErrors {
                     // Every signature is verified: a million entries take minutes, not the default 60 s.
                     let reply = try global.connect().call("admin.auditVerify", timeout: 24 * 3600)
                         .requireAccepted("admin.auditVerify")
-                    JSONOutput.print(reply.result ?? [:])
-                    guard reply.result?["ok"] as? Bool == true else {
-                        throw CLIError("the ledger does not verify: \(reply.result?["problem"] as? String ?? "see above")")
+                    let result = JSONOutput.withFields(reply.result ?? [:], ["ok", "entries", "firstBadSeq", "checkpoints", "problem"])
+                    let ok = result["ok"] as? Bool == true
+                    if output.json {
+                        JSONOutput.print(result)
+                    } else if ok {
+                        print("ledger ok: \(result["entries"] ?? 0) entries checked, \(result["checkpoints"] ?? 0) checkpoints")
+                    } else {
+                        let seq = (result["firstBadSeq"] as? Int).map { "first bad seq \($0): " } ?? ""
+                        print("ledger broken: \(seq)\(result["problem"] as? String ?? "") (\(result["entries"] ?? 0) entries checked)")
                     }
+                    guard ok else { throw ExitCode(1) }
                 }
             }
         }
@@ -170,6 +216,16 @@ struct AdminCommand: ParsableCommand {
                 }
             }
         }
+    }
+}
+
+/// Prints the `activeKid` of `result`: the kid alone, or `{activeKid}` as JSON.
+private func printActiveKid(_ result: [String: Any]?, json: Bool) {
+    let kid = result?["activeKid"] as? String
+    if json {
+        JSONOutput.print(["activeKid": kid as Any? ?? NSNull()])
+    } else {
+        print("active key \(kid ?? "?")")
     }
 }
 

@@ -7,14 +7,15 @@ struct KeysCommand: ParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "export",
-                                                        abstract: "Print every public key, retired ones included.")
+                                                        abstract: "Print every public key, retired ones included.",
+                                                        discussion: "Both formats are data for stepsign-verify --keys or a JOSE library, so there is no prose form.")
 
         enum Format: String, EnumerableFlag {
             case jwks, pem
         }
 
         @OptionGroup var global: GlobalOptions
-        @Flag(help: "Output format (default: --jwks).") var format: Format = .jwks
+        @Flag(help: "Output format: a JWKS (JSON) or a PEM bundle.") var format: Format = .jwks
 
         func run() throws {
             try runReportingErrors {

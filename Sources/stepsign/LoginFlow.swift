@@ -13,6 +13,12 @@ final class LoginFlow {
     private(set) var currentPassword: String?
     /// The session ID once logged in.
     private(set) var sessionID: String?
+    /// The device key (PKCS#8 PEM file) that answers a forgot-password device challenge.
+    var deviceKey: String?
+    /// Whether forgot password declines the device key and sets a new password instead.
+    var declineDevice = false
+    /// Whether the login was made with the device key (forgot password, Path A).
+    private(set) var usedDeviceKey = false
 
     init(connection: StepSignConnection, user: String, passwords: PasswordReader, newPasswords: PasswordReader) {
         self.connection = connection
@@ -71,10 +77,33 @@ final class LoginFlow {
                 default:
                     throw CLIError("this client cannot answer a mode-\(mode) password challenge here")
                 }
+            case "getUserConsentForLDA":
+                reply = try answerConsent()
+            case "getLDASignature":
+                try reportStatus(event)
+                guard let deviceKey else { throw CLIError("the daemon asks for a device signature; give --device-key") }
+                let answer = try DeviceAnswer.sign(event, keyFile: deviceKey)
+                reply = try send("setLDASignature", ["deviceKeyId": answer.kid, "signature": answer.signature])
+                usedDeviceKey = true
             default:
                 throw CLIError("this client cannot answer \(name) here")
             }
         }
+    }
+
+    /// Forgot password, after a right code for a user with a device key: log in with the key
+    /// (consent), or decline and set a new password; on a terminal, asks which when not told.
+    private func answerConsent() throws -> ClientReply {
+        if deviceKey == nil, !declineDevice {
+            let answer = PasswordReader.askOnTerminal(
+                "\(user) has a device key. Log in with it instead of setting a new password? Its private key file (empty: set a new password): ")
+            guard let answer else {
+                throw CLIError("\(user) has a device key: give --device-key FILE, or --decline-device to set a new password", exitCode: 2)
+            }
+            let path = answer.trimmingCharacters(in: .whitespaces)
+            if !path.isEmpty { deviceKey = path }
+        }
+        return try send("setUserConsentForLDA", ["consent": deviceKey != nil])
     }
 
     /// Shows the policy in words and reads a new password (twice on a terminal).
@@ -83,13 +112,7 @@ final class LoginFlow {
            let policy = PasswordPolicy(relidPolicyJSON: json) {
             FileHandle.standardError.write(Data("\(policy.description)\n".utf8))
         }
-        let new = try newPasswords.read(prompt: "New password: ")
-        if !newPasswords.isScripted {
-            guard try PasswordReader.readFromTerminal(prompt: "New password again: ") == new else {
-                throw CLIError("the passwords do not match", exitCode: 2)
-            }
-        }
-        return new
+        return try newPasswords.readConfirmed(prompt: "New password: ", again: "New password again: ")
     }
 
     /// Prints a challenge's status when it is not success; a scripted answer that was refused
@@ -97,11 +120,14 @@ final class LoginFlow {
     func reportStatus(_ event: [String: Any]) throws {
         guard let status = event["status"] as? [String: Any], let code = status["code"] as? Int, code != 100 else { return }
         let message = status["message"] as? String ?? "status \(code)"
+        // Said once: as the error that stops here, or as a note before asking again.
+        if code != 118 {  // expired: informational, the new password is asked next
+            let mode = event["challengeMode"] as? Int
+            let reader = event["event"] as? String == "getLDASignature" ? nil : (mode == 0 ? passwords : newPasswords)
+            let scripted = reader?.isScripted ?? true || (code == 102 && passwords.isScripted)
+            if scripted || code == 153 { throw CLIError(message) }
+        }
         FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
-        if code == 118 { return }  // expired: informational, the new password is asked next
-        let mode = event["challengeMode"] as? Int
-        let scripted = (mode == 0 ? passwords : newPasswords).isScripted || (code == 102 && passwords.isScripted)
-        if scripted || code == 153 { throw CLIError(message) }
     }
 
     static func statusMessage(of event: [String: Any]?) -> String? {

@@ -20,8 +20,9 @@ struct PasswdCommand: ParsableCommand {
                 if let response = reply.event("onUpdateCredentialResponse"),
                    let status = response["status"] as? [String: Any], let code = status["code"] as? Int {
                     guard code == 100 else {
-                        FileHandle.standardError.write(Data("stepsign: \(status["message"] ?? code)\n".utf8))
-                        if code == 110 || code == 153 || passwords.new.isScripted { throw CLIError("password not changed") }
+                        let message = status["message"] as? String ?? "status \(code)"
+                        if code == 110 || code == 153 || passwords.new.isScripted { throw CLIError("password not changed: \(message)") }
+                        FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
                         reply = try askAgain(reply, flow: flow)
                         continue
                     }
@@ -39,8 +40,9 @@ struct PasswdCommand: ParsableCommand {
             throw CLIError("unexpected reply: \(reply.eventNames.joined(separator: ", "))")
         }
         if let status = event["status"] as? [String: Any], status["code"] as? Int == 102 {
-            FileHandle.standardError.write(Data("stepsign: \(status["message"] ?? "")\n".utf8))
-            if passwords.current.isScripted { throw CLIError("the current password was not accepted") }
+            let message = status["message"] as? String ?? "the current password was not accepted"
+            if passwords.current.isScripted { throw CLIError(message) }
+            FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
         }
         let current = try passwords.current.isScripted && flow.currentPassword != nil
             ? flow.currentPassword! : passwords.current.read(prompt: "Current password: ")

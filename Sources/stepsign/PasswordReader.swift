@@ -3,29 +3,66 @@ import Glibc
 #endif
 import Foundation
 
-/// Where the CLI gets a password: a file, a file descriptor, or the terminal without echo.
+/// Where the CLI gets a secret (a password or an activation code): a file (`-` is stdin), a
+/// file descriptor, or the terminal without echo.
 ///
-/// A password never comes from argv, where other users can read it in the process list.
+/// A secret never comes from argv, where other users can read it in the process list. From
+/// stdin or a descriptor one line is read per secret, so one pipe can carry, say, the current
+/// and the new password, one per line.
 struct PasswordReader {
     var file: String?
     var descriptor: Int32?
+    /// What is read, for messages ("password", "new password", "activation code").
+    var what = "password"
+    /// The options that script it, for messages ("--password-file or --password-fd").
+    var options = "--password-file or --password-fd"
 
-    /// Whether answers come from a script (a file or descriptor) rather than a person.
+    /// Whether answers come from a script (a file, stdin or a descriptor) rather than a person.
     var isScripted: Bool { file != nil || descriptor != nil }
 
-    /// Reads one password, prompting with `prompt` on the terminal if needed.
+    /// Whether this reader takes its secret from stdin.
+    var readsStdin: Bool { file == "-" || descriptor == 0 }
+
+    /// Whether this reader can answer: it is scripted, or there is a terminal to ask on.
+    var canRead: Bool { isScripted || Self.hasTerminal }
+
+    /// Whether `/dev/tty` can be opened.
+    static var hasTerminal: Bool {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return false }
+        close(tty)
+        return true
+    }
+
+    /// Reads one secret, prompting with `prompt` on the terminal if needed.
     func read(prompt: String) throws -> String {
-        if let file {
+        if let file, file != "-" {
             guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError("cannot read password file \(file)", exitCode: 2)
+                throw CLIError("cannot read the \(what) file \(file)", exitCode: 2)
             }
             return Self.firstLine(data)
         }
-        if let descriptor {
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-            return Self.firstLine(handle.readDataToEndOfFile())
+        if let descriptor = file == "-" ? 0 : descriptor {
+            guard let line = Self.readLine(from: descriptor) else {
+                let source = descriptor == 0 ? "stdin" : "file descriptor \(descriptor)"
+                throw CLIError("no \(what) on \(source)", exitCode: 2)
+            }
+            return line
         }
-        return try Self.readFromTerminal(prompt: prompt)
+        guard let answer = try Self.readFromTerminal(prompt: prompt) else {
+            throw CLIError("no terminal to ask for the \(what) on; use \(options)", exitCode: 2)
+        }
+        return answer
+    }
+
+    /// Reads a new secret; asked on a terminal, it is asked `again` and must match.
+    func readConfirmed(prompt: String, again: String) throws -> String {
+        let first = try read(prompt: prompt)
+        guard !isScripted else { return first }
+        guard try Self.readFromTerminal(prompt: again) == first else {
+            throw CLIError("the passwords do not match", exitCode: 2)
+        }
+        return first
     }
 
     private static func firstLine(_ data: Data) -> String {
@@ -34,12 +71,29 @@ struct PasswordReader {
             .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
     }
 
-    /// Prompts on /dev/tty and reads a line with echo turned off.
-    static func readFromTerminal(prompt: String) throws -> String {
-        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard tty >= 0 else {
-            throw CLIError("no terminal to ask for a password; use --password-file or --password-fd", exitCode: 2)
+    /// One line from `descriptor`, read a byte at a time so that the next secret's line stays
+    /// unread; nil at end of file before any byte.
+    private static func readLine(from descriptor: Int32) -> String? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = Glibc.read(descriptor, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else {
+                if line.isEmpty { return nil }
+                break
+            }
+            if byte == 0x0A { break }
+            line.append(byte)
         }
+        if line.last == 0x0D { line.removeLast() }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Prompts on /dev/tty and reads a line with echo turned off; nil without a terminal.
+    static func readFromTerminal(prompt: String) throws -> String? {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return nil }
         defer { close(tty) }
         var saved = termios()
         let hasTermios = tcgetattr(tty, &saved) == 0
@@ -50,6 +104,19 @@ struct PasswordReader {
             tcsetattr(tty, TCSAFLUSH, &silent)
         }
         defer { if hasTermios { tcsetattr(tty, TCSAFLUSH, &saved) } }
+        return lineFromTerminal(tty, prompt: prompt)
+    }
+
+    /// Prompts on /dev/tty and reads a line with echo on (a yes/no or a file name); nil
+    /// without a terminal.
+    static func askOnTerminal(_ prompt: String) -> String? {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return nil }
+        defer { close(tty) }
+        return lineFromTerminal(tty, prompt: prompt)
+    }
+
+    private static func lineFromTerminal(_ tty: Int32, prompt: String) -> String {
         var promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeMutableBytes { write(tty, $0.baseAddress, $0.count) }
         var line: [UInt8] = []

@@ -11,15 +11,29 @@ struct SignCommand: ParsableCommand {
     @Option(help: "authLevel: 0 none, 1 password or device key, 4 IDV biometric.") var level: Int = 1
     @Option(help: "authenticatorType (0, or 1 with level 4).") var type: Int = 0
     @Option(help: "Why the payload is signed (1-100 characters).") var reason: String
-    @Option(help: "The payload (1-500 characters).") var payload: String?
-    @Option(name: .customLong("payload-file"), help: "Read the payload from a file.") var payloadFile: String?
-    @Option(name: .customLong("password-file"), help: "Read the password from a file (first line).") var passwordFile: String?
-    @Option(name: .customLong("password-fd"), help: "Read the password from a file descriptor.") var passwordFD: Int32?
+    @Option(help: "The payload (1-500 characters); else --payload-file, else stdin.") var payload: String?
+    @Option(name: .customLong("payload-file"), help: ArgumentHelp("Read the payload from a file (- is stdin).", valueName: "file"))
+    var payloadFile: String?
+    @Option(name: .customLong("password-file"), help: ArgumentHelp("Read the password from a file (first line; - is stdin).", valueName: "file"))
+    var passwordFile: String?
+    @Option(name: .customLong("password-fd"), help: ArgumentHelp("Read the password from a file descriptor (one line).", valueName: "fd"))
+    var passwordFD: Int32?
     @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
     var deviceKey: String?
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce and the challenge (base64url operation text) as its arguments; it prints the assertion, which must carry txn = base64url(SHA-256(text)).")
     var idvCommand: String?
     @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
+
+    func validate() throws {
+        if payload != nil, payloadFile != nil {
+            throw ValidationError("--payload and --payload-file cannot be used together")
+        }
+        try SecretSources.validate(["--password-file": passwordFile], ["--password-fd": passwordFD])
+        let payloadFromStdin = payload == nil && (payloadFile == nil || payloadFile == "-")
+        if payloadFromStdin, PasswordReader(file: passwordFile, descriptor: passwordFD).readsStdin {
+            throw ValidationError("the payload is read from stdin, so the password cannot be: give --payload or --payload-file FILE")
+        }
+    }
 
     func run() throws {
         try runReportingErrors {
@@ -38,9 +52,10 @@ struct SignCommand: ParsableCommand {
                     let attemptsLeft = event["attemptsLeft"] as? Int ?? 0
                     let status = event["status"] as? [String: Any]
                     if let code = status?["code"] as? Int, code != 100 {
-                        let message = status?["message"] as? String ?? ""
+                        let message = status?["message"] as? String ?? "status \(code)"
+                        // A scripted password will not do better: stop, saying why once.
+                        if passwords.isScripted { throw CLIError(message) }
                         FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
-                        if passwords.isScripted { throw CLIError("the password was not accepted") }
                     }
                     let password = try passwords.read(prompt: "Password for \(user) (\(attemptsLeft) attempts left): ")
                     reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
@@ -93,8 +108,9 @@ struct SignCommand: ParsableCommand {
     private func readPayload() throws -> String {
         if let payload { return payload }
         let data: Data?
-        if let payloadFile {
+        if let payloadFile, payloadFile != "-" {
             data = FileManager.default.contents(atPath: payloadFile)
+            guard data != nil else { throw CLIError("cannot read the payload file \(payloadFile)", exitCode: 2) }
         } else {
             data = FileHandle.standardInput.readDataToEndOfFile()
         }

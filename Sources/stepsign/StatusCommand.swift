@@ -2,14 +2,33 @@ import ArgumentParser
 
 /// `stepsign status`: the daemon's version, uptime, active key and signature count.
 struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the daemon's status.")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the daemon's status.",
+        discussion: "--json prints the status result of docs/protocol.md: version, uptimeSeconds, activeKid, signatures."
+    )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: JSONFlag
+
+    static let fields = ["version", "uptimeSeconds", "activeKid", "signatures"]
 
     func run() throws {
         try runReportingErrors {
-            let reply = try global.connect().call("status").requireAccepted("status")
-            JSONOutput.print(reply.result ?? [:])
+            let result = try global.connect().call("status").requireAccepted("status").result ?? [:]
+            if output.json {
+                JSONOutput.print(JSONOutput.withFields(result, Self.fields))
+                return
+            }
+            print("stepsignd \(result["version"] ?? "?"), up \(Self.duration(result["uptimeSeconds"] as? Int ?? 0))")
+            print("active key \(result["activeKid"] as? String ?? "none")")
+            print("\(result["signatures"] ?? 0) signatures")
         }
+    }
+
+    /// "2d 3h 4m 5s", leaving out leading zero units.
+    static func duration(_ seconds: Int) -> String {
+        let parts = [(seconds / 86400, "d"), (seconds / 3600 % 24, "h"), (seconds / 60 % 60, "m"), (seconds % 60, "s")]
+        let shown = parts.drop { $0.0 == 0 && $0.1 != "s" }
+        return shown.map { "\($0.0)\($0.1)" }.joined(separator: " ")
     }
 }

@@ -9,12 +9,36 @@ struct StepSignCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign",
         abstract: "Ask stepsignd to sign, and administer it.",
+        discussion: """
+            Output: prose for people by default; --json, where a command prints data, for \
+            scripts (the daemon's field names, absent values as null). Secrets never come from \
+            argv: each --*-file option takes a file or - for stdin (one line per secret), each \
+            --*-fd option a descriptor, and otherwise the terminal is asked, without echo.
+
+            Exit status: 0 done; 1 refused or failed (the daemon said no, the ledger does not \
+            verify, the daemon cannot be reached); 2 usage error or bad input (an unknown or \
+            conflicting option, an unreadable file, no terminal to ask on). stepsign-verify \
+            uses the same three.
+            """,
         version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
                       DeviceCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions
+
+    /// Parses and runs like ArgumentParser's own `main()`, except that a usage error exits 2,
+    /// as in stepsign-verify (SPEC §8), rather than 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data("\(fullMessage(for: error))\n".utf8))
+            exit(withError: ExitCode(CLIError.usage))
+        }
+    }
 }
 
 /// Options every subcommand takes.
@@ -42,6 +66,9 @@ struct CLIError: Error, CustomStringConvertible {
     var description: String
     var exitCode: Int32
 
+    /// The exit status of a usage error or bad input (2), shared with stepsign-verify.
+    static let usage: Int32 = 2
+
     init(_ description: String, exitCode: Int32 = 1) {
         self.description = description
         self.exitCode = exitCode
@@ -64,6 +91,14 @@ enum JSONOutput {
             Swift.print(String(decoding: data, as: UTF8.self))
         }
     }
+
+    /// `object` with every one of `fields` present, absent ones as null: a script reads the
+    /// same fields whatever the daemon left out.
+    static func withFields(_ object: [String: Any], _ fields: [String]) -> [String: Any] {
+        var filled = object
+        for field in fields where filled[field] == nil { filled[field] = NSNull() }
+        return filled
+    }
 }
 
 /// Runs `body`, turning a CLIError into a message on stderr and its exit code.
@@ -73,5 +108,8 @@ func runReportingErrors(_ body: () throws -> Void) throws {
     } catch let error as CLIError {
         FileHandle.standardError.write(Data("stepsign: \(error.description)\n".utf8))
         throw ExitCode(error.exitCode)
+    } catch let error as ClientError {
+        FileHandle.standardError.write(Data("stepsign: lost the connection to stepsignd: \(error)\n".utf8))
+        throw ExitCode(1)
     }
 }

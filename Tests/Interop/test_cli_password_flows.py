@@ -105,12 +105,12 @@ def test_forgot_password_with_the_delivered_code(fresh):
 
 def test_admin_user_list_expire_remove(fresh):
     daemon, _ = fresh
-    listed = cli(daemon, "admin", "user", "list")
+    listed = cli(daemon, "admin", "user", "list", "--json")
     assert listed.returncode == 0
     users = json.loads(listed.stdout)
     assert [u["user"] for u in users] == ["carol"]
     assert users[0]["passwordExpired"] is False
-    assert cli(daemon, "admin", "user", "expire", "carol").returncode == 0
-    assert json.loads(cli(daemon, "admin", "user", "list").stdout)[0]["passwordExpired"] is True
-    assert cli(daemon, "admin", "user", "remove", "carol").returncode == 0
-    assert json.loads(cli(daemon, "admin", "user", "list").stdout) == []
+    assert cli(daemon, "admin", "user", "expire", "--user", "carol").returncode == 0
+    assert json.loads(cli(daemon, "admin", "user", "list", "--json").stdout)[0]["passwordExpired"] is True
+    assert cli(daemon, "admin", "user", "remove", "--user", "carol").returncode == 0
+    assert json.loads(cli(daemon, "admin", "user", "list", "--json").stdout) == []

@@ -47,7 +47,8 @@ def encode_low_s(claims, key, headers):
 def trusted():
     """A P-256 key made by cryptography, its PEM in a keys file, and JWS made by PyJWT."""
     key = ec.generate_private_key(ec.SECP256R1())
-    directory = tempfile.mkdtemp()
+    holder = tempfile.TemporaryDirectory(prefix="stepsign-tests-verify-")
+    directory = holder.name
     keys_file = os.path.join(directory, "keys.pem")
     pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     with open(keys_file, "wb") as f:
@@ -57,7 +58,8 @@ def trusted():
               "payload": "made by PyJWT", "payloadLength": 13, "reason": "interop", "authLevel": 1,
               "authenticatorType": 0, "authenticatorUsed": "password"}
     token = encode_low_s(claims, key, {"kid": kid, "typ": "stepsign+jwt"})
-    return key, keys_file, kid, claims, token, pem
+    yield key, keys_file, kid, claims, token, pem
+    holder.cleanup()
 
 
 def verify(*args, stdin=None):

@@ -71,7 +71,7 @@ struct KeyRevocationTests {
         let revoked = try Tools.run([Binaries.path("stepsign"), "admin", "key", "revoke", try #require(retiredKid)], environment: environment)
         #expect(revoked.status == 0, "\(revoked.stderr)")
         #expect(revoked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        let list = try Tools.run([Binaries.path("stepsign"), "admin", "key", "list"], environment: environment)
+        let list = try Tools.run([Binaries.path("stepsign"), "admin", "key", "list", "--json"], environment: environment)
         #expect(list.stdout.contains("\"revoked\""))
         #expect(list.stdout.contains("\"instance\""))
     }
