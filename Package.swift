@@ -11,6 +11,7 @@
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
+//   StepSignVersion             the version every binary reports (and the Debian package's)
 //   stepsignd, stepsign, stepsign-verify
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
 import PackageDescription
@@ -38,6 +39,7 @@ let package = Package(
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
         .target(name: "CSystemShims"),
+        .target(name: "StepSignVersion"),
         .target(
             name: "StepSignCrypto",
             dependencies: ["CLibcrypto", "COpenSSLShims", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
@@ -55,6 +57,7 @@ let package = Package(
             name: "StepSignEngine",
             dependencies: [
                 "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage", "CSystemShims",
+                "StepSignVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -76,6 +79,7 @@ let package = Package(
             name: "stepsignd",
             dependencies: [
                 "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage", "CSystemShims",
+                "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -86,14 +90,14 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignConfig", "StepSignCrypto",
+                "StepSignClient", "StepSignConfig", "StepSignCrypto", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "stepsign-verify",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat",
+                "StepSignCrypto", "StepSignFormat", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
+import StepSignVersion
 import struct Foundation.Date
 
 /// The authentication engine: every operation of SPEC §3.2, independent of the transport.
@@ -12,7 +13,7 @@ import struct Foundation.Date
 /// concurrently.
 public final class Engine: Sendable {
     /// The daemon's version, reported by `status`.
-    public static let version = "0.1.0"
+    public static let version = StepSignVersion.current
 
     let store: any StepSignStore
     let keyring: Keyring

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignVersion
 
 /// The root command: `stepsign-verify [verify] …` (the default) and `stepsign-verify ledger …`.
 struct StepSignVerify: ParsableCommand {
@@ -14,6 +15,7 @@ struct StepSignVerify: ParsableCommand {
             (an unknown or conflicting option, an unreadable file, not a JWS, a bad keys file). \
             stepsign uses the same three.
             """,
+        version: StepSignVersion.current,
         subcommands: [VerifyCommand.self, LedgerCommand.self],
         defaultSubcommand: VerifyCommand.self
     )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StepSignClient
+import StepSignVersion
 
 /// `stepsign`: the client and admin CLI (SPEC §8).
 @main
@@ -19,6 +20,7 @@ struct StepSignCLI: ParsableCommand {
             conflicting option, an unreadable file, no terminal to ask on). stepsign-verify \
             uses the same three.
             """,
+        version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
                       DeviceCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
     )

@@ -9,6 +9,7 @@ import StepSignConfig
 import StepSignEngine
 import StepSignServer
 import StepSignStorage
+import StepSignVersion
 import UnixSignals
 
 /// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
@@ -16,7 +17,8 @@ import UnixSignals
 struct StepSignDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsignd",
-        abstract: "The stepsign signing daemon: step-up authentication, ES256 signatures, a tamper-evident ledger."
+        abstract: "The stepsign signing daemon: step-up authentication, ES256 signatures, a tamper-evident ledger.",
+        version: StepSignVersion.current
     )
 
     @Option(name: .long, help: "The TOML configuration file.")
