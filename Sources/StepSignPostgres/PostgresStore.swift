@@ -1,0 +1,186 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StepSignCrypto
+import StepSignStorage
+
+/// The shared ``StepSignStore``: one PostgreSQL database for several daemons (SPEC §5.2).
+///
+/// Every call is `async` on PostgresNIO's event loops and holds no thread while it waits on
+/// the server. Each atomic primitive is one statement or one transaction on the server (row
+/// locks, `ON CONFLICT`, `DELETE … RETURNING`); nothing is cached that another daemon could
+/// change: the ledger's tail is read under a transaction-scoped advisory lock in the
+/// transaction that extends it.
+///
+/// Life cycle: ``open(_:logger:)`` starts the connection pool (PostgresNIO's `PostgresClient`,
+/// at most `poolSize` connections) in a task of its own, brings the schema up to date and
+/// returns the store; ``close()`` ends the pool. Calls after `close()` fail.
+public final class PostgresStore: StepSignStore {
+    let client: PostgresClient
+    let logger: Logger
+    /// The key of the HMAC under which names that are not users are counted (shared by every
+    /// daemon, so one name has one counter).
+    let nameKey: [UInt8]
+    private let runTask: Task<Void, Never>
+
+    public var ledgerWriting: LedgerWriting { .async }
+
+    private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8]) {
+        self.client = client
+        self.runTask = runTask
+        self.logger = logger
+        self.nameKey = nameKey
+    }
+
+    /// Connects, applies missing migrations (safely when several daemons start at once) and
+    /// returns the store.
+    ///
+    /// Throws ``PostgresStoreError/schemaTooNew(found:supported:)`` when a newer daemon has
+    /// migrated the database, ``PostgresStoreError/configuration(_:)`` or
+    /// ``PostgresStoreError/passwordFile(path:reason:)`` for unusable settings, and
+    /// ``PostgresStoreError/unavailable(_:)`` when the server cannot be reached.
+    public static func open(_ configuration: PostgresStoreConfiguration,
+                            logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStore {
+        try configuration.validate()
+        let password = try configuration.readPassword()
+        var clientConfiguration: PostgresClient.Configuration
+        if configuration.usesUnixSocket {
+            clientConfiguration = PostgresClient.Configuration(
+                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
+                password: password, database: configuration.database
+            )
+        } else {
+            clientConfiguration = PostgresClient.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.user,
+                password: password, database: configuration.database, tls: try tls(configuration)
+            )
+            clientConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
+        }
+        clientConfiguration.options.maximumConnections = configuration.poolSize
+        clientConfiguration.options.minimumConnections = 0
+        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        let runTask = Task { await client.run() }
+        do {
+            let nameKey = try await PostgresMigrator(client: client, logger: logger).migrate()
+            return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
+        } catch {
+            runTask.cancel()
+            await runTask.value
+            throw error
+        }
+    }
+
+    private static func tls(_ configuration: PostgresStoreConfiguration) throws -> PostgresClient.Configuration.TLS {
+        switch configuration.tls {
+        case .disable:
+            return .disable
+        case .require:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .none
+            return .require(tls)
+        case .verifyFull:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .fullVerification
+            if let caFile = configuration.tlsCAFile, !caFile.isEmpty {
+                do {
+                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+                } catch {
+                    throw PostgresStoreError.configuration("tls_ca_file \(caFile) cannot be read as PEM certificates")
+                }
+            }
+            return .require(tls)
+        }
+    }
+
+    public func close() async throws {
+        runTask.cancel()
+        await runTask.value
+    }
+
+    // MARK: - Running statements
+
+    /// Runs `body` on one pooled connection, with server and connection errors as
+    /// ``PostgresStoreError``s (``StorageError``s pass through).
+    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, rolled back if it throws). A
+    /// deadlock or serialization failure, which the server resolves by aborting one side, is
+    /// retried a few times from the start.
+    func inTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { connection in
+                    try await connection.query("BEGIN", logger: logger)
+                    do {
+                        let value = try await body(connection)
+                        try await connection.query("COMMIT", logger: logger)
+                        return value
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
+                    }
+                }
+            } catch let error as PostgresStoreError {
+                if case let .server(sqlState, _) = error, sqlState == "40P01" || sqlState == "40001", attempt < 5 {
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
+    static func mapped(_ error: any Error) -> any Error {
+        if error is StorageError || error is PostgresStoreError { return error }
+        guard let error = error as? PSQLError else { return error }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? "?????"
+            // Class 08 (connection exception), 57P01-03 (shutdown), 53 (resources).
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") {
+                return PostgresStoreError.unavailable(error.serverInfo?[.message] ?? "server error \(state)")
+            }
+            return PostgresStoreError.server(sqlState: state, message: error.serverInfo?[.message] ?? "")
+        case .poolClosed, .clientClosedConnection:
+            return PostgresStoreError.closed
+        default:
+            return PostgresStoreError.unavailable("\(error.code)")
+        }
+    }
+
+    /// The number of rows a statement returned (its `RETURNING` rows).
+    static func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// The HMAC under which a name that is not a user is counted.
+    func key(of name: String) -> [UInt8] {
+        HMACSHA256.mac(key: nameKey, message: Array(name.utf8))
+    }
+
+    /// A read value that does not have the column's expected form.
+    static func malformed(_ table: String, _ error: any Error) -> StorageError {
+        StorageError.malformedRow(table: table, detail: "\(error)")
+    }
+}
+
+/// Times as `timestamptz` keeps them: whole microseconds (PostgresNIO's encoding), so that a
+/// value returned before it is stored equals the value read back.
+extension Date {
+    var postgresRounded: Date {
+        let start = Date(timeIntervalSince1970: 946_684_800)
+        let microseconds = Int64(timeIntervalSince(start) * 1_000_000)
+        return Date(timeInterval: Double(microseconds) / 1_000_000, since: start)
+    }
+}
