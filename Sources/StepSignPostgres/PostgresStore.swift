@@ -62,7 +62,11 @@ public final class PostgresStore: StepSignStore {
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let runTask = Task { await client.run() }
         do {
-            let nameKey = try await PostgresMigrator(client: client, logger: logger).migrate()
+            // The pool retries a server it cannot reach for about a minute before it gives up
+            // on a request; a daemon starting against one should say so sooner.
+            let nameKey = try await withDeadline(configuration.connectTimeout + .seconds(5)) {
+                try await PostgresMigrator(client: client, logger: logger).migrate()
+            }
             return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
         } catch {
             runTask.cancel()
@@ -140,8 +144,11 @@ public final class PostgresStore: StepSignStore {
 
     /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
     static func mapped(_ error: any Error) -> any Error {
-        if error is StorageError || error is PostgresStoreError { return error }
-        guard let error = error as? PSQLError else { return error }
+        if error is StorageError || error is PostgresStoreError || error is CancellationError { return error }
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (a circuit breaker tripped by failed connects, a timeout).
+            return PostgresStoreError.unavailable("\(error)")
+        }
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?????"
@@ -153,7 +160,25 @@ public final class PostgresStore: StepSignStore {
         case .poolClosed, .clientClosedConnection:
             return PostgresStoreError.closed
         default:
-            return PostgresStoreError.unavailable("\(error.code)")
+            let underlying = error.underlying.map { ": \($0)" } ?? ""
+            return PostgresStoreError.unavailable("\(error.code)\(underlying)")
+        }
+    }
+
+    /// Runs `operation`, or throws ``PostgresStoreError/unavailable(_:)`` once `limit` has
+    /// passed (the operation is cancelled).
+    static func withDeadline<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw PostgresStoreError.unavailable("no connection to the server within \(limit)")
+            }
+            return value
         }
     }
 

@@ -216,6 +216,18 @@ import Testing
         }
     }
 
+    @Test func aServerThatIsNotThereIsReportedUnavailable() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        var configuration = try PostgresTestServer.configuration(database: "stepsign")
+        configuration.host = directory.parent
+        configuration.connectTimeout = .seconds(2)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: PostgresStoreError.self) { try await PostgresStore.open(configuration) }
+        if case .unavailable = error {} else { Issue.record("not unavailable: \(String(describing: error))") }
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
     @Test func unusableSettingsAreRefusedBeforeConnecting() async throws {
         var configuration = try PostgresTestServer.configuration(database: "nowhere")
         configuration.tls = .require
