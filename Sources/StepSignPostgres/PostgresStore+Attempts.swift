@@ -83,17 +83,18 @@ extension PostgresStore {
 
     public func giveBackAttempt(name: String, now: Date) async throws {
         let key = Data(key(of: name))
-        try await inTransaction { connection in
-            let users = try await Self.count(connection.query("""
+        try await withConnection { connection in
+            // Rows are written only when the counter is not fresh already (a right answer on a
+            // clean counter, the common case, writes nothing).
+            try await connection.query("""
                 UPDATE users SET failed_attempts = 0, blocked = false, blocked_until = NULL
-                WHERE name = \(name) RETURNING 1
-                """, logger: logger))
-            if users == 0 {
-                try await connection.query("""
-                    UPDATE name_counters SET failed_attempts = 0, blocked = false, blocked_until = NULL, updated_at = \(now)
-                    WHERE name_key = \(key) AND (failed_attempts <> 0 OR blocked OR blocked_until IS NOT NULL)
-                    """, logger: logger)
-            }
+                WHERE name = \(name) AND (failed_attempts <> 0 OR blocked OR blocked_until IS NOT NULL)
+                """, logger: logger)
+            try await connection.query("""
+                UPDATE name_counters SET failed_attempts = 0, blocked = false, blocked_until = NULL, updated_at = \(now)
+                WHERE name_key = \(key) AND (failed_attempts <> 0 OR blocked OR blocked_until IS NOT NULL)
+                    AND NOT EXISTS (SELECT 1 FROM users WHERE name = \(name))
+                """, logger: logger)
         }
     }
 }
