@@ -11,24 +11,17 @@ import StepSignStorage
 /// the right to create tables (docs/sql/roles.sql) opens an up-to-date database without
 /// running any DDL.
 struct PostgresMigrator {
-    let client: PostgresClient
     let logger: Logger
 
-    func migrate() async throws -> [UInt8] {
+    func migrate(on connection: PostgresConnection) async throws -> [UInt8] {
+        try await connection.query("BEGIN", logger: logger)
         do {
-            return try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
-                do {
-                    let key = try await migrate(connection)
-                    try await connection.query("COMMIT", logger: logger)
-                    return key
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
-            }
+            let key = try await migrate(connection)
+            try await connection.query("COMMIT", logger: logger)
+            return key
         } catch {
-            throw PostgresStore.mapped(error)
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
     }
 

@@ -12,9 +12,10 @@ import StepSignStorage
 /// change: the ledger's tail is read under a transaction-scoped advisory lock in the
 /// transaction that extends it.
 ///
-/// Life cycle: ``open(_:logger:)`` starts the connection pool (PostgresNIO's `PostgresClient`,
-/// at most `poolSize` connections) in a task of its own, brings the schema up to date and
-/// returns the store; ``close()`` ends the pool. Calls after `close()` fail.
+/// Life cycle: ``open(_:logger:)`` brings the schema up to date on one connection of its own,
+/// then starts the connection pool (PostgresNIO's `PostgresClient`, at most `poolSize`
+/// connections) in a task of its own and returns the store; ``close()`` ends the pool. Calls
+/// after `close()` fail.
 public final class PostgresStore: StepSignStore {
     let client: PostgresClient
     let logger: Logger
@@ -43,6 +44,50 @@ public final class PostgresStore: StepSignStore {
                             logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStore {
         try configuration.validate()
         let password = try configuration.readPassword()
+        // The schema is brought up to date on one connection of its own, before any pool
+        // exists: a server that cannot be reached, or refuses the login, is reported at once
+        // (the pool would retry it for about a minute).
+        var connectionConfiguration: PostgresConnection.Configuration
+        if configuration.usesUnixSocket {
+            connectionConfiguration = PostgresConnection.Configuration(
+                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
+                password: password, database: configuration.database
+            )
+        } else {
+            let tls: PostgresConnection.Configuration.TLS
+            if let tlsConfiguration = try tlsConfiguration(configuration) {
+                do {
+                    tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
+                } catch {
+                    throw PostgresStoreError.configuration("TLS cannot be set up: \(error)")
+                }
+            } else {
+                tls = .disable
+            }
+            connectionConfiguration = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.user,
+                password: password, database: configuration.database, tls: tls
+            )
+            connectionConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
+        }
+        let timeout = configuration.connectTimeout.components
+        connectionConfiguration.options.connectTimeout = .nanoseconds(
+            timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
+        )
+        let nameKey: [UInt8]
+        do {
+            let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+            do {
+                nameKey = try await PostgresMigrator(logger: logger).migrate(on: connection)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        } catch {
+            throw mapped(error)
+        }
+
         var clientConfiguration: PostgresClient.Configuration
         if configuration.usesUnixSocket {
             clientConfiguration = PostgresClient.Configuration(
@@ -50,9 +95,14 @@ public final class PostgresStore: StepSignStore {
                 password: password, database: configuration.database
             )
         } else {
+            let tls: PostgresClient.Configuration.TLS = if let tlsConfiguration = try tlsConfiguration(configuration) {
+                .require(tlsConfiguration)
+            } else {
+                .disable
+            }
             clientConfiguration = PostgresClient.Configuration(
                 host: configuration.host, port: configuration.port, username: configuration.user,
-                password: password, database: configuration.database, tls: try tls(configuration)
+                password: password, database: configuration.database, tls: tls
             )
             clientConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
         }
@@ -61,28 +111,18 @@ public final class PostgresStore: StepSignStore {
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let runTask = Task { await client.run() }
-        do {
-            // The pool retries a server it cannot reach for about a minute before it gives up
-            // on a request; a daemon starting against one should say so sooner.
-            let nameKey = try await withDeadline(configuration.connectTimeout + .seconds(5)) {
-                try await PostgresMigrator(client: client, logger: logger).migrate()
-            }
-            return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
-        } catch {
-            runTask.cancel()
-            await runTask.value
-            throw error
-        }
+        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
     }
 
-    private static func tls(_ configuration: PostgresStoreConfiguration) throws -> PostgresClient.Configuration.TLS {
+    /// The TLS settings of `tls`, or nil for `disable`.
+    private static func tlsConfiguration(_ configuration: PostgresStoreConfiguration) throws -> TLSConfiguration? {
         switch configuration.tls {
         case .disable:
-            return .disable
+            return nil
         case .require:
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.certificateVerification = .none
-            return .require(tls)
+            return tls
         case .verifyFull:
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.certificateVerification = .fullVerification
@@ -93,7 +133,7 @@ public final class PostgresStore: StepSignStore {
                     throw PostgresStoreError.configuration("tls_ca_file \(caFile) cannot be read as PEM certificates")
                 }
             }
-            return .require(tls)
+            return tls
         }
     }
 
@@ -162,23 +202,6 @@ public final class PostgresStore: StepSignStore {
         default:
             let underlying = error.underlying.map { ": \($0)" } ?? ""
             return PostgresStoreError.unavailable("\(error.code)\(underlying)")
-        }
-    }
-
-    /// Runs `operation`, or throws ``PostgresStoreError/unavailable(_:)`` once `limit` has
-    /// passed (the operation is cancelled).
-    static func withDeadline<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw PostgresStoreError.unavailable("no connection to the server within \(limit)")
-            }
-            return value
         }
     }
 
