@@ -7,6 +7,7 @@
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
 //   StepSignConfig              the TOML configuration, with file/line/key errors
 //   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
+//   StepSignPostgres            the same protocol on a shared PostgreSQL (PostgresNIO), for several daemons
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
@@ -30,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -51,6 +53,17 @@ let package = Package(
             dependencies: [
                 "StepSignFormat", "StepSignCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "StepSignPostgres",
+            dependencies: [
+                "StepSignStorage", "StepSignFormat", "StepSignCrypto",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(
@@ -119,7 +132,14 @@ let package = Package(
             dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
         ),
         .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig"]),
-        .testTarget(name: "StepSignStorageTests", dependencies: ["StepSignStorage"]),
+        .testTarget(
+            name: "StepSignStorageTests",
+            dependencies: [
+                "StepSignStorage", "StepSignPostgres", "StepSignCrypto", "StepSignFormat",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine"]),
         .testTarget(
             name: "StepSignServerTests",

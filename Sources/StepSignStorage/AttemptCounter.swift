@@ -35,7 +35,7 @@ public struct AttemptCounter: Sendable, Equatable {
 
     /// Takes one attempt at `now` (the rule of ``StepSignStore/reserveAttempt(name:maxAttempts:blockSeconds:now:)``),
     /// returning the reservation and the counter to store, or nil when nothing is to be stored.
-    func reserving(maxAttempts: Int, blockSeconds: Int, now: Date) -> (AttemptReservation, AttemptCounter?) {
+    package func reserving(maxAttempts: Int, blockSeconds: Int, now: Date) -> (AttemptReservation, AttemptCounter?) {
         var next = self
         if next.blocked, let until = next.blockedUntil, until <= now {
             // The temporary block is over: start again with every attempt.

@@ -166,6 +166,23 @@ public protocol StepSignStore: Sendable {
     /// until durable, like ``appendLedger(_:checkpointEvery:signCheckpoint:)``.
     func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws
 
+    /// How the engine's ledger writer should call this store's appends: on a thread of its own
+    /// through the blocking ``appendLedger(_:checkpointEvery:signCheckpoint:)`` (SQLite: a
+    /// local fsync, no thread hop), or from a task through the `async`
+    /// ``commitLedgerBatch(_:checkpointEvery:signCheckpoint:)`` (a network round trip that
+    /// must not hold a thread).
+    var ledgerWriting: LedgerWriting { get }
+
+    /// ``appendLedger(_:checkpointEvery:signCheckpoint:)`` for callers in async code: the same
+    /// batch, numbering, chaining, checkpoints and durability, without blocking a thread on a
+    /// server. The default calls the blocking append (right for a store whose
+    /// ``ledgerWriting`` is ``LedgerWriting/blockingThread``, whose commit is a local disk write).
+    func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
+                           signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
+
+    /// ``appendCheckpoint(_:)`` for callers in async code. The default calls the blocking one.
+    func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws
+
     /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
     /// no upper bound), by seq.
     func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]
@@ -201,6 +218,24 @@ extension StepSignStore {
     /// Appends a batch without checkpoints.
     public func appendLedger(_ batch: [LedgerAppend]) throws -> [LedgerEntry] {
         try appendLedger(batch, checkpointEvery: 0) { _, _ in throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer") }
+    }
+
+    public var ledgerWriting: LedgerWriting { .blockingThread }
+
+    public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
+                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+        try appendLedger(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+    }
+
+    public func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {
+        try appendCheckpoint(checkpoint)
+    }
+
+    /// Appends a batch without checkpoints, from async code.
+    public func commitLedgerBatch(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
+        try await commitLedgerBatch(batch, checkpointEvery: 0) { _, _ in
+            throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer")
+        }
     }
 
     /// Checks the hash chain only.

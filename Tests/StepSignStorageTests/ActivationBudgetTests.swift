@@ -59,11 +59,12 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func ofConcurrentConsumersOfOneCodeExactlyOneWins(_ backend: StoreBackend) async throws {
-        try await withStore(backend) { store in
-            try await store.addUser(newUser("alice"))
-            _ = try await store.issueActivationCode(code("alice", "h1"), maxCodesPerHour: 5, now: epoch)
+        try await withStores(backend, count: 2) { stores in
+            try await stores[0].addUser(newUser("alice"))
+            _ = try await stores[1].issueActivationCode(code("alice", "h1"), maxCodesPerHour: 5, now: epoch)
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<20 {
+                for index in 0..<20 {
+                    let store = stores[index % 2]
                     group.addTask { try await store.consumeActivationCode(user: "alice", codeHash: "h1", now: epoch) }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
@@ -74,11 +75,12 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func ofConcurrentWrongCodeReservationsExactlyMaxAttemptsAreGranted(_ backend: StoreBackend) async throws {
-        try await withStore(backend) { store in
-            try await store.addUser(newUser("alice"))
+        try await withStores(backend, count: 2) { stores in
+            try await stores[0].addUser(newUser("alice"))
             for name in ["alice", "nobody"] {
                 let granted = try await withThrowingTaskGroup(of: AttemptReservation.self) { group in
-                    for _ in 0..<19 {
+                    for index in 0..<19 {
+                        let store = stores[index % 2]
                         group.addTask { try await store.reserveActivationAttempt(name: name, maxAttempts: 3, now: epoch) }
                     }
                     return try await group.reduce(0) { count, reservation in
@@ -92,10 +94,12 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func aValueIsUsedOnceUntilItExpires(_ backend: StoreBackend) async throws {
-        try await withStore(backend) { store in
+        try await withStores(backend, count: 2) { stores in
+            let store = stores[0]
             let until = epoch.addingTimeInterval(60)
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<20 {
+                for index in 0..<20 {
+                    let store = stores[index % 2]
                     group.addTask { try await store.useOnce("nonce-1", expiresAt: until, now: epoch) }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }

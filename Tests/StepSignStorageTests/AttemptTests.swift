@@ -119,11 +119,13 @@ import Testing
     /// `maxAttempts` are granted (so at most that many are ever checked) and the rest are denied.
     @Test(arguments: StoreBackend.allCases)
     func ofFortyConcurrentReservationsExactlyMaxAttemptsAreGranted(_ backend: StoreBackend) async throws {
-        try await withStore(backend) { store in
-            try await store.addUser(newUser("alice"))
+        // Two stores stand for two daemons (on PostgreSQL: two pools on one database).
+        try await withStores(backend, count: 2) { stores in
+            try await stores[0].addUser(newUser("alice"))
             for name in ["alice", "nobody"] {
                 let results = try await withThrowingTaskGroup(of: AttemptReservation.self) { group in
-                    for _ in 0..<40 {
+                    for index in 0..<40 {
+                        let store = stores[index % 2]
                         group.addTask { try await store.reserveAttempt(name: name, maxAttempts: 3, blockSeconds: 0, now: epoch) }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }

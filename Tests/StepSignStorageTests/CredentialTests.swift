@@ -7,8 +7,9 @@ import Testing
         DeviceKeyRecord(kid: kid, user: user, publicKeyJWK: #"{"kty":"EC","kid":"\#(kid)"}"#, label: "device \(kid)", createdAt: epoch.addingTimeInterval(offset))
     }
 
-    @Test func deviceKeysAreListedOldestFirstAndRevokedOnesOnlyOnRequest() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func deviceKeysAreListedOldestFirstAndRevokedOnesOnlyOnRequest(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             try await store.addDeviceKey(key("k1", at: 0))
             try await store.addDeviceKey(key("k2", at: 1))
@@ -28,8 +29,9 @@ import Testing
         }
     }
 
-    @Test func aDeviceKeyIdCanBeEnrolledOnlyOnce() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aDeviceKeyIdCanBeEnrolledOnlyOnce(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             try await store.addUser(newUser("bob"))
             try await store.addDeviceKey(key("k1"))
@@ -39,8 +41,9 @@ import Testing
         }
     }
 
-    @Test func aDeviceKeyNeedsAnExistingUser() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aDeviceKeyNeedsAnExistingUser(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             await #expect(throws: StorageError.noSuchUser("nobody")) {
                 try await store.addDeviceKey(key("k1", user: "nobody"))
             }
@@ -49,8 +52,9 @@ import Testing
 }
 
 @Suite struct ActivationCodeTests {
-    @Test func aNewActivationCodeReplacesTheOpenOne() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aNewActivationCodeReplacesTheOpenOne(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             let first = ActivationCodeRecord(user: "alice", codeHash: "c1", verificationKey: "v1", expiresAt: epoch)
             try await store.putActivationCode(first)
@@ -62,8 +66,9 @@ import Testing
         }
     }
 
-    @Test func aDeletedActivationCodeIsGone() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aDeletedActivationCodeIsGone(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             try await store.putActivationCode(ActivationCodeRecord(user: "alice", codeHash: "c", verificationKey: "v", expiresAt: epoch))
             #expect(try await store.deleteActivationCode(user: "alice"))
@@ -72,8 +77,9 @@ import Testing
         }
     }
 
-    @Test func anActivationCodeNeedsAnExistingUser() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func anActivationCodeNeedsAnExistingUser(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             await #expect(throws: StorageError.noSuchUser("nobody")) {
                 try await store.putActivationCode(ActivationCodeRecord(user: "nobody", codeHash: "c", verificationKey: "v", expiresAt: epoch))
             }
@@ -82,8 +88,9 @@ import Testing
 }
 
 @Suite struct SigningKeyTests {
-    @Test func theNewestSigningKeyIsTheOnlyActiveOne() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func theNewestSigningKeyIsTheOnlyActiveOne(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             #expect(try await store.signingKeys().isEmpty)
             try await store.addSigningKey(kid: "k1", createdAt: epoch)
             #expect(try await store.signingKeys() == [SigningKeyRecord(kid: "k1", createdAt: epoch, active: true)])
@@ -96,8 +103,9 @@ import Testing
         }
     }
 
-    @Test func aKnownSigningKeyCannotBeAddedAgain() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aKnownSigningKeyCannotBeAddedAgain(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addSigningKey(kid: "k1", createdAt: epoch)
             try await store.addSigningKey(kid: "k2", createdAt: epoch)
             await #expect(throws: StorageError.signingKeyExists("k1")) {

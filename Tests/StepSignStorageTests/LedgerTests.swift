@@ -4,18 +4,20 @@ import Testing
 @testable import StepSignStorage
 
 @Suite struct LedgerTests {
-    @Test func anEmptyLedgerAuditsOkWithNoEntries() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func anEmptyLedgerAuditsOkWithNoEntries(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             #expect(try await store.ledgerCount() == 0)
             #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 0, firstBadSeq: nil))
-            #expect(try store.appendLedger([]).isEmpty)
+            #expect(try await store.commitLedgerBatch([]).isEmpty)
         }
     }
 
-    @Test func aBatchGetsSequenceNumbersOneToNAndAChainedHash() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func aBatchGetsSequenceNumbersOneToNAndAChainedHash(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             let batch = ledgerBatch(1..<6)
-            let entries = try store.appendLedger(batch)
+            let entries = try await store.commitLedgerBatch(batch)
             #expect(entries.map(\.seq) == [1, 2, 3, 4, 5])
             #expect(entries.map(\.signatureID) == batch.map(\.signatureID))
             #expect(entries.first?.prevHash == LedgerChain.genesisHash)
@@ -31,9 +33,10 @@ import Testing
         }
     }
 
-    @Test func storedEntriesEqualTheReturnedOnes() async throws {
-        try await withStore { store, _ async throws in
-            let entries = try store.appendLedger(ledgerBatch(1..<4))
+    @Test(arguments: StoreBackend.allCases)
+    func storedEntriesEqualTheReturnedOnes(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let entries = try await store.commitLedgerBatch(ledgerBatch(1..<4))
             let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
             #expect(stored == entries)
             let second = try #require(entries.dropFirst().first)
@@ -43,10 +46,11 @@ import Testing
         }
     }
 
-    @Test func consecutiveBatchesContinueTheChain() async throws {
-        try await withStore { store, _ async throws in
-            let first = try store.appendLedger(ledgerBatch(1..<4))
-            let second = try store.appendLedger(ledgerBatch(4..<6))
+    @Test(arguments: StoreBackend.allCases)
+    func consecutiveBatchesContinueTheChain(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let first = try await store.commitLedgerBatch(ledgerBatch(1..<4))
+            let second = try await store.commitLedgerBatch(ledgerBatch(4..<6))
             #expect(second.map(\.seq) == [4, 5])
             #expect(second.first?.prevHash == first.last?.entryHash)
             #expect(try await store.auditLedger().ok)
@@ -85,9 +89,10 @@ import Testing
         try await two.close()
     }
 
-    @Test func pagingReturnsEntriesAfterASequenceNumberInOrder() async throws {
-        try await withStore { store, _ async throws in
-            _ = try store.appendLedger(ledgerBatch(1..<11))
+    @Test(arguments: StoreBackend.allCases)
+    func pagingReturnsEntriesAfterASequenceNumberInOrder(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            _ = try await store.commitLedgerBatch(ledgerBatch(1..<11))
             #expect(try await store.ledgerEntries(afterSeq: 0, limit: 4).map(\.seq) == [1, 2, 3, 4])
             #expect(try await store.ledgerEntries(afterSeq: 4, limit: 4).map(\.seq) == [5, 6, 7, 8])
             #expect(try await store.ledgerEntries(afterSeq: 8, limit: 4).map(\.seq) == [9, 10])
@@ -96,25 +101,29 @@ import Testing
         }
     }
 
-    @Test func aDuplicateSignatureIdRejectsTheWholeBatch() async throws {
-        try await withStore { store, _ async throws in
-            _ = try store.appendLedger(ledgerBatch(1..<3))
+    @Test(arguments: StoreBackend.allCases)
+    func aDuplicateSignatureIdRejectsTheWholeBatch(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            _ = try await store.commitLedgerBatch(ledgerBatch(1..<3))
             let batch = [ledgerAppend(3), ledgerAppend(1)]
-            #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
-                try store.appendLedger(batch)
+            await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
+                try await store.commitLedgerBatch(batch)
             }
             #expect(try await store.ledgerCount() == 2)
-            let next = try store.appendLedger([ledgerAppend(3)])
+            let next = try await store.commitLedgerBatch([ledgerAppend(3)])
             #expect(next.map(\.seq) == [3])
             #expect(try await store.auditLedger().ok)
         }
     }
 
-    @Test func concurrentAppendsGetDistinctConsecutiveSequenceNumbers() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func concurrentAppendsGetDistinctConsecutiveSequenceNumbers(_ backend: StoreBackend) async throws {
+        try await withStores(backend, count: 2) { stores in
+            let store = stores[0]
             try await withThrowingTaskGroup(of: [LedgerEntry].self) { group in
                 for task in 0..<8 {
-                    group.addTask { try store.appendLedger(ledgerBatch(task * 50..<(task + 1) * 50)) }
+                    let store = stores[task % 2]
+                    group.addTask { try await store.commitLedgerBatch(ledgerBatch(task * 50..<(task + 1) * 50)) }
                 }
                 var seqs: [Int64] = []
                 for try await entries in group {
@@ -126,12 +135,13 @@ import Testing
         }
     }
 
-    @Test func twentyThousandRowsInBatchesOfAHundredStayContinuousAndAuditOk() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func twentyThousandRowsInBatchesOfAHundredStayContinuousAndAuditOk(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             let total = 20_000
             var expectedSeq: Int64 = 1
             for start in stride(from: 0, to: total, by: 100) {
-                let entries = try store.appendLedger(ledgerBatch(start..<start + 100))
+                let entries = try await store.commitLedgerBatch(ledgerBatch(start..<start + 100))
                 for entry in entries {
                     #expect(entry.seq == expectedSeq)
                     expectedSeq += 1

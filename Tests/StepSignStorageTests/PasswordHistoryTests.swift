@@ -3,8 +3,9 @@ import Testing
 @testable import StepSignStorage
 
 @Suite struct PasswordHistoryTests {
-    @Test func historyListsTheCurrentHashFirstThenEarlierOnesNewestFirst() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func historyListsTheCurrentHashFirstThenEarlierOnesNewestFirst(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice", hash: "h0"))
             for index in 1...3 {
                 try await store.setPassword(user: "alice", hash: "h\(index)", at: epoch.addingTimeInterval(Double(index)), historyLimit: 5)
@@ -15,8 +16,9 @@ import Testing
         }
     }
 
-    @Test func historyIsTrimmedToTheLimitOfEarlierPasswords() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func historyIsTrimmedToTheLimitOfEarlierPasswords(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice", hash: "h0"))
             for index in 1...8 {
                 try await store.setPassword(user: "alice", hash: "h\(index)", at: epoch, historyLimit: 3)
@@ -28,8 +30,9 @@ import Testing
         }
     }
 
-    @Test func historyIsPerUser() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func historyIsPerUser(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice", hash: "a0"))
             try await store.addUser(newUser("bob", hash: "b0"))
             try await store.setPassword(user: "alice", hash: "a1", at: epoch, historyLimit: 5)
@@ -39,8 +42,9 @@ import Testing
         }
     }
 
-    @Test func settingThePasswordOfAnUnknownUserThrowsNoSuchUser() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func settingThePasswordOfAnUnknownUserThrowsNoSuchUser(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             await #expect(throws: StorageError.noSuchUser("nobody")) {
                 try await store.setPassword(user: "nobody", hash: "h", at: epoch, historyLimit: 5)
             }

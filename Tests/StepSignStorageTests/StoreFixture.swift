@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StepSignStorage
+import StepSignPostgres
 
 /// A fresh state directory under the system temp directory, removed by `cleanUp()`.
 struct TemporaryStateDirectory {
@@ -61,20 +62,58 @@ func ledgerBatch(_ range: Range<Int>, user: String = "alice") -> [LedgerAppend] 
     range.map { ledgerAppend($0, user: user) }
 }
 
-/// A storage backend the store-protocol tests run against. PostgreSQL joins this list when it
-/// is built; every test written against `StepSignStore` then runs on both.
+/// A storage backend the store-protocol tests run against: every test written against
+/// `StepSignStore` runs on each.
 enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
+    case postgresql
+
+    /// SQLite always; PostgreSQL when the test server is set (or required, see
+    /// ``PostgresTestServer``), else with a note on stderr that its runs were left out.
+    static var allCases: [StoreBackend] {
+        PostgresTestServer.enabled ? [.sqlite, .postgresql] : [.sqlite]
+    }
 
     var testDescription: String { rawValue }
 }
 
-/// Opens a store of `backend` in a fresh place, runs `body` against the protocol, closes the
-/// store and removes what it made.
+/// Opens a store of `backend` in a fresh place (a new directory; a new PostgreSQL database),
+/// runs `body` against the protocol, closes the store and removes what it made.
 @discardableResult
 func withStore<T>(_ backend: StoreBackend, _ body: (any StepSignStore) async throws -> T) async throws -> T {
+    try await withStores(backend, count: 1) { stores in try await body(stores[0]) }
+}
+
+/// Like ``withStore(_:_:)`` with `count` stores on the same data, as `count` daemons would
+/// have: SQLite stores on one file; PostgreSQL stores with pools of their own on one database.
+@discardableResult
+func withStores<T>(_ backend: StoreBackend, count: Int, _ body: ([any StepSignStore]) async throws -> T) async throws -> T {
     switch backend {
     case .sqlite:
-        try await withStore { store, _ in try await body(store) }
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        var stores: [SQLiteStore] = []
+        do {
+            for _ in 0..<count { stores.append(try directory.open()) }
+            let result = try await body(stores)
+            for store in stores { try await store.close() }
+            return result
+        } catch {
+            for store in stores { try? await store.close() }
+            throw error
+        }
+    case .postgresql:
+        return try await withPostgresDatabase { database in
+            var stores: [PostgresStore] = []
+            do {
+                for _ in 0..<count { stores.append(try await database.open()) }
+                let result = try await body(stores)
+                for store in stores { try await store.close() }
+                return result
+            } catch {
+                for store in stores { try? await store.close() }
+                throw error
+            }
+        }
     }
 }

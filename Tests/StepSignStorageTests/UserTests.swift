@@ -3,8 +3,9 @@ import Testing
 @testable import StepSignStorage
 
 @Suite struct UserTests {
-    @Test func anAddedUserReadsBackWithFreshCounters() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func anAddedUserReadsBackWithFreshCounters(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice", hash: "scrypt$a", mustChange: true))
             let alice = try #require(try await store.user(named: "alice"))
             #expect(alice.name == "alice")
@@ -19,14 +20,16 @@ import Testing
         }
     }
 
-    @Test func anUnknownUserIsNil() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func anUnknownUserIsNil(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             #expect(try await store.user(named: "nobody") == nil)
         }
     }
 
-    @Test func addingAnExistingUserThrowsUserExists() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func addingAnExistingUserThrowsUserExists(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             await #expect(throws: StorageError.userExists("alice")) {
                 try await store.addUser(newUser("alice", hash: "other"))
@@ -35,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func userNamesAreCaseSensitive() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func userNamesAreCaseSensitive(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             try await store.addUser(newUser("Alice"))
             #expect(try await store.listUsers().count == 2)
@@ -44,8 +48,9 @@ import Testing
         }
     }
 
-    @Test func usersAreListedSortedByName() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func usersAreListedSortedByName(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             for name in ["carol", "alice", "bob"] {
                 try await store.addUser(newUser(name))
             }
@@ -53,8 +58,9 @@ import Testing
         }
     }
 
-    @Test func removingAUserRemovesTheirCredentialsButNotTheirLedgerRows() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func removingAUserRemovesTheirCredentialsButNotTheirLedgerRows(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
             try await store.setPassword(user: "alice", hash: "scrypt$b", at: epoch, historyLimit: 5)
             try await store.addDeviceKey(DeviceKeyRecord(kid: "k1", user: "alice", publicKeyJWK: "{}", label: "phone", createdAt: epoch))
@@ -74,14 +80,16 @@ import Testing
         }
     }
 
-    @Test func removingAnUnknownUserReturnsFalse() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func removingAnUnknownUserReturnsFalse(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             #expect(try await !store.removeUser(named: "nobody"))
         }
     }
 
-    @Test func expiringAPasswordSetsTheFlagAndANewPasswordClearsIt() async throws {
-        try await withStore { store, _ async throws in
+    @Test(arguments: StoreBackend.allCases)
+    func expiringAPasswordSetsTheFlagAndANewPasswordClearsIt(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice", mustChange: true))
             #expect(try await store.expirePassword(named: "alice"))
             #expect(try await store.user(named: "alice")?.passwordExpired == true)

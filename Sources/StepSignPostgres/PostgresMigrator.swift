@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StepSignCrypto
+import StepSignStorage
+
+/// Applies ``PostgresSchema``'s missing migrations and reads the store's name key.
+///
+/// One transaction under `pg_advisory_xact_lock`: of several daemons starting at once on an
+/// empty database, one creates the schema and the others wait, then find it. A role without
+/// the right to create tables (docs/sql/roles.sql) opens an up-to-date database without
+/// running any DDL.
+struct PostgresMigrator {
+    let logger: Logger
+
+    func migrate(on connection: PostgresConnection) async throws -> [UInt8] {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let key = try await migrate(connection)
+            try await connection.query("COMMIT", logger: logger)
+            return key
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    private func migrate(_ connection: PostgresConnection) async throws -> [UInt8] {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
+        var current = 0
+        let exists = try await connection.query(
+            "SELECT to_regclass(\(PostgresSchema.versionTable)) IS NOT NULL", logger: logger
+        ).decode(Bool.self).first { _ in true } ?? false
+        if exists {
+            let rows = try await connection.query(
+                "SELECT coalesce(max(version), 0) FROM stepsign_schema_migrations", logger: logger
+            )
+            current = try await rows.decode(Int.self).first { _ in true } ?? 0
+        }
+        guard current <= PostgresSchema.latestVersion else {
+            throw PostgresStoreError.schemaTooNew(found: current, supported: PostgresSchema.latestVersion)
+        }
+        for migration in PostgresSchema.migrations where migration.version > current {
+            logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
+            for statement in migration.statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            if migration.version == 1 {
+                let nameKey = try SecureRandom.bytes(count: 32)
+                try await connection.query(
+                    "INSERT INTO store_secrets (name, value) VALUES ('name_key', \(Data(nameKey)))", logger: logger
+                )
+            }
+            try await connection.query(
+                "INSERT INTO stepsign_schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                logger: logger
+            )
+        }
+        let stored = try await connection.query(
+            "SELECT value FROM store_secrets WHERE name = 'name_key'", logger: logger
+        ).decode(Data.self).first { _ in true }.map { [UInt8]($0) }
+        guard let stored, stored.count == 32 else {
+            throw StorageError.malformedRow(table: "store_secrets", detail: "name_key is missing or not 32 bytes")
+        }
+        return stored
+    }
+}

@@ -1,0 +1,222 @@
+/// The PostgreSQL schema, as numbered migrations (SPEC §5.2).
+///
+/// ``PostgresStore/open(_:logger:)`` applies the missing ones in one transaction under a
+/// transaction-scoped advisory lock, so that daemons starting together on an empty database
+/// make one schema; a database whose version is above ``latestVersion`` is refused. A
+/// migration that has shipped is never edited; later changes add one at the end.
+///
+/// Types: `timestamptz` for times, `bytea` for hashes, keys and tokens, `bigint` for sequence
+/// numbers, `iat` and uids, `boolean` for flags. Tables live in the connection's default
+/// schema (`public` unless the role's `search_path` says otherwise).
+enum PostgresSchema {
+    struct Migration {
+        let version: Int
+        let name: String
+        let statements: [String]
+    }
+
+    /// The table recording applied migrations.
+    static let versionTable = "stepsign_schema_migrations"
+
+    /// `pg_advisory_xact_lock` key of the migrations ("stepschm").
+    static let migrationLockKey: Int64 = 0x7374_6570_7363_686D
+    /// `pg_advisory_xact_lock` key under which a batch takes the ledger's tail ("stepledg").
+    static let ledgerLockKey: Int64 = 0x7374_6570_6C65_6467
+    /// `pg_advisory_xact_lock` key that serializes signing-key changes ("stepkeys").
+    static let signingKeysLockKey: Int64 = 0x7374_6570_6B65_7973
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "v1-schema", statements: v1),
+    ]
+
+    /// The schema of SQLite's v1…v4 in one step (nothing to upgrade from on PostgreSQL). The
+    /// runner stores a random `name_key` in `store_secrets` with it.
+    private static let v1: [String] = [
+        """
+        CREATE TABLE stepsign_schema_migrations (
+            version integer PRIMARY KEY,
+            name text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        """
+        CREATE TABLE users (
+            name text PRIMARY KEY,
+            password_hash text NOT NULL,
+            password_changed_at timestamptz NOT NULL,
+            password_expired boolean NOT NULL DEFAULT false,
+            must_change_password boolean NOT NULL DEFAULT false,
+            failed_attempts integer NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0),
+            blocked boolean NOT NULL DEFAULT false,
+            blocked_until timestamptz,
+            created_at timestamptz NOT NULL,
+            credential_token bytea NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE password_history (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            user_name text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+            hash text NOT NULL,
+            set_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX password_history_by_user ON password_history(user_name, id)",
+        """
+        CREATE TABLE device_keys (
+            kid text PRIMARY KEY,
+            id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            user_name text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+            public_key_jwk text NOT NULL,
+            label text NOT NULL,
+            created_at timestamptz NOT NULL,
+            revoked_at timestamptz
+        )
+        """,
+        "CREATE INDEX device_keys_by_user ON device_keys(user_name)",
+        """
+        CREATE TABLE activation_codes (
+            user_name text PRIMARY KEY REFERENCES users(name) ON DELETE CASCADE,
+            code_hash text NOT NULL,
+            verification_key text NOT NULL,
+            expires_at timestamptz NOT NULL,
+            failed_attempts integer NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0)
+        )
+        """,
+        """
+        CREATE TABLE signing_keys (
+            kid text PRIMARY KEY,
+            id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            created_at timestamptz NOT NULL,
+            active boolean NOT NULL DEFAULT false,
+            revoked_at timestamptz,
+            instance text NOT NULL DEFAULT ''
+        )
+        """,
+        "CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys(active) WHERE active",
+        """
+        CREATE TABLE store_secrets (
+            name text PRIMARY KEY,
+            value bytea NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE name_counters (
+            name_key bytea PRIMARY KEY CHECK (length(name_key) = 32),
+            failed_attempts integer NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0),
+            blocked boolean NOT NULL DEFAULT false,
+            blocked_until timestamptz,
+            updated_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX name_counters_by_age ON name_counters(updated_at)",
+        """
+        CREATE TABLE activation_budgets (
+            name_key bytea PRIMARY KEY CHECK (length(name_key) = 32),
+            window_start timestamptz NOT NULL,
+            codes_issued integer NOT NULL DEFAULT 0 CHECK (codes_issued >= 0),
+            failed_attempts integer NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0)
+        )
+        """,
+        "CREATE INDEX activation_budgets_by_age ON activation_budgets(window_start)",
+        """
+        CREATE TABLE used_once (
+            value text PRIMARY KEY,
+            expires_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX used_once_by_expiry ON used_once(expires_at)",
+        // No foreign key to users: the ledger outlives removed users.
+        """
+        CREATE TABLE ledger (
+            seq bigint PRIMARY KEY CHECK (seq >= 1),
+            signature_id text NOT NULL UNIQUE,
+            user_name text NOT NULL,
+            iat bigint NOT NULL,
+            kid text NOT NULL,
+            jws text NOT NULL,
+            prev_hash bytea NOT NULL CHECK (length(prev_hash) = 32),
+            entry_hash bytea NOT NULL CHECK (length(entry_hash) = 32),
+            peer_uid bigint NOT NULL,
+            peer_pid integer NOT NULL,
+            peer_comm text NOT NULL,
+            auth_level integer NOT NULL,
+            created_at timestamptz NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE ledger_checkpoints (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            seq bigint NOT NULL CHECK (seq >= 0),
+            entry_hash bytea NOT NULL CHECK (length(entry_hash) = 32),
+            kid text NOT NULL,
+            jws text NOT NULL,
+            created_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX ledger_checkpoints_by_seq ON ledger_checkpoints(seq)",
+        // Append-only in the database: no role, the owner included, may change or remove a
+        // row while these triggers stand (the least-privilege role of docs/sql/roles.sql
+        // cannot drop them either).
+        """
+        CREATE FUNCTION stepsign_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'the % table is append-only', TG_TABLE_NAME
+                USING ERRCODE = 'restrict_violation';
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON ledger
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER ledger_checkpoints_append_only BEFORE UPDATE OR DELETE ON ledger_checkpoints
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER ledger_checkpoints_no_truncate BEFORE TRUNCATE ON ledger_checkpoints
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+        // One chain, kept by the database too: a row must follow the last one (seq - 1
+        // exists, or seq is 1), carry that row's hash as prev_hash, and hash to entry_hash
+        // = SHA-256(prev_hash || SHA-256(jws)). A fork, a gap or a bad hash is refused
+        // whoever inserts it.
+        """
+        CREATE FUNCTION stepsign_ledger_chain() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            previous bytea;
+        BEGIN
+            IF NEW.seq = 1 THEN
+                previous := decode(repeat('00', 32), 'hex');
+            ELSE
+                SELECT entry_hash INTO previous FROM ledger WHERE seq = NEW.seq - 1;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger entry % does not follow an entry %', NEW.seq, NEW.seq - 1
+                        USING ERRCODE = 'integrity_constraint_violation';
+                END IF;
+            END IF;
+            IF NEW.prev_hash IS DISTINCT FROM previous THEN
+                RAISE EXCEPTION 'ledger entry % does not chain to entry %', NEW.seq, NEW.seq - 1
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            IF NEW.entry_hash IS DISTINCT FROM sha256(NEW.prev_hash || sha256(convert_to(NEW.jws, 'UTF8'))) THEN
+                RAISE EXCEPTION 'ledger entry % has a wrong entry_hash', NEW.seq
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER ledger_chain BEFORE INSERT ON ledger
+        FOR EACH ROW EXECUTE FUNCTION stepsign_ledger_chain()
+        """,
+    ]
+}

@@ -1,0 +1,322 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import PostgresNIO
+import StepSignFormat
+import StepSignStorage
+
+// The signature ledger, one chain for every daemon on the database (SPEC §5, §5.2).
+extension PostgresStore {
+    static let ledgerColumns = """
+        seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash, \
+        peer_uid, peer_pid, peer_comm, auth_level, created_at
+        """
+
+    /// Rows per INSERT statement (13 parameters each, under PostgreSQL's 65535).
+    static let ledgerRowsPerStatement = 1000
+
+    static func decodeLedgerEntry(_ row: PostgresRow) throws -> LedgerEntry {
+        do {
+            let (seq, signatureID, user, iat, kid, jws, prevHash, entryHash, uid, pid, comm, level, createdAt) =
+                try row.decode((Int64, String, String, Int64, String, String, Data, Data, Int64, Int32, String, Int, Date).self)
+            guard let uid = UInt32(exactly: uid) else { throw StorageError.malformedRow(table: "ledger", detail: "peer_uid \(uid)") }
+            return LedgerEntry(
+                seq: seq, signatureID: signatureID, user: user, iat: iat, kid: kid, jws: jws,
+                peer: LedgerPeer(uid: uid, pid: pid, comm: comm), authLevel: level,
+                prevHash: [UInt8](prevHash), entryHash: [UInt8](entryHash), createdAt: createdAt
+            )
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw malformed("ledger", error)
+        }
+    }
+
+    /// One transaction per batch: `pg_advisory_xact_lock` (the cluster-wide ledger lock), the
+    /// tail read under it, the rows and their checkpoints inserted, `COMMIT`; the entries are
+    /// returned only after the commit. The lock is released by the commit or rollback, so a
+    /// daemon that dies mid-batch holds nothing.
+    public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
+                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+        guard !batch.isEmpty else { return [] }
+        // Returned entries carry the time as it will read back from the row.
+        let createdAt = Date().postgresRounded
+        do {
+            return try await inTransaction { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
+                var (seq, hash) = try await Self.readTail(connection, logger: logger)
+                var entries: [LedgerEntry] = []
+                entries.reserveCapacity(batch.count)
+                var checkpoints: [LedgerCheckpointRecord] = []
+                for item in batch {
+                    seq += 1
+                    let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
+                    if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
+                        checkpoints.append(try signCheckpoint(seq, entryHash))
+                    }
+                    entries.append(LedgerEntry(
+                        seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
+                        kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
+                        prevHash: hash, entryHash: entryHash, createdAt: createdAt
+                    ))
+                    hash = entryHash
+                }
+                var start = 0
+                while start < entries.count {
+                    let end = min(start + Self.ledgerRowsPerStatement, entries.count)
+                    try await connection.query(Self.insertQuery(entries[start..<end]), logger: logger)
+                    start = end
+                }
+                for checkpoint in checkpoints {
+                    try await Self.insertCheckpoint(checkpoint, connection, logger: logger)
+                }
+                return entries
+            }
+        } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
+            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+        }
+    }
+
+    /// The batch's first signature ID that is in the ledger already or repeats within it.
+    private func duplicateID(in batch: [LedgerAppend]) async throws -> String? {
+        let ids = batch.map(\.signatureID)
+        let stored = try await withConnection { connection in
+            var found = Set<String>()
+            let rows = try await connection.query(
+                "SELECT signature_id FROM ledger WHERE signature_id = ANY(\(ids))", logger: logger
+            )
+            for try await id in rows.decode(String.self) { found.insert(id) }
+            return found
+        }
+        var seen = Set<String>()
+        for id in ids {
+            if stored.contains(id) || !seen.insert(id).inserted { return id }
+        }
+        return nil
+    }
+
+    private static func insertQuery(_ entries: ArraySlice<LedgerEntry>) throws -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: entries.count * 13)
+        var values: [String] = []
+        values.reserveCapacity(entries.count)
+        var parameter = 0
+        for entry in entries {
+            var placeholders: [String] = []
+            for _ in 0..<13 {
+                parameter += 1
+                placeholders.append("$\(parameter)")
+            }
+            values.append("(" + placeholders.joined(separator: ", ") + ")")
+            bindings.append(entry.seq)
+            bindings.append(entry.signatureID)
+            bindings.append(entry.user)
+            bindings.append(entry.iat)
+            bindings.append(entry.kid)
+            bindings.append(entry.jws)
+            try bindings.append(Data(entry.prevHash))
+            try bindings.append(Data(entry.entryHash))
+            bindings.append(Int64(entry.peer.uid))
+            bindings.append(entry.peer.pid)
+            bindings.append(entry.peer.comm)
+            bindings.append(entry.authLevel)
+            bindings.append(entry.createdAt)
+        }
+        return PostgresQuery(
+            unsafeSQL: "INSERT INTO ledger (\(ledgerColumns)) VALUES " + values.joined(separator: ", "),
+            binds: bindings
+        )
+    }
+
+    /// The last entry's seq and hash, or (0, genesis); a primary-key index lookup.
+    static func readTail(_ connection: PostgresConnection, logger: Logger) async throws -> (Int64, [UInt8]) {
+        let rows = try await connection.query("SELECT seq, entry_hash FROM ledger ORDER BY seq DESC LIMIT 1", logger: logger)
+        for try await row in rows {
+            do {
+                let (seq, hash) = try row.decode((Int64, Data).self)
+                return (seq, [UInt8](hash))
+            } catch {
+                throw malformed("ledger", error)
+            }
+        }
+        return (0, LedgerChain.genesisHash)
+    }
+
+    /// For a caller on a thread of its own only (``LedgerWriting/async`` stores are meant to be
+    /// called through ``commitLedgerBatch(_:checkpointEvery:signCheckpoint:)``): blocks the
+    /// calling thread until the async append is done. Never call it from the cooperative pool
+    /// or an event loop, which the append itself needs.
+    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
+                             signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
+        try withoutActuallyEscaping(signCheckpoint) { signer in
+            // The task holds the box, not the signer, and the box lets go of the signer before
+            // this returns (the task itself may be released later).
+            let box = SignerBox(signer)
+            defer { box.release() }
+            return try blocking {
+                try await self.commitLedgerBatch(batch, checkpointEvery: checkpointEvery) { try box.sign($0, $1) }
+            }
+        }
+    }
+
+    /// Like ``appendLedger(_:checkpointEvery:signCheckpoint:)``: for a thread of its own only.
+    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws {
+        try blocking { try await self.commitCheckpoint(checkpoint) }
+    }
+
+    public func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {
+        try await withConnection { connection in
+            try await Self.insertCheckpoint(checkpoint, connection, logger: logger)
+        }
+    }
+
+    static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at)
+            VALUES (\(checkpoint.seq), \(Data(checkpoint.entryHash)), \(checkpoint.kid), \(checkpoint.jws), \(checkpoint.createdAt))
+            """, logger: logger)
+    }
+
+    public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
+        let through = throughSeq ?? .max
+        return try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT seq, entry_hash, kid, jws, created_at FROM ledger_checkpoints
+                WHERE seq > \(afterSeq) AND seq <= \(through) ORDER BY seq, id
+                """, logger: logger)
+            var checkpoints: [LedgerCheckpointRecord] = []
+            for try await row in rows {
+                do {
+                    let (seq, hash, kid, jws, createdAt) = try row.decode((Int64, Data, String, String, Date).self)
+                    checkpoints.append(LedgerCheckpointRecord(seq: seq, entryHash: [UInt8](hash), kid: kid, jws: jws, createdAt: createdAt))
+                } catch {
+                    throw Self.malformed("ledger_checkpoints", error)
+                }
+            }
+            return checkpoints
+        }
+    }
+
+    public func ledgerHead() async throws -> LedgerHead {
+        try await withConnection { connection in
+            let (seq, hash) = try await Self.readTail(connection, logger: logger)
+            return LedgerHead(seq: seq, entryHash: hash)
+        }
+    }
+
+    public func ledgerEntry(signatureID: String) async throws -> LedgerEntry? {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT \(unescaped: Self.ledgerColumns) FROM ledger WHERE signature_id = \(signatureID)", logger: logger
+            )
+            for try await row in rows { return try Self.decodeLedgerEntry(row) }
+            return nil
+        }
+    }
+
+    public func ledgerCount() async throws -> Int64 {
+        try await withConnection { connection in
+            try await Self.readTail(connection, logger: logger).0
+        }
+    }
+
+    public func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        guard limit > 0 else { return [] }
+        return try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT \(unescaped: Self.ledgerColumns) FROM ledger WHERE seq > \(afterSeq) ORDER BY seq LIMIT \(limit)",
+                logger: logger
+            )
+            var entries: [LedgerEntry] = []
+            for try await row in rows { entries.append(try Self.decodeLedgerEntry(row)) }
+            return entries
+        }
+    }
+
+    /// Streams the checkpoints and then the ledger from one snapshot (a `REPEATABLE READ`
+    /// transaction), 1024 rows at a time, through ``LedgerVerifier``. A row whose columns
+    /// cannot be read counts as a broken entry.
+    public func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit {
+        try await withConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                var verifier = LedgerVerifier(options: options)
+                let checkpoints = try await connection.query("SELECT jws FROM ledger_checkpoints ORDER BY seq, id", logger: logger)
+                for try await row in checkpoints {
+                    verifier.addCheckpoint((try? row.decode(String.self)) ?? "")
+                }
+                let rows = try await connection.query("""
+                    SELECT seq, signature_id, jws, prev_hash, entry_hash, user_name, kid, iat, peer_uid, peer_pid, peer_comm
+                    FROM ledger ORDER BY seq
+                    """, logger: logger)
+                var batch: [LedgerLink] = []
+                batch.reserveCapacity(1024)
+                var stopped = false
+                for try await row in rows where !stopped {
+                    let columns = row.makeRandomAccess()
+                    let peer: SignaturePeer? = if let uid = try? columns[8].decode(Int64.self), let uid = UInt32(exactly: uid),
+                                                  let pid = try? columns[9].decode(Int32.self),
+                                                  let comm = try? columns[10].decode(String.self) {
+                        SignaturePeer(uid: uid, pid: pid, comm: comm)
+                    } else { nil }
+                    batch.append(LedgerLink(
+                        seq: (try? columns[0].decode(Int64.self)) ?? 0,
+                        signatureID: (try? columns[1].decode(String.self)) ?? "",
+                        payloadSignature: (try? columns[2].decode(String.self)) ?? "",
+                        prevHash: (try? columns[3].decode(Data.self)).map { [UInt8]($0) } ?? [],
+                        entryHash: (try? columns[4].decode(Data.self)).map { [UInt8]($0) } ?? [],
+                        user: (try? columns[5].decode(String.self)) ?? "",
+                        kid: (try? columns[6].decode(String.self)) ?? "",
+                        iat: (try? columns[7].decode(Int64.self)) ?? -1,
+                        peer: peer ?? SignaturePeer(uid: .max, pid: -1, comm: "")
+                    ))
+                    if batch.count == 1024 {
+                        if !verifier.add(contentsOf: batch) { stopped = true }
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !stopped { verifier.add(contentsOf: batch) }
+                try await connection.query("COMMIT", logger: logger)
+                return verifier.finish()
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+}
+
+/// The non-escaping checkpoint signer of a blocking append, handed to the task that does the
+/// append. The caller's thread waits while the task uses it, and releases it before returning.
+final class SignerBox: @unchecked Sendable {
+    typealias Signer = (Int64, [UInt8]) throws -> LedgerCheckpointRecord
+    private let lock = NIOLock()
+    private var signer: Signer?
+
+    init(_ signer: @escaping Signer) {
+        self.signer = signer
+    }
+
+    func sign(_ seq: Int64, _ hash: [UInt8]) throws -> LedgerCheckpointRecord {
+        guard let signer = lock.withLock({ self.signer }) else { throw PostgresStoreError.closed }
+        return try signer(seq, hash)
+    }
+
+    func release() {
+        lock.withLock { signer = nil }
+    }
+}
+
+/// Runs `operation` in a task and blocks the calling thread until it is done. Only for a
+/// thread of the caller's own (never the cooperative pool or an event loop).
+func blocking<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+    let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let outcome: Result<T, any Error>
+        do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
+        result.withLockedValue { $0 = outcome }
+        done.signal()
+    }
+    done.wait()
+    return try result.withLockedValue { $0! }.get()
+}

@@ -1,0 +1,49 @@
+import Foundation
+import PostgresNIO
+import StepSignStorage
+
+// Signing key metadata: the public halves of every daemon's keys (SPEC §5.2).
+extension PostgresStore {
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, id", logger: logger
+            )
+            var keys: [SigningKeyRecord] = []
+            for try await row in rows {
+                do {
+                    let (kid, createdAt, active, revokedAt, instance) = try row.decode((String, Date, Bool, Date?, String).self)
+                    keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt, instance: instance))
+                } catch {
+                    throw Self.malformed("signing_keys", error)
+                }
+            }
+            return keys
+        }
+    }
+
+    public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
+        try await inTransaction { connection in
+            // Two daemons rotating at once take turns (the one-active index would refuse the second).
+            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.signingKeysLockKey))", logger: logger)
+            guard try await Self.count(connection.query(
+                "SELECT 1 FROM signing_keys WHERE kid = \(kid)", logger: logger
+            )) == 0 else {
+                throw StorageError.signingKeyExists(kid)
+            }
+            try await connection.query("UPDATE signing_keys SET active = false WHERE active", logger: logger)
+            try await connection.query(
+                "INSERT INTO signing_keys (kid, created_at, active, instance) VALUES (\(kid), \(createdAt), true, \(instance))",
+                logger: logger
+            )
+        }
+    }
+
+    public func revokeSigningKey(kid: String, at: Date) async throws -> Bool {
+        try await withConnection { connection in
+            try await Self.count(connection.query("""
+                UPDATE signing_keys SET revoked_at = \(at), active = false WHERE kid = \(kid) AND revoked_at IS NULL RETURNING 1
+                """, logger: logger)) == 1
+        }
+    }
+}

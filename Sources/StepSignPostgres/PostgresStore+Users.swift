@@ -1,0 +1,145 @@
+import Foundation
+import PostgresNIO
+import StepSignStorage
+
+// Users and passwords.
+extension PostgresStore {
+    static let userColumns = """
+        name, password_hash, password_changed_at, password_expired, must_change_password, \
+        failed_attempts, blocked, blocked_until, created_at, credential_token
+        """
+
+    static func decodeUser(_ row: PostgresRow) throws -> UserRecord {
+        do {
+            let (name, hash, changedAt, expired, mustChange, failed, blocked, blockedUntil, createdAt, token) =
+                try row.decode((String, String, Date, Bool, Bool, Int, Bool, Date?, Date, Data).self)
+            return UserRecord(
+                name: name, passwordHash: hash, passwordChangedAt: changedAt, passwordExpired: expired,
+                mustChangePassword: mustChange, failedAttempts: failed, blocked: blocked,
+                blockedUntil: blockedUntil, createdAt: createdAt, credentialToken: CredentialToken(bytes: token)
+            )
+        } catch {
+            throw malformed("users", error)
+        }
+    }
+
+    public func user(named name: String) async throws -> UserRecord? {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT \(unescaped: Self.userColumns) FROM users WHERE name = \(name)", logger: logger
+            )
+            for try await row in rows { return try Self.decodeUser(row) }
+            return nil
+        }
+    }
+
+    public func addUser(_ new: NewUser) async throws {
+        let token = try CredentialToken.random()
+        let added = try await withConnection { connection in
+            try await Self.count(connection.query("""
+                INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at,
+                    credential_token)
+                VALUES (\(new.name), \(new.passwordHash), \(new.createdAt), \(new.mustChangePassword), \(new.createdAt),
+                    \(token.bytes))
+                ON CONFLICT (name) DO NOTHING RETURNING 1
+                """, logger: logger))
+        }
+        guard added == 1 else { throw StorageError.userExists(new.name) }
+    }
+
+    public func removeUser(named name: String) async throws -> Bool {
+        try await withConnection { connection in
+            try await Self.count(connection.query("DELETE FROM users WHERE name = \(name) RETURNING 1", logger: logger)) > 0
+        }
+    }
+
+    public func listUsers() async throws -> [UserRecord] {
+        try await withConnection { connection in
+            var users: [UserRecord] = []
+            // Byte order, whatever the database's collation.
+            let rows = try await connection.query(
+                "SELECT \(unescaped: Self.userColumns) FROM users ORDER BY name COLLATE \"C\"", logger: logger
+            )
+            for try await row in rows { users.append(try Self.decodeUser(row)) }
+            return users
+        }
+    }
+
+    public func unlockUser(named name: String) async throws -> Bool {
+        try await withConnection { connection in
+            try await Self.count(connection.query("""
+                UPDATE users SET blocked = false, blocked_until = NULL, failed_attempts = 0 WHERE name = \(name) RETURNING 1
+                """, logger: logger)) > 0
+        }
+    }
+
+    public func expirePassword(named name: String) async throws -> Bool {
+        let token = try CredentialToken.random()
+        return try await withConnection { connection in
+            try await Self.count(connection.query("""
+                UPDATE users SET password_expired = true, credential_token = \(token.bytes) WHERE name = \(name) RETURNING 1
+                """, logger: logger)) > 0
+        }
+    }
+
+    // MARK: Passwords
+
+    @discardableResult
+    public func setPassword(user: String, hash: String, at: Date, historyLimit: Int) async throws -> CredentialToken {
+        let historyLimit = max(0, historyLimit)
+        let token = try CredentialToken.random()
+        try await inTransaction { connection in
+            let rows = try await connection.query(
+                "SELECT password_hash, password_changed_at FROM users WHERE name = \(user) FOR UPDATE", logger: logger
+            )
+            var old: (String, Date)?
+            for try await row in rows {
+                do { old = try row.decode((String, Date).self) } catch { throw Self.malformed("users", error) }
+            }
+            guard let old else { throw StorageError.noSuchUser(user) }
+            if historyLimit > 0 {
+                try await connection.query(
+                    "INSERT INTO password_history (user_name, hash, set_at) VALUES (\(user), \(old.0), \(old.1))",
+                    logger: logger
+                )
+            }
+            try await connection.query("""
+                UPDATE users SET password_hash = \(hash), password_changed_at = \(at),
+                    password_expired = false, must_change_password = false, credential_token = \(token.bytes)
+                WHERE name = \(user)
+                """, logger: logger)
+            try await connection.query("""
+                DELETE FROM password_history WHERE user_name = \(user) AND id NOT IN (
+                    SELECT id FROM password_history WHERE user_name = \(user) ORDER BY id DESC LIMIT \(historyLimit))
+                """, logger: logger)
+        }
+        return token
+    }
+
+    public func rehashPassword(user: String, expected: String, replacement: String) async throws -> Bool {
+        try await withConnection { connection in
+            try await Self.count(connection.query("""
+                UPDATE users SET password_hash = \(replacement) WHERE name = \(user) AND password_hash = \(expected) RETURNING 1
+                """, logger: logger)) > 0
+        }
+    }
+
+    public func passwordHistory(user: String, limit: Int) async throws -> [String] {
+        guard limit > 0 else { return [] }
+        return try await withConnection { connection in
+            // One statement, one snapshot: the current hash first, then the earlier ones.
+            let rows = try await connection.query("""
+                SELECT hash FROM (
+                    SELECT password_hash AS hash, 0 AS part, 0::bigint AS id FROM users WHERE name = \(user)
+                    UNION ALL
+                    (SELECT hash, 1, id FROM password_history
+                     WHERE user_name = \(user) AND EXISTS (SELECT 1 FROM users WHERE name = \(user))
+                     ORDER BY id DESC LIMIT \(limit - 1))
+                ) AS history ORDER BY part, id DESC
+                """, logger: logger)
+            var hashes: [String] = []
+            for try await hash in rows.decode(String.self) { hashes.append(hash) }
+            return hashes
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StepSignCrypto
+import StepSignStorage
+
+/// The shared ``StepSignStore``: one PostgreSQL database for several daemons (SPEC §5.2).
+///
+/// Every call is `async` on PostgresNIO's event loops and holds no thread while it waits on
+/// the server. Each atomic primitive is one statement or one transaction on the server (row
+/// locks, `ON CONFLICT`, `DELETE … RETURNING`); nothing is cached that another daemon could
+/// change: the ledger's tail is read under a transaction-scoped advisory lock in the
+/// transaction that extends it.
+///
+/// Life cycle: ``open(_:logger:)`` brings the schema up to date on one connection of its own,
+/// then starts the connection pool (PostgresNIO's `PostgresClient`, at most `poolSize`
+/// connections) in a task of its own and returns the store; ``close()`` ends the pool. Calls
+/// after `close()` fail.
+public final class PostgresStore: StepSignStore {
+    let client: PostgresClient
+    let logger: Logger
+    /// The key of the HMAC under which names that are not users are counted (shared by every
+    /// daemon, so one name has one counter).
+    let nameKey: [UInt8]
+    private let runTask: Task<Void, Never>
+
+    public var ledgerWriting: LedgerWriting { .async }
+
+    private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8]) {
+        self.client = client
+        self.runTask = runTask
+        self.logger = logger
+        self.nameKey = nameKey
+    }
+
+    /// Connects, applies missing migrations (safely when several daemons start at once) and
+    /// returns the store.
+    ///
+    /// Throws ``PostgresStoreError/schemaTooNew(found:supported:)`` when a newer daemon has
+    /// migrated the database, ``PostgresStoreError/configuration(_:)`` or
+    /// ``PostgresStoreError/passwordFile(path:reason:)`` for unusable settings, and
+    /// ``PostgresStoreError/unavailable(_:)`` when the server cannot be reached.
+    public static func open(_ configuration: PostgresStoreConfiguration,
+                            logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStore {
+        try configuration.validate()
+        let password = try configuration.readPassword()
+        // The schema is brought up to date on one connection of its own, before any pool
+        // exists: a server that cannot be reached, or refuses the login, is reported at once
+        // (the pool would retry it for about a minute).
+        var connectionConfiguration: PostgresConnection.Configuration
+        if configuration.usesUnixSocket {
+            connectionConfiguration = PostgresConnection.Configuration(
+                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
+                password: password, database: configuration.database
+            )
+        } else {
+            let tls: PostgresConnection.Configuration.TLS
+            if let tlsConfiguration = try tlsConfiguration(configuration) {
+                do {
+                    tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
+                } catch {
+                    throw PostgresStoreError.configuration("TLS cannot be set up: \(error)")
+                }
+            } else {
+                tls = .disable
+            }
+            connectionConfiguration = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.user,
+                password: password, database: configuration.database, tls: tls
+            )
+            connectionConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
+        }
+        let timeout = configuration.connectTimeout.components
+        connectionConfiguration.options.connectTimeout = .nanoseconds(
+            timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
+        )
+        let nameKey: [UInt8]
+        do {
+            let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+            do {
+                nameKey = try await PostgresMigrator(logger: logger).migrate(on: connection)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        } catch {
+            throw mapped(error)
+        }
+
+        var clientConfiguration: PostgresClient.Configuration
+        if configuration.usesUnixSocket {
+            clientConfiguration = PostgresClient.Configuration(
+                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
+                password: password, database: configuration.database
+            )
+        } else {
+            let tls: PostgresClient.Configuration.TLS = if let tlsConfiguration = try tlsConfiguration(configuration) {
+                .require(tlsConfiguration)
+            } else {
+                .disable
+            }
+            clientConfiguration = PostgresClient.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.user,
+                password: password, database: configuration.database, tls: tls
+            )
+            clientConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
+        }
+        clientConfiguration.options.maximumConnections = configuration.poolSize
+        clientConfiguration.options.minimumConnections = 0
+        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        let runTask = Task { await client.run() }
+        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
+    }
+
+    /// The TLS settings of `tls`, or nil for `disable`.
+    private static func tlsConfiguration(_ configuration: PostgresStoreConfiguration) throws -> TLSConfiguration? {
+        switch configuration.tls {
+        case .disable:
+            return nil
+        case .require:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .none
+            return tls
+        case .verifyFull:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .fullVerification
+            if let caFile = configuration.tlsCAFile, !caFile.isEmpty {
+                do {
+                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+                } catch {
+                    throw PostgresStoreError.configuration("tls_ca_file \(caFile) cannot be read as PEM certificates")
+                }
+            }
+            return tls
+        }
+    }
+
+    public func close() async throws {
+        runTask.cancel()
+        await runTask.value
+    }
+
+    // MARK: - Running statements
+
+    /// Runs `body` on one pooled connection, with server and connection errors as
+    /// ``PostgresStoreError``s (``StorageError``s pass through).
+    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, rolled back if it throws). A
+    /// deadlock or serialization failure, which the server resolves by aborting one side, is
+    /// retried a few times from the start.
+    func inTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { connection in
+                    try await connection.query("BEGIN", logger: logger)
+                    do {
+                        let value = try await body(connection)
+                        try await connection.query("COMMIT", logger: logger)
+                        return value
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
+                    }
+                }
+            } catch let error as PostgresStoreError {
+                if case let .server(sqlState, _) = error, sqlState == "40P01" || sqlState == "40001", attempt < 5 {
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
+    static func mapped(_ error: any Error) -> any Error {
+        if error is StorageError || error is PostgresStoreError || error is CancellationError { return error }
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (a circuit breaker tripped by failed connects, a timeout).
+            return PostgresStoreError.unavailable("\(error)")
+        }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? "?????"
+            // Class 08 (connection exception), 57P01-03 (shutdown), 53 (resources).
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") {
+                return PostgresStoreError.unavailable(error.serverInfo?[.message] ?? "server error \(state)")
+            }
+            return PostgresStoreError.server(sqlState: state, message: error.serverInfo?[.message] ?? "")
+        case .poolClosed, .clientClosedConnection:
+            return PostgresStoreError.closed
+        default:
+            let underlying = error.underlying.map { ": \($0)" } ?? ""
+            return PostgresStoreError.unavailable("\(error.code)\(underlying)")
+        }
+    }
+
+    /// The number of rows a statement returned (its `RETURNING` rows).
+    static func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// The HMAC under which a name that is not a user is counted.
+    func key(of name: String) -> [UInt8] {
+        HMACSHA256.mac(key: nameKey, message: Array(name.utf8))
+    }
+
+    /// A read value that does not have the column's expected form.
+    static func malformed(_ table: String, _ error: any Error) -> StorageError {
+        StorageError.malformedRow(table: table, detail: "\(error)")
+    }
+}
+
+/// Times as `timestamptz` keeps them: whole microseconds (PostgresNIO's encoding), so that a
+/// value returned before it is stored equals the value read back.
+extension Date {
+    var postgresRounded: Date {
+        let start = Date(timeIntervalSince1970: 946_684_800)
+        let microseconds = Int64(timeIntervalSince(start) * 1_000_000)
+        return Date(timeInterval: Double(microseconds) / 1_000_000, since: start)
+    }
+}

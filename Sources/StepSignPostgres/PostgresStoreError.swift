@@ -1,0 +1,36 @@
+/// Failures of the PostgreSQL backend itself (the data's own errors are ``StorageError``s).
+///
+/// No case carries a password or a query's bound values.
+public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database's schema is newer than this daemon knows (a newer daemon migrated it).
+    /// The daemon refuses to start (exit 78) rather than misread it.
+    case schemaTooNew(found: Int, supported: Int)
+    /// The server cannot be reached, or the connection broke (nothing was changed, or the
+    /// outcome of a commit is unknown when `duringCommit`).
+    case unavailable(String)
+    /// The server refused a statement: its SQLSTATE and message.
+    case server(sqlState: String, message: String)
+    /// The password file cannot be used.
+    case passwordFile(path: String, reason: String)
+    /// A configuration value cannot work.
+    case configuration(String)
+    /// The store was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case let .schemaTooNew(found, supported):
+            "the PostgreSQL schema is at version \(found), newer than this stepsignd supports (\(supported)): upgrade stepsignd"
+        case let .unavailable(reason):
+            "PostgreSQL is unavailable: \(reason)"
+        case let .server(sqlState, message):
+            "PostgreSQL refused a statement (SQLSTATE \(sqlState)): \(message)"
+        case let .passwordFile(path, reason):
+            "the PostgreSQL password file \(path) \(reason)"
+        case let .configuration(reason):
+            "PostgreSQL configuration: \(reason)"
+        case .closed:
+            "the PostgreSQL store is closed"
+        }
+    }
+}
