@@ -140,7 +140,7 @@ def test_service_is_a_notify_service_with_the_contracted_settings():
         "Type": "notify", "User": "stepsign", "Group": "stepsign", "StateDirectory": "stepsign",
         "StateDirectoryMode": "0700", "RuntimeDirectory": "stepsign", "ConfigurationDirectory": "stepsign",
         "ExecStart": "/usr/sbin/stepsignd --config /etc/stepsign/stepsignd.toml",
-        "ExecReload": "/bin/kill -HUP $MAINPID", "LimitCORE": "0", "UMask": "0077", "NoNewPrivileges": "yes",
+        "ExecReload": "/bin/sh -c 'kill -HUP \"$$MAINPID\"'", "LimitCORE": "0", "UMask": "0077", "NoNewPrivileges": "yes",
         "ProtectSystem": "strict", "PrivateTmp": "yes", "PrivateDevices": "yes",
         "RestrictAddressFamilies": "AF_UNIX", "CapabilityBoundingSet": "", "MemoryDenyWriteExecute": "yes",
         "Restart": "on-failure",
