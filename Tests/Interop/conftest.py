@@ -107,3 +107,21 @@ def sign(client, payload, level=1):
     assert event["event"] == "onAuthenticateUserAndSignData"
     assert event["status"]["code"] == 100, event
     return event["details"]
+
+
+CLI = os.path.join(BIN, "stepsign")
+
+
+def secret_file(directory, name, value):
+    """`value` and a newline in a 0600 file, as a --*-file option wants a secret."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(value + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def cli(daemon, *args, **kwargs):
+    """`stepsign --socket <daemon's> ARGS`, its output captured."""
+    return subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60,
+                          **kwargs)

@@ -8,9 +8,8 @@ import tempfile
 import pexpect
 import pytest
 
-from conftest import BIN, Daemon
+from conftest import BIN, CLI, Daemon, cli, secret_file
 
-CLI = os.path.join(BIN, "stepsign")
 FIRST = "Amber-Walrus-31"
 SECOND = "Cobalt-Heron-64"
 
@@ -23,20 +22,10 @@ def fresh():
         admin = daemon.client()
         assert admin.call("admin.addUser", user="carol", password=FIRST)["error"]["code"] == 0
         admin.close()
-        yield daemon, directory
-        daemon.stop()
-
-
-def secret_file(directory, name, value):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(value + "\n")
-    os.chmod(path, 0o600)
-    return path
-
-
-def cli(daemon, *args):
-    return subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60)
+        try:
+            yield daemon, directory
+        finally:
+            daemon.stop()
 
 
 def test_login_with_a_password_file(fresh):

@@ -12,9 +12,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import BIN, Client, Daemon
+from conftest import BIN, CLI, Client, Daemon, cli, secret_file
 
-CLI = os.path.join(BIN, "stepsign")
 VERIFY = os.path.join(BIN, "stepsign-verify")
 FIRST = "Amber-Walrus-31"
 SECOND = "Cobalt-Heron-64"
@@ -34,18 +33,6 @@ def fresh():
             yield daemon, directory
         finally:
             daemon.stop()
-
-
-def secret_file(directory, name, value):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(value + "\n")
-    os.chmod(path, 0o600)
-    return path
-
-
-def cli(daemon, *args, **kwargs):
-    return subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60, **kwargs)
 
 
 def enroll_device(daemon, directory, user="erin"):
