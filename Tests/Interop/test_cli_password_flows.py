@@ -2,13 +2,12 @@
 files and interactive on a pseudo-terminal."""
 import json
 import os
-import subprocess
 import tempfile
 
 import pexpect
 import pytest
 
-from conftest import BIN, CLI, Daemon, cli, secret_file
+from conftest import CLI, Daemon, cli, secret_file
 
 FIRST = "Amber-Walrus-31"
 SECOND = "Cobalt-Heron-64"
