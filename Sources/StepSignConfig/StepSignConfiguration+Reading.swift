@@ -5,7 +5,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger",
+            "ledger", "storage",
         ])
         let d = StepSignConfiguration.default
         self.init(
@@ -18,7 +18,8 @@ extension StepSignConfiguration {
             lda: try LDA(try root.table("lda")),
             idv: try IDV(try root.table("idv")),
             log: try Log(try root.table("log")),
-            ledger: try Ledger(try root.table("ledger"))
+            ledger: try Ledger(try root.table("ledger")),
+            storage: try Storage(try root.table("storage"))
         )
     }
 }

@@ -25,6 +25,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var log: Log
     /// `[ledger]`: ledger checkpoints.
     public var ledger: Ledger
+    /// `[storage]`: SQLite (default) or PostgreSQL.
+    public var storage: Storage
 
     public init(
         instance: String = "stepsign",
@@ -36,7 +38,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         lda: LDA = LDA(),
         idv: IDV = IDV(),
         log: Log = Log(),
-        ledger: Ledger = Ledger()
+        ledger: Ledger = Ledger(),
+        storage: Storage = Storage()
     ) {
         self.instance = instance
         self.server = server
@@ -48,6 +51,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.idv = idv
         self.log = log
         self.ledger = ledger
+        self.storage = storage
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

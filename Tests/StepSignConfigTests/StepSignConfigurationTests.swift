@@ -45,6 +45,81 @@ struct StepSignConfigurationTests {
         #expect(c.idv == .init(issuer: "", trustedKeys: "", maxAgeSeconds: 300))
         #expect(c.log.level == .info)
         #expect(c.ledger == .init(checkpointEntries: 1000, checkpointSeconds: 60))
+        #expect(c.storage == .init(backend: .sqlite, postgresql: .init(
+            host: "/run/postgresql", port: 5432, database: "stepsign", user: "stepsign", passwordFile: "",
+            tls: .disable, tlsCAFile: "", poolSize: 8)))
+    }
+
+    @Test("[storage]: the commented-out [storage.postgresql] of stepsignd.toml, uncommented, parses")
+    func theDocumentedPostgresSectionParses() throws {
+        let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+            .replacingOccurrences(of: "backend = \"sqlite\"", with: "backend = \"postgresql\"")
+            .replacingOccurrences(of: "# [storage.postgresql]", with: "[storage.postgresql]")
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in
+                for key in ["host", "port", "database", "user", "password_file", "tls", "tls_ca_file", "pool_size"]
+                where line.hasPrefix("# \(key) =") { return String(line.dropFirst(2)) }
+                return String(line)
+            }
+            .joined(separator: "\n")
+        let c = try StepSignConfiguration.parse(text, file: "uncommented.toml")
+        #expect(c.storage == .init(backend: .postgresql, postgresql: .init()))
+    }
+
+    @Test("[storage]: backend and every [storage.postgresql] key are read")
+    func storageTable() throws {
+        let c = try StepSignConfiguration.parse("""
+            [storage]
+            backend = "postgresql"
+            [storage.postgresql]
+            host = "db.example"
+            port = 6432
+            database = "signing"
+            user = "signer"
+            password_file = "/etc/stepsign/db-password"
+            tls = "verify-full"
+            tls_ca_file = "/etc/stepsign/db-ca.pem"
+            pool_size = 4
+            """, file: "t.toml")
+        #expect(c.storage == .init(backend: .postgresql, postgresql: .init(
+            host: "db.example", port: 6432, database: "signing", user: "signer",
+            passwordFile: "/etc/stepsign/db-password", tls: .verifyFull, tlsCAFile: "/etc/stepsign/db-ca.pem",
+            poolSize: 4)))
+        let socket = try StepSignConfiguration.parse(
+            "[storage]\nbackend = \"postgresql\"\n[storage.postgresql]\nhost = \"/tmp/pg\"\n", file: "t.toml")
+        #expect(socket.storage.postgresql.usesUnixSocket)
+    }
+
+    @Test("[storage]: bad values are refused with file, line and key; a password in the file is refused")
+    func storageTableRefusals() throws {
+        let cases: [(String, String)] = [
+            ("[storage]\nbackend = \"mysql\"\n", "storage.backend"),
+            ("[storage]\nengine = \"sqlite\"\n", "storage.engine"),
+            ("[storage.postgresql]\nport = 0\n", "storage.postgresql.port"),
+            ("[storage.postgresql]\nport = 65536\n", "storage.postgresql.port"),
+            ("[storage.postgresql]\nhost = \"\"\n", "storage.postgresql.host"),
+            ("[storage.postgresql]\nhost = \"db host\"\n", "storage.postgresql.host"),
+            ("[storage.postgresql]\nhost = \"/\(String(repeating: "d", count: 100))\"\n", "storage.postgresql.host"),
+            ("[storage.postgresql]\ndatabase = \"\"\n", "storage.postgresql.database"),
+            ("[storage.postgresql]\nuser = \"\"\n", "storage.postgresql.user"),
+            ("[storage.postgresql]\npassword_file = \"db-password\"\n", "storage.postgresql.password_file"),
+            ("[storage.postgresql]\ntls = \"prefer\"\n", "storage.postgresql.tls"),
+            ("[storage.postgresql]\ntls = \"require\"\n", "storage.postgresql.tls"),
+            ("[storage.postgresql]\nhost = \"db\"\ntls_ca_file = \"/ca.pem\"\n", "storage.postgresql.tls_ca_file"),
+            ("[storage.postgresql]\nhost = \"db\"\ntls = \"verify-full\"\ntls_ca_file = \"ca.pem\"\n", "storage.postgresql.tls_ca_file"),
+            ("[storage.postgresql]\npool_size = 0\n", "storage.postgresql.pool_size"),
+            ("[storage.postgresql]\npool_size = 1001\n", "storage.postgresql.pool_size"),
+            ("[storage.postgresql]\npassword = \"hunter2-secret\"\n", "storage.postgresql.password"),
+        ]
+        for (text, key) in cases {
+            let error = try #require(failure(text), "\(text)")
+            #expect(error.key == key, "\(text): \(error)")
+            #expect(error.line == text.split(separator: "\n").count, "\(text): \(error)")
+            #expect(!error.description.contains("hunter2-secret"), "\(error)")
+        }
+        let password = try #require(failure("[storage.postgresql]\npassword = \"hunter2-secret\"\n"))
+        #expect(password.description.contains("password_file"))
     }
 
     @Test("[ledger]: checkpoint_entries 1 to 1000000, checkpoint_seconds 1 to 86400; others refused with file, line and key")
@@ -77,8 +152,9 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "signing", "password", "forgot_password", "lda", "ledger", "idv", "log"])
+        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "idv", "log"])
         #expect(root["ledger"]?.table?.keys.count == 2)
+        #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)
         #expect(root["lda"]?.table?.keys.count == 2)
         #expect(root["access"]?.table?.keys.count == 4)
