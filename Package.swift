@@ -91,8 +91,8 @@ let package = Package(
         .executableTarget(
             name: "stepsignd",
             dependencies: [
-                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage", "CSystemShims",
-                "StepSignVersion",
+                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage", "StepSignPostgres",
+                "CSystemShims", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

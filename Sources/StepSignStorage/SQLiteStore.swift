@@ -92,6 +92,12 @@ public final class SQLiteStore: StepSignStore {
 
     // MARK: - Files
 
+    /// Creates the state directory 0700 if it does not exist, as ``open(stateDirectory:)``
+    /// does: for a daemon whose store is elsewhere (PostgreSQL) but whose keys live there.
+    public static func ensureStateDirectory(_ path: String) throws {
+        try ensureDirectory(path)
+    }
+
     private static func ensureDirectory(_ path: String) throws {
         var info = stat()
         if stat(path, &info) == 0 {

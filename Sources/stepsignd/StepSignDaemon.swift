@@ -7,6 +7,7 @@ import Logging
 import ServiceLifecycle
 import StepSignConfig
 import StepSignEngine
+import StepSignPostgres
 import StepSignServer
 import StepSignStorage
 import StepSignVersion
@@ -70,7 +71,7 @@ struct StepSignDaemon: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
 
-        let store = try SQLiteStore.open(stateDirectory: settings.server.stateDir)
+        let store = try await openStore(settings, logger: logger)
         let keyring: Keyring
         do {
             keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", instance: settings.instance,
@@ -78,9 +79,19 @@ struct StepSignDaemon: AsyncParsableCommand {
                                              store: store, logger: logger)
         } catch let error as KeyringError {
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
+            try? await store.close()
             throw ExitCode(78)  // EX_CONFIG: the keys or their passphrase credential do not match
+        } catch {
+            try? await store.close()
+            throw error
         }
-        let engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger)
+        let engine: Engine
+        do {
+            engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger)
+        } catch {
+            try? await store.close()
+            throw error
+        }
         let listener: SocketServer.Listener = SystemdListenFDs.inherited().map { .inherited(descriptor: $0) }
             ?? .path(settings.server.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
         let notify: @Sendable ([String]) -> Void = { fields in
@@ -97,6 +108,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                                   onListening: { notify(["READY=1", "STATUS=\(listening)"]) })
         let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
         logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
+                                             "storage": "\(settings.storage.backend.rawValue)",
                                              "activeKid": "\(keyring.active.kid)",
                                              "keysEncrypted": "\(passphrase != nil)"])
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -129,7 +141,58 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         // Every request has been answered: sign the ledger head one last time (SPEC §5.3).
         await engine.shutdown()
+        do { try await store.close() } catch {
+            logger.warning("cannot close the store", metadata: ["error": "\(error)"])
+        }
         logger.notice("stopped")
+    }
+
+    /// Opens the configured store (SPEC §5, `[storage]`). PostgreSQL: settings that cannot
+    /// work or a schema newer than this daemon exit 78 (a restart cannot fix them); a server
+    /// that cannot be reached or refuses the daemon otherwise exits 69 (EX_UNAVAILABLE), which
+    /// systemd's `Restart=on-failure` retries.
+    private func openStore(_ settings: StepSignConfiguration, logger: Logger) async throws -> any StepSignStore {
+        switch settings.storage.backend {
+        case .sqlite:
+            return try SQLiteStore.open(stateDirectory: settings.server.stateDir)
+        case .postgresql:
+            // The signing keys stay in the state directory (SPEC §5.2).
+            try SQLiteStore.ensureStateDirectory(settings.server.stateDir)
+            let pg = settings.storage.postgresql
+            let configuration = PostgresStoreConfiguration(
+                host: pg.host, port: pg.port, database: pg.database, user: pg.user,
+                passwordFile: pg.passwordFile.isEmpty ? nil : pg.passwordFile,
+                tls: PostgresStoreConfiguration.TLSMode(rawValue: pg.tls.rawValue) ?? .disable,
+                tlsCAFile: pg.tlsCAFile.isEmpty ? nil : pg.tlsCAFile,
+                poolSize: pg.poolSize)
+            let target = pg.usesUnixSocket ? configuration.unixSocketPath : "\(pg.host):\(pg.port)"
+            let metadata: Logger.Metadata = ["server": "\(target)", "database": "\(pg.database)", "user": "\(pg.user)"]
+            do {
+                let store = try await PostgresStore.open(configuration, logger: Logger(label: "stepsign.postgres"))
+                logger.notice("PostgreSQL store open", metadata: metadata)
+                return store
+            } catch let error as PostgresStoreError {
+                var fields = metadata
+                fields["error"] = "\(error)"
+                switch error {
+                case .schemaTooNew, .configuration, .passwordFile:
+                    logger.critical("cannot use the PostgreSQL store", metadata: fields)
+                    throw ExitCode(78)  // EX_CONFIG
+                case let .server(sqlState, _) where sqlState.hasPrefix("28") || sqlState == "3D000":
+                    // Login refused or no such database: the settings (or the server's) must change.
+                    logger.critical("PostgreSQL refuses the daemon's login or database", metadata: fields)
+                    throw ExitCode(78)  // EX_CONFIG
+                case .unavailable, .server, .closed:
+                    logger.critical("cannot reach PostgreSQL; systemd retries (Restart=on-failure)", metadata: fields)
+                    throw ExitCode(69)  // EX_UNAVAILABLE
+                }
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                logger.critical("cannot open the PostgreSQL store", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+                throw ExitCode(69)  // EX_UNAVAILABLE
+            }
+        }
     }
 
     /// The configuration file with the command line's overrides applied.
@@ -158,6 +221,9 @@ struct StepSignDaemon: AsyncParsableCommand {
         do {
             let settings = try loadConfiguration()
             try checkStrictModes(settings, stateDirectory: false)
+            if settings.storage != engine.config.storage {
+                logger.warning("[storage] changed: it takes effect only on a restart; the open store stays")
+            }
             try engine.reload(settings)
             LogLevelSwitch.shared.apply(settings.log)
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])

@@ -96,6 +96,36 @@ final class LedgerCheckpointer: Sendable {
         }
     }
 
+    /// ``checkpointHeadIfNeeded(reason:)`` for an async store's writer task: awaits
+    /// ``StepSignStore/commitCheckpoint(_:)`` instead of blocking.
+    func checkpointHeadIfNeededAsync(reason: String) async {
+        let pending = state.withLockedValue { state -> LedgerHead? in
+            guard let head = state.head, head.seq > state.checkpointed else { return nil }
+            return head
+        }
+        guard let head = pending else { return }
+        do {
+            let record = try sign(seq: head.seq, entryHash: head.entryHash)
+            try await store.commitCheckpoint(record)
+            remember(record)
+            log(record, reason: reason)
+        } catch {
+            state.withLockedValue { $0.lastAt = Date() }
+            logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    /// Stores a checkpoint from async code: a blocking store's append on the thread pool, an
+    /// async store's commit awaited.
+    private func store(_ record: LedgerCheckpointRecord) async throws {
+        let store = self.store
+        if store.ledgerWriting == .async {
+            try await store.commitCheckpoint(record)
+        } else {
+            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
+        }
+    }
+
     /// `getCheckpoint`: the head as stored now, signed now; stored when no checkpoint of this
     /// process covers it yet (so asking again and again does not grow the table).
     func checkpointNow() async throws -> String {
@@ -103,8 +133,7 @@ final class LedgerCheckpointer: Sendable {
         let record = try sign(seq: head.seq, entryHash: head.entryHash)
         let isNew = state.withLockedValue { head.seq > $0.checkpointed }
         if isNew {
-            let store = self.store
-            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
+            try await self.store(record)
             remember(record)
             log(record, reason: "getCheckpoint")
         }
@@ -119,7 +148,7 @@ final class LedgerCheckpointer: Sendable {
         guard head.seq > state.withLockedValue({ $0.checkpointed }) else { return }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
-            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
+            try await self.store(record)
             remember(record)
             log(record, reason: "shutdown")
         } catch {

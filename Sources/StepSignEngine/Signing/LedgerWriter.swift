@@ -15,6 +15,13 @@ import class Foundation.Thread
 /// queue. Here a caller takes a lock once and is resumed once, on its own executor.
 /// The thread starts with the first row and ends after `idleSeconds` without rows, so an
 /// engine needs no explicit shutdown.
+///
+/// A store whose ``StepSignStore/ledgerWriting`` is ``LedgerWriting/async`` (PostgreSQL: a
+/// commit is a network round trip) gets the same queue and group commit, drained by a task
+/// that awaits ``StepSignStore/commitLedgerBatch(_:checkpointEvery:signCheckpoint:)``
+/// instead of a thread that blocks: no thread (event loop, cooperative pool or ours) waits on
+/// the network. The task ends as soon as the queue is empty; a timed checkpoint still due then
+/// is made by a task that sleeps until it is due.
 final class LedgerWriter: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
 
@@ -29,6 +36,8 @@ final class LedgerWriter: @unchecked Sendable {
     private var queue: [(LedgerAppend, Waiter)] = []
     private var threadRunning = false
     private var idleThreadsEnded = 0
+    /// Async stores: whether a task sleeps until a timed checkpoint is due.
+    private var checkpointTimerPending = false
 
     /// How many writer threads have ended after being idle (for tests).
     var threadsEnded: Int {
@@ -55,7 +64,77 @@ final class LedgerWriter: @unchecked Sendable {
             threadRunning = true
             condition.unlock(withValue: true)
             if startThread {
-                Thread { self.run() }.start()
+                if store.ledgerWriting == .async {
+                    Task.detached { await self.runAsync() }
+                } else {
+                    Thread { self.run() }.start()
+                }
+            }
+        }
+    }
+
+    // MARK: Async stores
+
+    /// The writer task of an async store: commits batches until the queue is empty, making a
+    /// timed checkpoint between batches when one is due.
+    private func runAsync() async {
+        while true {
+            if let due = checkpointer?.secondsUntilDue(), due <= 0 {
+                await checkpointer?.checkpointHeadIfNeededAsync(reason: "seconds")
+            }
+            condition.lock()
+            if queue.isEmpty {
+                threadRunning = false
+                idleThreadsEnded += 1
+                let due = checkpointer?.secondsUntilDue()
+                let startTimer = due != nil && !checkpointTimerPending
+                if startTimer { checkpointTimerPending = true }
+                condition.unlock(withValue: false)
+                if startTimer, let due { scheduleCheckpoint(in: due) }
+                return
+            }
+            let count = min(queue.count, maxBatch)
+            let batch = Array(queue.prefix(count))
+            queue.removeFirst(count)
+            condition.unlock(withValue: !queue.isEmpty)
+            await commitAsync(batch)
+        }
+    }
+
+    /// Sleeps `seconds`, then makes the timed checkpoint unless the writer task runs (it makes
+    /// it between batches).
+    private func scheduleCheckpoint(in seconds: Double) {
+        Task.detached {
+            try? await Task.sleep(for: .milliseconds(Int64(max(seconds, 0) * 1000) + 1))
+            self.condition.lock()
+            self.checkpointTimerPending = false
+            let start = !self.threadRunning
+            if start { self.threadRunning = true }
+            self.condition.unlock(withValue: !self.queue.isEmpty)
+            if start { await self.runAsync() }
+        }
+    }
+
+    private func commitAsync(_ batch: [(LedgerAppend, Waiter)]) async {
+        do {
+            let made = NIOLockedValueBox<[LedgerCheckpointRecord]>([])
+            let checkpointer = self.checkpointer
+            let stored = try await store.commitLedgerBatch(batch.map(\.0), checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
+                guard let checkpointer else { throw LedgerWriterError.shortBatch }
+                let record = try checkpointer.sign(seq: seq, entryHash: hash)
+                made.withLockedValue { $0.append(record) }
+                return record
+            }
+            guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
+            for ((_, waiter), entry) in zip(batch, stored) {
+                waiter.resume(returning: entry)
+            }
+            if let checkpointer, let last = stored.last {
+                checkpointer.didCommit(last: last, made: made.withLockedValue { $0 })
+            }
+        } catch {
+            for (_, waiter) in batch {
+                waiter.resume(throwing: error)
             }
         }
     }
