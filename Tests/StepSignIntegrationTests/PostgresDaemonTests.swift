@@ -1,6 +1,7 @@
 import Foundation
 import StepSignClient
 import StepSignTestSupport
+import Synchronization
 import Testing
 
 /// The real daemon on the real PostgreSQL (SPEC §5.2, issue 14): one daemon, then two
@@ -44,6 +45,64 @@ struct PostgresDaemonTests {
         let again = try #require(try daemon.connect().call("admin.auditVerify").result)
         #expect(again["ok"] as? Bool == true, "\(again)")
         #expect(again["entries"] as? Int == 2)
+    }
+
+    @Test("on PostgreSQL (the async ledger writer): concurrent signings chain gaplessly; checkpoints by count and by time")
+    func asyncWriterBatchesAndCheckpoints() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: database.config + "\n[ledger]\ncheckpoint_entries = 7\ncheckpoint_seconds = 1")
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                let connection = try daemon.connect()
+                for index in 0..<5 {
+                    let reply = try connection.call("authenticateUserAndSignData", [
+                        "user": "alice", "payload": "w\(worker)-\(index)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+                    ])
+                    if Self.signatureDetails(reply) == nil { failures.withLock { $0.append("\(reply.code) \(reply.message)") } }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let connection = try daemon.connect()
+        let audit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == true, "\(audit)")
+        #expect(audit["entries"] as? Int == 40)
+        // Entries 7, 14, …, 35 are checkpointed in their batches; 40 by time within a second or so.
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !daemon.log.contains("reason=seconds") { usleep(100_000) }
+        #expect(daemon.log.contains("reason=entries"), "\(daemon.log)")
+        #expect(daemon.log.contains("reason=seconds"), "\(daemon.log)")
+        let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"] as? [String])
+        #expect(checkpoints.count >= 6, "\(checkpoints.count)")
+        #expect(try #require(try connection.call("admin.auditVerify").result)["ok"] as? Bool == true)
+    }
+
+    @Test("password_file: its content never reaches the log; a missing one exits 78 naming the path, not a secret")
+    func passwordFile() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let secretDirectory = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: secretDirectory) }
+        let secret = "db-Secret-\(UUID().uuidString)"
+        let file = secretDirectory.appendingPathComponent("db-password").path
+        try (secret + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        // The test server trusts its socket, so the password is read but never asked for.
+        let daemon = try DaemonHarness(config: database.config + "\npassword_file = \"\(file)\"")
+        try daemon.addUser()
+        #expect(daemon.stop() == 0)
+        #expect(!daemon.log.contains(secret))
+
+        let missing = try DaemonHarness(config: database.config + "\npassword_file = \"\(file)-missing\"", start: false)
+        try missing.start(waitForSocket: false)
+        #expect(missing.process?.wait(timeout: 60) == 78, "\(missing.log)")
+        #expect(missing.log.contains("\(file)-missing"), "\(missing.log)")
     }
 
     @Test("a server that cannot be reached: a clear error and exit 69 (systemd retries)")
