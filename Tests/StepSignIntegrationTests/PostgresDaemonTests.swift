@@ -82,6 +82,33 @@ struct PostgresDaemonTests {
         #expect(try #require(try connection.call("admin.auditVerify").result)["ok"] as? Bool == true)
     }
 
+    @Test("connections killed by the server: the daemon keeps running and reconnects by itself")
+    func reconnectsAfterTerminatedConnections() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: database.config)
+        try daemon.addUser()
+        try PostgresServer.administer(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)' AND pid <> pg_backend_pid()")
+        var codes: [Int] = []
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let reply = try daemon.connect().call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "after", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+            ])
+            codes.append(reply.code)
+            if Self.signatureDetails(reply) != nil { break }
+            // While the pool reconnects, a request that needs the database gets 15.
+            #expect(reply.code == 15, "\(reply.code) \(reply.message)")
+            usleep(200_000)
+        }
+        #expect(codes.last == 0, "\(codes)")
+        #expect(daemon.pid != nil)
+        let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == true, "\(audit)")
+    }
+
     @Test("password_file: its content never reaches the log; a missing one exits 78 naming the path, not a secret")
     func passwordFile() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }

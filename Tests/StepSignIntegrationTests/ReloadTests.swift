@@ -82,4 +82,11 @@ struct ReloadTests {
         #expect(added.first?.contains("user=carol") == true)
         #expect(!daemon.log.contains("user=bob"))
     }
+
+    @Test("a SIGHUP that changes [storage] is applied for the rest, with a warning that the store needs a restart")
+    func reloadKeepsTheStore() throws {
+        let daemon = try DaemonHarness()
+        #expect(try daemon.reload(config: "[storage.postgresql]\npool_size = 2") == .reloaded)
+        #expect(daemon.log.contains("takes effect only on a restart"), "\(daemon.log)")
+    }
 }
