@@ -130,6 +130,14 @@ struct PostgresDaemonTests {
         try missing.start(waitForSocket: false)
         #expect(missing.process?.wait(timeout: 60) == 78, "\(missing.log)")
         #expect(missing.log.contains("\(file)-missing"), "\(missing.log)")
+
+        // Strict modes: a password file that others may write is refused (exit 78).
+        try FileManager.default.setAttributes([.posixPermissions: 0o622], ofItemAtPath: file)
+        let loose = try DaemonHarness(config: database.config + "\npassword_file = \"\(file)\"", start: false)
+        try loose.start(waitForSocket: false)
+        #expect(loose.process?.wait(timeout: 60) == 78, "\(loose.log)")
+        #expect(loose.log.contains("storage.postgresql.password_file"), "\(loose.log)")
+        #expect(!loose.log.contains(secret))
     }
 
     @Test("a server that cannot be reached: a clear error and exit 69 (systemd retries)")

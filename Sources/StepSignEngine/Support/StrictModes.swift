@@ -60,6 +60,9 @@ public struct StrictModes: Sendable {
         if configuration.forgotPassword.enabled, let program = configuration.forgotPassword.notifier.first {
             try checkTrustedInput(program, role: "forgot_password.notifier program")
         }
+        if configuration.storage.backend == .postgresql, !configuration.storage.postgresql.passwordFile.isEmpty {
+            try checkTrustedInput(configuration.storage.postgresql.passwordFile, role: "storage.postgresql.password_file")
+        }
     }
 
     /// The state directory, its database files, `keys/` and the key files in it, as far as
