@@ -113,8 +113,16 @@ struct AdminCommand: ParsableCommand {
                 discussion: "If it is the active key, a new key is made active first. Prints the active kid; --json prints {activeKid}."
             )
             @OptionGroup var global: GlobalOptions
-            @Argument(help: "The kid of the key to revoke.") var kid: String
+            // A kid is base64url, so one in 64 begins with '-'. Read as a plain argument, such a
+            // kid is taken for options (`-…h…` even for --help): every input no option claims
+            // is collected instead, and exactly one must be given.
+            @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The kid of the key to revoke (it may begin with '-').", valueName: "kid"))
+            var kids: [String] = []
             @OptionGroup var output: JSONFlag
+            var kid: String { kids[0] }
+            func validate() throws {
+                guard kids.count == 1 else { throw ValidationError("give exactly one kid (as `stepsign admin key list` shows it)") }
+            }
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.revokeKey", ["kid": kid]).requireAccepted("admin.revokeKey")

@@ -308,6 +308,18 @@ def test_admin_user_commands_take_user(fresh):
     assert positional.returncode == 2
 
 
+def test_key_revoke_takes_a_kid_that_begins_with_a_dash(fresh):
+    """A kid is base64url: one in 64 begins with '-'. Copied from `admin key list`, it must
+    reach the daemon (which does not know this one), not be read as an unknown option."""
+    daemon, _ = fresh
+    result = cli(daemon, "admin", "key", "revoke", "-Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg")
+    assert result.returncode == 1, result.stderr
+    assert "Missing expected argument" not in result.stderr
+    assert "admin.revokeKey" in result.stderr or "kid" in result.stderr, result.stderr
+    assert cli(daemon, "admin", "key", "revoke").returncode == 2
+    assert cli(daemon, "admin", "key", "revoke", "kid-one", "kid-two").returncode == 2
+
+
 # 9. One output convention: prose by default, --json for machines, the same fields everywhere.
 
 def test_prose_by_default_and_json_on_request(fresh):
