@@ -184,7 +184,7 @@ public final class PostgresStore: StepSignStore {
 
     /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
     static func mapped(_ error: any Error) -> any Error {
-        if error is StorageError || error is PostgresStoreError || error is CancellationError { return error }
+        if error is StorageError || error is PostgresStoreError || error is CancellationError || error is ForwardedError { return error }
         guard let error = error as? PSQLError else {
             // The pool's own errors (a circuit breaker tripped by failed connects, a timeout).
             return PostgresStoreError.unavailable("\(error)")

@@ -5,7 +5,7 @@ import Foundation
 struct AdminCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin", abstract: "Administer users, keys and the ledger.",
-        subcommands: [User.self, Key.self, Audit.self]
+        subcommands: [User.self, Key.self, Audit.self, MigrateCommand.self]
     )
 
     struct User: ParsableCommand {

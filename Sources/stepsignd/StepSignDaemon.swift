@@ -31,6 +31,21 @@ struct StepSignDaemon: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: "The state directory (overrides server.state_dir).")
     var stateDir: String?
 
+    @Option(name: .customLong("migrate-to"),
+            help: ArgumentHelp("Copy the SQLite store into the database of [storage.postgresql], verify it, and exit "
+                               + "(what `stepsign admin migrate --to postgresql` runs).", valueName: "postgresql"))
+    var migrateTo: String?
+
+    @Flag(name: .long, help: "With --migrate-to: print the summary as JSON.")
+    var json = false
+
+    func validate() throws {
+        if let migrateTo, migrateTo != "postgresql" {
+            throw ValidationError("--migrate-to takes \"postgresql\" only")
+        }
+        if json, migrateTo == nil { throw ValidationError("--json goes with --migrate-to") }
+    }
+
     func run() async throws {
         umask(0o077)
         // No core dumps and no ptrace by other processes of the same user: memory holds keys.
@@ -44,7 +59,12 @@ struct StepSignDaemon: AsyncParsableCommand {
             settings = try loadConfiguration()
         } catch {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
-            throw ExitCode(78)  // EX_CONFIG
+            throw ExitCode(migrateTo == nil ? 78 : StoreMigrationRun.badInput)  // EX_CONFIG
+        }
+        if migrateTo != nil {
+            let status = await StoreMigrationRun(configPath: config, settings: settings, json: json).run()
+            if status != 0 { throw ExitCode(status) }
+            return
         }
         // Strict modes (SPEC §7): before anything in the state directory is opened, created or
         // tightened, and before the files the configuration names are read or run.

@@ -1,0 +1,34 @@
+import StepSignFormat
+import StepSignStorage
+
+/// What `stepsign admin migrate` copied, and how the copy was verified.
+public struct MigrationSummary: Sendable, Equatable {
+    /// Users copied (with password hashes, counters, blocks, expiry state, credential tokens).
+    public var users: Int
+    /// Earlier password hashes copied (the reuse rule's history).
+    public var passwordHistoryEntries: Int
+    /// Device keys copied, revoked ones included.
+    public var deviceKeys: Int
+    /// Signing key records copied (metadata and what the record holds of the public half).
+    public var signingKeys: Int
+    /// Ledger entries copied: the source's whole chain.
+    public var ledgerEntries: Int64
+    /// Checkpoints copied.
+    public var checkpoints: Int
+    /// The ledger's head, equal in the source and the copy.
+    public var head: LedgerHead
+    /// ``LedgerVerifier`` over the committed copy (``PostgresStore/auditLedger(options:)``).
+    public var audit: LedgerAudit
+
+    public init(users: Int, passwordHistoryEntries: Int, deviceKeys: Int, signingKeys: Int, ledgerEntries: Int64,
+                checkpoints: Int, head: LedgerHead, audit: LedgerAudit) {
+        self.users = users
+        self.passwordHistoryEntries = passwordHistoryEntries
+        self.deviceKeys = deviceKeys
+        self.signingKeys = signingKeys
+        self.ledgerEntries = ledgerEntries
+        self.checkpoints = checkpoints
+        self.head = head
+        self.audit = audit
+    }
+}

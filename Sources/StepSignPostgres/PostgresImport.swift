@@ -1,0 +1,216 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StepSignFormat
+import StepSignStorage
+
+/// Rows written as they are, inside the one transaction of ``PostgresStore/importing(_:)``:
+/// the primitives of `stepsign admin migrate` (issue 14).
+///
+/// Nothing is computed: every column comes from the record given (sequence numbers, hashes,
+/// tokens, times, flags). The database's own rules still apply: the ledger's chain trigger
+/// checks each row against the one before it, so a source whose chain is broken is refused
+/// and the transaction rolled back. Reads see the transaction's own rows, so the copy can be
+/// compared with its source before anything is committed.
+public struct PostgresImport: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Rows per multi-row INSERT (at most 13 parameters each, under PostgreSQL's 65535).
+    static let rowsPerStatement = 1000
+
+    // MARK: Writing
+
+    /// Users with their password hashes, password state, counters, blocks and credential tokens.
+    public func insertUsers(_ users: [UserRecord]) async throws {
+        try await insert(users, into: "users", columns: PostgresStore.userColumns, count: 10) { bindings, user in
+            bindings.append(user.name)
+            bindings.append(user.passwordHash)
+            bindings.append(user.passwordChangedAt)
+            bindings.append(user.passwordExpired)
+            bindings.append(user.mustChangePassword)
+            bindings.append(user.failedAttempts)
+            bindings.append(user.blocked)
+            bindings.append(user.blockedUntil)
+            bindings.append(user.createdAt)
+            try bindings.append(user.credentialToken.bytes)
+        }
+    }
+
+    /// Earlier password hashes, in the order given (the order the reuse rule reads them in).
+    public func insertPasswordHistory(_ entries: [PasswordHistoryEntry]) async throws {
+        try await insert(entries, into: "password_history", columns: "user_name, hash, set_at", count: 3) { bindings, entry in
+            bindings.append(entry.user)
+            bindings.append(entry.hash)
+            bindings.append(entry.setAt)
+        }
+    }
+
+    /// Device keys, revoked ones included, in the order given.
+    public func insertDeviceKeys(_ keys: [DeviceKeyRecord]) async throws {
+        try await insert(keys, into: "device_keys", columns: "kid, user_name, public_key_jwk, label, created_at, revoked_at",
+                         count: 6) { bindings, key in
+            bindings.append(key.kid)
+            bindings.append(key.user)
+            bindings.append(key.publicKeyJWK)
+            bindings.append(key.label)
+            bindings.append(key.createdAt)
+            bindings.append(key.revokedAt)
+        }
+    }
+
+    /// Signing key metadata as recorded (active flag, revocation, instance), in the order given.
+    public func insertSigningKeys(_ keys: [SigningKeyRecord]) async throws {
+        try await insert(keys, into: "signing_keys", columns: "kid, created_at, active, revoked_at, instance", count: 5) { bindings, key in
+            bindings.append(key.kid)
+            bindings.append(key.createdAt)
+            bindings.append(key.active)
+            bindings.append(key.revokedAt)
+            bindings.append(key.instance)
+        }
+    }
+
+    /// Ledger rows exactly as given (seq, hashes, JWS, peer columns, times); each must follow
+    /// the last row in the database, which the chain trigger checks.
+    public func insertLedgerEntries(_ entries: [LedgerEntry]) async throws {
+        try await insert(entries, into: "ledger", columns: PostgresStore.ledgerColumns, count: 13) { bindings, entry in
+            bindings.append(entry.seq)
+            bindings.append(entry.signatureID)
+            bindings.append(entry.user)
+            bindings.append(entry.iat)
+            bindings.append(entry.kid)
+            bindings.append(entry.jws)
+            try bindings.append(Data(entry.prevHash))
+            try bindings.append(Data(entry.entryHash))
+            bindings.append(Int64(entry.peer.uid))
+            bindings.append(entry.peer.pid)
+            bindings.append(entry.peer.comm)
+            bindings.append(entry.authLevel)
+            bindings.append(entry.createdAt)
+        }
+    }
+
+    /// Stored checkpoints, in the order given.
+    public func insertCheckpoints(_ checkpoints: [LedgerCheckpointRecord]) async throws {
+        try await insert(checkpoints, into: "ledger_checkpoints", columns: "seq, entry_hash, kid, jws, created_at",
+                         count: 5) { bindings, checkpoint in
+            bindings.append(checkpoint.seq)
+            try bindings.append(Data(checkpoint.entryHash))
+            bindings.append(checkpoint.kid)
+            bindings.append(checkpoint.jws)
+            bindings.append(checkpoint.createdAt)
+        }
+    }
+
+    private func insert<Row>(_ rows: [Row], into table: String, columns: String, count: Int,
+                             bind: (inout PostgresBindings, Row) throws -> Void) async throws {
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.rowsPerStatement, rows.count)
+            var bindings = PostgresBindings(capacity: (end - start) * count)
+            var values: [String] = []
+            values.reserveCapacity(end - start)
+            var parameter = 0
+            for row in rows[start..<end] {
+                let placeholders = (1...count).map { "$\(parameter + $0)" }
+                parameter += count
+                values.append("(" + placeholders.joined(separator: ", ") + ")")
+                try bind(&bindings, row)
+            }
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "INSERT INTO \(table) (\(columns)) VALUES " + values.joined(separator: ", "),
+                              binds: bindings),
+                logger: logger
+            )
+            start = end
+        }
+    }
+
+    // MARK: Reading back (the transaction's own rows)
+
+    /// All users, in byte order of their names.
+    public func users() async throws -> [UserRecord] {
+        var users: [UserRecord] = []
+        let rows = try await connection.query(
+            "SELECT \(unescaped: PostgresStore.userColumns) FROM users ORDER BY name COLLATE \"C\"", logger: logger
+        )
+        for try await row in rows { users.append(try PostgresStore.decodeUser(row)) }
+        return users
+    }
+
+    /// All earlier password hashes, in the order stored.
+    public func passwordHistory() async throws -> [PasswordHistoryEntry] {
+        var entries: [PasswordHistoryEntry] = []
+        let rows = try await connection.query("SELECT user_name, hash, set_at FROM password_history ORDER BY id", logger: logger)
+        for try await row in rows {
+            do {
+                let (user, hash, setAt) = try row.decode((String, String, Date).self)
+                entries.append(PasswordHistoryEntry(user: user, hash: hash, setAt: setAt))
+            } catch {
+                throw PostgresStore.malformed("password_history", error)
+            }
+        }
+        return entries
+    }
+
+    /// All device keys, in the order stored.
+    public func deviceKeys() async throws -> [DeviceKeyRecord] {
+        var keys: [DeviceKeyRecord] = []
+        let rows = try await connection.query("""
+            SELECT kid, user_name, public_key_jwk, label, created_at, revoked_at FROM device_keys ORDER BY created_at, id
+            """, logger: logger)
+        for try await row in rows { keys.append(try PostgresStore.decodeDeviceKey(row)) }
+        return keys
+    }
+
+    /// All signing keys, oldest first.
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        var keys: [SigningKeyRecord] = []
+        let rows = try await connection.query(
+            "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, id", logger: logger
+        )
+        for try await row in rows {
+            do {
+                let (kid, createdAt, active, revokedAt, instance) = try row.decode((String, Date, Bool, Date?, String).self)
+                keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt, instance: instance))
+            } catch {
+                throw PostgresStore.malformed("signing_keys", error)
+            }
+        }
+        return keys
+    }
+
+    /// Up to `limit` ledger entries after `afterSeq`, in order.
+    public func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        var entries: [LedgerEntry] = []
+        let rows = try await connection.query(
+            "SELECT \(unescaped: PostgresStore.ledgerColumns) FROM ledger WHERE seq > \(afterSeq) ORDER BY seq LIMIT \(limit)",
+            logger: logger
+        )
+        for try await row in rows { entries.append(try PostgresStore.decodeLedgerEntry(row)) }
+        return entries
+    }
+
+    /// All checkpoints, by seq.
+    public func checkpoints() async throws -> [LedgerCheckpointRecord] {
+        var checkpoints: [LedgerCheckpointRecord] = []
+        let rows = try await connection.query(
+            "SELECT seq, entry_hash, kid, jws, created_at FROM ledger_checkpoints ORDER BY seq, id", logger: logger
+        )
+        for try await row in rows {
+            do {
+                let (seq, hash, kid, jws, createdAt) = try row.decode((Int64, Data, String, String, Date).self)
+                checkpoints.append(LedgerCheckpointRecord(seq: seq, entryHash: [UInt8](hash), kid: kid, jws: jws, createdAt: createdAt))
+            } catch {
+                throw PostgresStore.malformed("ledger_checkpoints", error)
+            }
+        }
+        return checkpoints
+    }
+
+    /// The last ledger entry's seq and hash, or (0, genesis).
+    public func ledgerHead() async throws -> LedgerHead {
+        let (seq, hash) = try await PostgresStore.readTail(connection, logger: logger)
+        return LedgerHead(seq: seq, entryHash: hash)
+    }
+}

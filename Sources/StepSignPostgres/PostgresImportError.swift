@@ -1,0 +1,23 @@
+/// Why ``PostgresStore/importing(_:)`` refused or undid an import.
+public enum PostgresImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database already holds data of its own: the named tables have rows. Nothing was
+    /// written.
+    case notEmpty(tables: [String])
+    /// What was written does not read back as what was copied (nothing was committed).
+    case mismatch(String)
+    /// The database refused a copied ledger row: the source's chain is broken there (the
+    /// server's message names the entry). Nothing was written.
+    case brokenChain(String)
+
+    public var description: String {
+        switch self {
+        case let .notEmpty(tables):
+            "the PostgreSQL database is not empty (rows in \(tables.joined(separator: ", "))): "
+                + "a migration goes into a fresh database only; nothing was written"
+        case let .mismatch(what):
+            "the copy does not read back as the source (\(what)); nothing was written"
+        case let .brokenChain(message):
+            "the source ledger's hash chain is broken, PostgreSQL refused it: \(message); nothing was written"
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import PostgresNIO
+import StepSignFormat
+import StepSignStorage
+
+/// `stepsign admin migrate --to postgresql` (issue 14): an existing single-host SQLite store
+/// copied into an empty PostgreSQL database, all or nothing, and verified.
+///
+/// The source is held still for the whole run (``SQLiteMigrationSource``: SQLite's write
+/// lock); the copy is one PostgreSQL transaction (``PostgresStore/importing(_:)``), which
+/// refuses a database that is not empty. Copied: users (password hashes, password state,
+/// counters and blocks, credential tokens), the password history, device keys, signing key
+/// records, the ledger row by row as it is (same seq, hashes, JWS, peer columns, times) and the
+/// checkpoints. Before the commit everything is read back in the same transaction and compared
+/// with the source (times as PostgreSQL keeps them, in whole microseconds), and the copied
+/// ledger goes through ``LedgerVerifier``; after the commit the store's own audit runs over it.
+///
+/// Not copied: the counters of names that are not users and the forgot-password budgets (kept
+/// under a keyed hash whose key belongs to the source), open activation codes and used-once
+/// values (they answer challenges that lived in the stopped daemon's memory).
+public struct SQLiteToPostgresMigration: Sendable {
+    /// Ledger rows per page read and written (memory stays at about one page).
+    public static let pageSize = 1000
+
+    public let source: SQLiteMigrationSource
+    public let target: PostgresStore
+    /// How the copied ledger is verified: trusted keys when they are known, else the chain.
+    public let verification: LedgerVerifier.Options
+
+    public init(source: SQLiteMigrationSource, target: PostgresStore, verification: LedgerVerifier.Options) {
+        self.source = source
+        self.target = target
+        self.verification = verification
+    }
+
+    /// Copies, verifies, commits, audits. Throws ``PostgresImportError`` when the target is not
+    /// empty, the source chain is broken or the copy does not read back as the source (nothing
+    /// is written then), or the store's errors.
+    public func run() async throws -> MigrationSummary {
+        let store = source.store
+        let users = try await store.listUsers()
+        let history = try source.passwordHistory()
+        let deviceKeys = try source.deviceKeys()
+        let signingKeys = try await store.signingKeys()
+        let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
+        let head = try await store.ledgerHead()
+        let verification = self.verification
+
+        let copied = try await target.importing { copy in
+            try await copy.insertUsers(users)
+            try await copy.insertPasswordHistory(history)
+            try await copy.insertDeviceKeys(deviceKeys)
+            try await copy.insertSigningKeys(signingKeys)
+            var after: Int64 = 0
+            while true {
+                let page = try await store.ledgerEntries(afterSeq: after, limit: Self.pageSize)
+                guard let last = page.last else { break }
+                do {
+                    try await copy.insertLedgerEntries(page)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23000" {
+                    throw PostgresImportError.brokenChain(error.serverInfo?[.message] ?? "a ledger row does not chain")
+                }
+                after = last.seq
+            }
+            try await copy.insertCheckpoints(checkpoints)
+
+            // Read back in the same transaction: nothing is committed unless it all matches.
+            try Self.expect(try await copy.users(), users.map(Self.asStored), "users")
+            try Self.expect(try await copy.passwordHistory(), history.map(Self.asStored), "password history")
+            try Self.expect(try await copy.deviceKeys(), deviceKeys.map(Self.asStored), "device keys")
+            try Self.expect(try await copy.signingKeys(), signingKeys.map(Self.asStored), "signing keys")
+            try Self.expect(try await copy.checkpoints(), checkpoints.map(Self.asStored), "checkpoints")
+            var verifier = LedgerVerifier(options: verification)
+            for checkpoint in checkpoints { verifier.addCheckpoint(checkpoint.jws) }
+            var count: Int64 = 0
+            after = 0
+            while true {
+                let original = try await store.ledgerEntries(afterSeq: after, limit: Self.pageSize)
+                let copied = try await copy.ledgerEntries(afterSeq: after, limit: Self.pageSize)
+                try Self.expect(copied, original.map(Self.asStored), "ledger entries after seq \(after)")
+                guard let last = copied.last else { break }
+                verifier.add(contentsOf: copied.map(Self.link))
+                count += Int64(copied.count)
+                after = last.seq
+            }
+            let copiedHead = try await copy.ledgerHead()
+            guard copiedHead == head, count == head.seq else {
+                throw PostgresImportError.mismatch("the ledger head is seq \(copiedHead.seq), the source's \(head.seq)")
+            }
+            let audit = verifier.finish()
+            guard audit.ok else {
+                throw PostgresImportError.mismatch("the copied ledger fails verification at seq \(audit.firstBadSeq.map(String.init) ?? "-"): \(audit.problem ?? "")")
+            }
+            return count
+        }
+        let audit = try await target.auditLedger(options: verification)
+        return MigrationSummary(users: users.count, passwordHistoryEntries: history.count, deviceKeys: deviceKeys.count,
+                                signingKeys: signingKeys.count, ledgerEntries: copied, checkpoints: checkpoints.count,
+                                head: head, audit: audit)
+    }
+
+    private static func expect<T: Equatable>(_ copied: [T], _ original: [T], _ what: String) throws {
+        guard copied.count == original.count else {
+            throw PostgresImportError.mismatch("\(what): \(copied.count) copied, \(original.count) in the source")
+        }
+        if let index = copied.indices.first(where: { copied[$0] != original[$0] }) {
+            throw PostgresImportError.mismatch("\(what): row \(index + 1) differs")
+        }
+    }
+
+    /// The entry with every column the verifier checks against the JWS.
+    private static func link(_ entry: LedgerEntry) -> LedgerLink {
+        LedgerLink(seq: entry.seq, signatureID: entry.signatureID, payloadSignature: entry.jws, prevHash: entry.prevHash,
+                   entryHash: entry.entryHash, user: entry.user, kid: entry.kid, iat: entry.iat, peer: entry.peer)
+    }
+
+    // Records with their times as PostgreSQL keeps them (whole microseconds).
+
+    private static func asStored(_ user: UserRecord) -> UserRecord {
+        var user = user
+        user.passwordChangedAt = user.passwordChangedAt.postgresRounded
+        user.blockedUntil = user.blockedUntil?.postgresRounded
+        user.createdAt = user.createdAt.postgresRounded
+        return user
+    }
+
+    private static func asStored(_ entry: PasswordHistoryEntry) -> PasswordHistoryEntry {
+        var entry = entry
+        entry.setAt = entry.setAt.postgresRounded
+        return entry
+    }
+
+    private static func asStored(_ key: DeviceKeyRecord) -> DeviceKeyRecord {
+        var key = key
+        key.createdAt = key.createdAt.postgresRounded
+        key.revokedAt = key.revokedAt?.postgresRounded
+        return key
+    }
+
+    private static func asStored(_ key: SigningKeyRecord) -> SigningKeyRecord {
+        var key = key
+        key.createdAt = key.createdAt.postgresRounded
+        key.revokedAt = key.revokedAt?.postgresRounded
+        return key
+    }
+
+    private static func asStored(_ checkpoint: LedgerCheckpointRecord) -> LedgerCheckpointRecord {
+        var checkpoint = checkpoint
+        checkpoint.createdAt = checkpoint.createdAt.postgresRounded
+        return checkpoint
+    }
+
+    private static func asStored(_ entry: LedgerEntry) -> LedgerEntry {
+        var entry = entry
+        entry.createdAt = entry.createdAt.postgresRounded
+        return entry
+    }
+}

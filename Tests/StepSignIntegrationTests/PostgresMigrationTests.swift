@@ -1,0 +1,224 @@
+import Foundation
+import StepSignClient
+import StepSignTestSupport
+import Testing
+
+/// `stepsign admin migrate --to postgresql` (issue 14): a SQLite file made by the real daemon,
+/// copied by the real CLI (which runs `stepsignd --migrate-to`) into the real PostgreSQL, and
+/// the real daemon started on it with the same state directory.
+@Suite("stepsign admin migrate: SQLite into PostgreSQL", .enabled(if: PostgresServer.enabled), .serialized)
+struct PostgresMigrationTests {
+    /// The daemon's config lines: SQLite for now, with the target's `[storage.postgresql]`.
+    static func sqliteConfig(_ database: PostgresServer.Database, extra: String = "") -> String {
+        "instance = \"host-a\"\n" + database.config.replacingOccurrences(of: "backend = \"postgresql\"", with: "backend = \"sqlite\"")
+            + "\n" + extra
+    }
+
+    /// Runs `stepsign admin migrate --to postgresql` with the daemon's config and state directory.
+    static func migrate(_ daemon: DaemonHarness, json: Bool) throws -> Tools.Result {
+        try Tools.run([Binaries.path("stepsign"), "admin", "migrate", "--to", "postgresql", "--config", daemon.configPath,
+                       "--state-dir", daemon.stateDirectory] + (json ? ["--json"] : []))
+    }
+
+    /// One value from the database, as psql prints it (unaligned, no headers).
+    static func query(_ database: PostgresServer.Database, _ sql: String) throws -> String {
+        let socketDirectory = try #require(PostgresServer.socketDirectory)
+        let result = try Tools.run([PostgresServer.psql, "-h", socketDirectory, "-U", PostgresServer.user, "-d", database.name,
+                                    "-v", "ON_ERROR_STOP=1", "-tAq", "-c", sql])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Rows per table that a migration writes.
+    static func counts(_ database: PostgresServer.Database) throws -> String {
+        try query(database, """
+            SELECT (SELECT count(*) FROM users) || ' ' || (SELECT count(*) FROM password_history) || ' ' ||
+                   (SELECT count(*) FROM device_keys) || ' ' || (SELECT count(*) FROM signing_keys) || ' ' ||
+                   (SELECT count(*) FROM ledger) || ' ' || (SELECT count(*) FROM ledger_checkpoints)
+            """)
+    }
+
+    /// A SQLite daemon with alice and `count` level-0 signatures, stopped cleanly.
+    static func stoppedSQLiteDaemon(_ database: PostgresServer.Database, count: Int) throws -> DaemonHarness {
+        let daemon = try DaemonHarness(config: sqliteConfig(database))
+        try daemon.addUser()
+        let connection = try daemon.connect()
+        for index in 1...count {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "entry \(index)", "reason": "migrate", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(reply.code) \(reply.message)")
+        }
+        #expect(daemon.stop() == 0)
+        return daemon
+    }
+
+    @Test("users, history, counters, a device key, a rotated key, signatures and checkpoints move; the daemon goes on on PostgreSQL")
+    func migratesAndDaemonGoesOn() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let secretDirectory = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: secretDirectory) }
+        let secret = "db-Secret-\(UUID().uuidString)"
+        let passwordFile = secretDirectory.appendingPathComponent("db-password").path
+        try (secret + "\n").write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passwordFile)
+        // The test server trusts its socket: the password is read as the daemon reads it, never asked for.
+        let extra = "password_file = \"\(passwordFile)\"\n[ledger]\ncheckpoint_entries = 4"
+        let daemon = try DaemonHarness(config: Self.sqliteConfig(database, extra: extra))
+        #expect(daemon.log.contains("storage=sqlite"), "\(daemon.log)")
+
+        // State worth moving: a changed password (history), a device key, a failed attempt,
+        // level-0 and level-1 signatures over two keys, checkpoints by count and at shutdown.
+        try daemon.addUser()
+        try daemon.addUser("bob", password: Passwords.third)
+        let update = try daemon.connect()
+        _ = try update.startUpdate()
+        try #require(try update.updatePassword(current: Passwords.initial, new: Passwords.second, mode: 2)
+            .statusCode(of: "onUpdateCredentialResponse") == 100)
+        let admin = try daemon.connect()
+        let deviceKid = try admin.adminEnroll(try TestDevice())
+        let wrong = try daemon.connect().login("bob", password: Passwords.wrong)
+        #expect(wrong.int("attemptsLeft", of: "getPassword") == 2, "\(wrong.shape)")
+        var signatures: [(id: String, jws: String)] = []
+        for index in 1...5 {
+            if index == 4 { #expect(try admin.call("admin.rotateKey").code == 0) }
+            let reply = index <= 3
+                ? try admin.call("authenticateUserAndSignData", [
+                    "user": "alice", "payload": "before \(index)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+                ])
+                : try daemon.connect().signWithPassword(user: "alice", password: Passwords.second, payload: "before \(index)")
+            let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
+                                       "\(reply.code) \(reply.message) \(reply.shape)")
+            signatures.append((try #require(details["dataSignatureID"] as? String), try #require(details["payloadSignature"] as? String)))
+        }
+        let keysBefore = try #require(try admin.call("admin.listKeys").result?["keys"] as? [[String: Any]])
+        #expect(keysBefore.count == 2)
+        #expect(daemon.stop() == 0)
+
+        let result = try Self.migrate(daemon, json: true)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                                   "\(result.stdout)")
+        #expect(summary["ok"] as? Bool == true)
+        #expect(summary["users"] as? Int == 2)
+        #expect(summary["passwordHistory"] as? Int == 1)
+        #expect(summary["deviceKeys"] as? Int == 1)
+        #expect(summary["signingKeys"] as? Int == 2)
+        #expect(summary["ledgerEntries"] as? Int == 5)
+        let checkpoints = try #require(summary["checkpoints"] as? Int)
+        #expect(checkpoints >= 2, "one at seq 4 by count, one at shutdown: \(summary)")
+        #expect((summary["head"] as? [String: Any])?["seq"] as? Int == 5)
+        let audit = try #require(summary["audit"] as? [String: Any])
+        #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 5, "\(audit)")
+        #expect(try Self.counts(database) == "2 1 1 2 5 \(checkpoints)")
+
+        // The daemon on PostgreSQL, same state directory (its keys/), same instance.
+        try DaemonHarness.writeConfig(
+            DaemonHarness.config("instance = \"host-a\"\n" + database.config + "\n" + extra), to: daemon.configPath)
+        try daemon.start()
+        #expect(daemon.log.contains("storage=postgresql"), "\(daemon.log)")
+        #expect(!daemon.log.contains(secret))
+        let connection = try daemon.connect()
+        try connection.requireLogin(password: Passwords.second)
+        // The history came along: the first password may not come back.
+        let reuse = try daemon.connect()
+        _ = try reuse.startUpdate(password: Passwords.second)
+        #expect(try reuse.updatePassword(current: Passwords.second, new: Passwords.initial, mode: 2)
+            .statusCode(of: "onUpdateCredentialResponse") == 164)
+        // So did bob's failed attempt.
+        let again = try daemon.connect().login("bob", password: Passwords.wrong)
+        #expect(again.int("attemptsLeft", of: "getPassword") == 1, "\(again.shape)")
+        let users = try #require(try connection.call("admin.listUsers").result?["users"] as? [[String: Any]])
+        #expect(users.map { $0["user"] as? String } == ["alice", "bob"])
+        #expect(users.first?["deviceKeys"] as? [String] == [deviceKid], "\(users)")
+        let keysAfter = try #require(try connection.call("admin.listKeys").result?["keys"] as? [[String: Any]])
+        #expect(keysAfter.map { $0["kid"] as? String } == keysBefore.map { $0["kid"] as? String })
+
+        for (seq, signature) in signatures.enumerated() {
+            let row = try #require(try connection.call("getSignature", ["signatureID": signature.id]).result)
+            #expect(row["seq"] as? Int == seq + 1)
+            #expect(row["payloadSignature"] as? String == signature.jws)
+        }
+        let after = try connection.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "after", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(after.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(after.code) \(after.message)")
+        let verified = try #require(try connection.call("admin.auditVerify").result)
+        #expect(verified["ok"] as? Bool == true, "\(verified)")
+        #expect(verified["entries"] as? Int == 6)
+        #expect((verified["checkpoints"] as? Int ?? 0) >= checkpoints)
+
+        let (exported, jwks) = try daemon.exportLedgerAndKeys()
+        let ledgerFile = daemon.directory.appendingPathComponent("ledger.jsonl").path
+        try exported.stdout.write(toFile: ledgerFile, atomically: true, encoding: .utf8)
+        let offline = try Tools.run([Binaries.path("stepsign-verify"), "ledger", ledgerFile, "--keys", jwks])
+        #expect(offline.status == 0, "\(offline.stdout) \(offline.stderr)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("a database that is not empty is refused, exit 1, and nothing is written")
+    func refusesNonEmptyTarget() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try Self.stoppedSQLiteDaemon(database, count: 3)
+        let first = try Self.migrate(daemon, json: false)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("3 ledger entries"), "\(first.stdout)")
+        #expect(first.stdout.contains("audit on PostgreSQL passes"), "\(first.stdout)")
+        let before = try Self.counts(database)
+        #expect(before.hasPrefix("1 0 0 1 3 "), "\(before)")
+
+        // Again, after more signatures on the source: the target has rows now.
+        try daemon.start()
+        let reply = try daemon.connect().call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "later", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        #expect(daemon.stop() == 0)
+        let second = try Self.migrate(daemon, json: false)
+        #expect(second.status == 1, "\(second.stdout) \(second.stderr)")
+        #expect(second.stderr.contains("not empty") && second.stderr.contains("nothing was written"), "\(second.stderr)")
+        #expect(try Self.counts(database) == before)
+
+        let json = try Self.migrate(daemon, json: true)
+        #expect(json.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+        #expect(object["ok"] as? Bool == false)
+        #expect((object["error"] as? String)?.contains("not empty") == true, "\(object)")
+    }
+
+    @Test("a source whose chain is broken is refused by PostgreSQL's chain trigger; nothing is written")
+    func refusesBrokenSourceChain() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try Self.stoppedSQLiteDaemon(database, count: 6)
+        // Entry 3's JWS changed without re-chaining: its entry_hash no longer follows.
+        let tampered = try Tools.python(LedgerAttackTests.tamperScript, daemon.stateDirectory + "/stepsign.sqlite",
+                                        "UPDATE ledger SET jws = jws || 'x' WHERE seq = 3", "no")
+        try #require(tampered.status == 0, "\(tampered.stderr)")
+        let result = try Self.migrate(daemon, json: false)
+        #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("hash chain is broken") && result.stderr.contains("entry 3"), "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was written"), "\(result.stderr)")
+        #expect(try Self.counts(database) == "0 0 0 0 0 0")
+    }
+
+    @Test("bad input: another backend is a usage error (2); no SQLite database is refused (1) without creating one")
+    func badInput() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: Self.sqliteConfig(database), start: false)
+        let other = try Tools.run([Binaries.path("stepsign"), "admin", "migrate", "--to", "mysql", "--config", daemon.configPath])
+        #expect(other.status == 2, "\(other.stderr)")
+        let missing = try Self.migrate(daemon, json: false)
+        #expect(missing.status == 1, "\(missing.stderr)")
+        #expect(missing.stderr.contains("no SQLite database"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/stepsign.sqlite"))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import StepSignFormat
+import StepSignPostgres
+@testable import StepSignStorage
+import Testing
+
+/// The copy behind `stepsign admin migrate` (issue 14) at the store level: a SQLite store
+/// with more than a page of ledger rows copied into a fresh PostgreSQL database, and the
+/// source held still meanwhile.
+@Suite(.enabled(if: PostgresTestServer.enabled)) struct SQLiteToPostgresMigrationTests {
+    @Test func everythingCopiedReadsBackThroughThePostgresStore() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        try await sqlite.addUser(newUser("alice"))
+        try await sqlite.addUser(newUser("bob", mustChange: true))
+        try await sqlite.setPassword(user: "alice", hash: "scrypt$second", at: epoch.addingTimeInterval(60.123456789), historyLimit: 5)
+        try await sqlite.setPassword(user: "alice", hash: "scrypt$third", at: epoch.addingTimeInterval(120), historyLimit: 5)
+        _ = try await sqlite.reserveAttempt(name: "bob", maxAttempts: 1, blockSeconds: 600, now: epoch)
+        try await sqlite.addDeviceKey(DeviceKeyRecord(kid: "dk-1", user: "alice", publicKeyJWK: "{}", label: "phone",
+                                                      createdAt: epoch, revokedAt: epoch.addingTimeInterval(1)))
+        try await sqlite.addDeviceKey(DeviceKeyRecord(kid: "dk-2", user: "alice", publicKeyJWK: "{\"k\":1}", label: "tablet",
+                                                      createdAt: epoch.addingTimeInterval(2)))
+        try await sqlite.addSigningKey(kid: "kid-1", createdAt: epoch, instance: "host-a")
+        try await sqlite.addSigningKey(kid: "kid-2", createdAt: epoch.addingTimeInterval(5), instance: "host-a")
+        #expect(try await sqlite.revokeSigningKey(kid: "kid-1", at: epoch.addingTimeInterval(6)))
+        // More than two pages of SQLiteToPostgresMigration.pageSize, with checkpoints in the batches.
+        let total = 2 * SQLiteToPostgresMigration.pageSize + 150
+        var start = 0
+        while start < total {
+            let end = min(start + 400, total)
+            _ = try sqlite.appendLedger(ledgerBatch(start..<end), checkpointEvery: 500) { seq, hash in
+                LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-2", jws: "checkpoint-\(seq)", createdAt: epoch)
+            }
+            start = end
+        }
+        try await sqlite.close()
+
+        try await withPostgresDatabase { database in
+            let target = try await database.open()
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName)
+            let summary: MigrationSummary
+            do {
+                summary = try await SQLiteToPostgresMigration(source: source, target: target,
+                                                              verification: LedgerVerifier.Options(trustedKeys: nil)).run()
+            } catch {
+                try? await source.close()
+                try? await target.close()
+                throw error
+            }
+            let original = source.store
+            #expect(summary.users == 2 && summary.passwordHistoryEntries == 2 && summary.deviceKeys == 2)
+            #expect(summary.signingKeys == 2 && summary.ledgerEntries == Int64(total) && summary.checkpoints == 4)
+            #expect(summary.audit == LedgerAudit(ok: true, entries: total, firstBadSeq: nil))
+            #expect(try await target.ledgerHead() == original.ledgerHead())
+            #expect(try await target.passwordHistory(user: "alice", limit: 5) == ["scrypt$third", "scrypt$second", "scrypt$initial"])
+            let bob = try #require(try await target.user(named: "bob"))
+            #expect(bob.blocked && bob.failedAttempts == 1 && bob.mustChangePassword)
+            #expect(bob.credentialToken == (try await original.user(named: "bob"))?.credentialToken)
+            #expect(try await target.deviceKeys(user: "alice", includeRevoked: true).map(\.kid) == ["dk-1", "dk-2"])
+            #expect(try await target.deviceKeys(user: "alice", includeRevoked: false).map(\.kid) == ["dk-2"])
+            let keys = try await target.signingKeys()
+            #expect(keys.map(\.kid) == ["kid-1", "kid-2"] && keys.map(\.active) == [false, true])
+            #expect(keys.map(\.instance) == ["host-a", "host-a"] && keys[0].revokedAt != nil)
+            let copied = try await target.ledgerEntries(afterSeq: 0, limit: total + 1)
+            let entries = try await original.ledgerEntries(afterSeq: 0, limit: total + 1)
+            #expect(copied.map(\.link) == entries.map(\.link))
+            #expect(copied.map(\.peer) == entries.map(\.peer) && copied.map(\.authLevel) == entries.map(\.authLevel))
+            #expect(try await target.ledgerCheckpoints(afterSeq: -1, throughSeq: nil).map(\.seq) == [500, 1000, 1500, 2000])
+            // The copy goes on as one chain.
+            let next = try await target.commitLedgerBatch([ledgerAppend(total)])
+            #expect(next.map(\.seq) == [Int64(total) + 1])
+            try await source.close()
+            try await target.close()
+        }
+    }
+
+    @Test func theSourceIsHeldStillWhileOpen() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        try await sqlite.addUser(newUser("alice"))
+        let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName)
+        // Another writer (a daemon not stopped) waits out the busy timeout, then fails: nothing
+        // changes under the copy.
+        await #expect(throws: (any Error).self) { try await sqlite.addUser(newUser("bob")) }
+        #expect(try await source.store.listUsers().map(\.name) == ["alice"])
+        try await source.close()
+        try await sqlite.addUser(newUser("bob"))
+        #expect(try await sqlite.listUsers().map(\.name) == ["alice", "bob"])
+        try await sqlite.close()
+    }
+
+    @Test func noSourceFileIsAnErrorAndNoneIsCreated() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.parent + "/" + SQLiteStore.fileName
+        #expect(throws: StorageError.stateFile(path: path, errno: ENOENT)) { try SQLiteMigrationSource.open(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
