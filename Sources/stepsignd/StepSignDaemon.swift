@@ -175,7 +175,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 var fields = metadata
                 fields["error"] = "\(error)"
                 switch error {
-                case .schemaTooNew, .configuration, .passwordFile:
+                case .schemaTooNew, .migrationNotPermitted, .configuration, .passwordFile:
                     logger.critical("cannot use the PostgreSQL store", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG
                 case let .server(sqlState, _) where sqlState.hasPrefix("28") || sqlState == "3D000":

@@ -81,4 +81,33 @@ struct LeastPrivilegeDaemonTests {
         let count = try Self.psql(["-c", "SELECT count(*) FROM ledger"], database: name, user: role)
         #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(count.stdout) \(count.stderr)")
     }
+
+    @Test("an older schema the daemon role may not migrate: exit 78 saying to run once as the owner; nothing changed")
+    func pendingMigrationNeedsTheOwner() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let owner = "stepsign_owner_\(suffix)", role = "stepsign_daemon_\(suffix)", name = "stepsign_lp_\(suffix)"
+        try PostgresServer.administer("CREATE ROLE \(owner) LOGIN")
+        try PostgresServer.administer("CREATE ROLE \(role) LOGIN")
+        defer {
+            try? PostgresServer.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            try? PostgresServer.administer("DROP ROLE IF EXISTS \(role)")
+            try? PostgresServer.administer("DROP ROLE IF EXISTS \(owner)")
+        }
+        try PostgresServer.administer("CREATE DATABASE \(name) OWNER \(owner)")
+        let setup = try DaemonHarness(config: Self.config(instance: "setup", database: name, user: owner))
+        #expect(setup.stop() == 0)
+        #expect(try Self.psql(["-v", "daemon=\(role)", "-f", Self.rolesSQL], database: name).status == 0)
+        // As if the database were one version behind this daemon (an upgrade of the package).
+        let latest = try Self.psql(["-c", "SELECT max(version) FROM stepsign_schema_migrations"], database: name)
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try Self.psql(["-c", "DELETE FROM stepsign_schema_migrations WHERE version = \(latest)"], database: name).status == 0)
+
+        let daemon = try DaemonHarness(config: Self.config(instance: "host-a", database: name, user: role), start: false)
+        #expect(throws: HarnessError.self) { try daemon.start() }
+        #expect(daemon.stop() == 78, "\(daemon.log)")
+        #expect(daemon.log.contains("run stepsignd once as the owner role"), "\(daemon.log)")
+        let versions = try Self.psql(["-c", "SELECT count(*) FROM stepsign_schema_migrations"], database: name)
+        #expect(versions.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String((Int(latest) ?? 0) - 1))
+    }
 }
