@@ -17,11 +17,19 @@ public struct MigrationSummary: Sendable, Equatable {
     public var checkpoints: Int
     /// The ledger's head, equal in the source and the copy.
     public var head: LedgerHead
-    /// ``LedgerVerifier`` over the committed copy (``PostgresStore/auditLedger(options:)``).
+    /// Whether the audits checked signatures (every key record had its public half) or the
+    /// chain only.
+    public var signaturesChecked: Bool
+    /// ``LedgerVerifier`` over the source, before the copy.
+    public var sourceAudit: LedgerAudit
+    /// ``LedgerVerifier`` over the committed copy (``PostgresStore/auditLedger(options:)``):
+    /// a faithful copy verifies as ``sourceAudit``.
     public var audit: LedgerAudit
 
     public init(users: Int, passwordHistoryEntries: Int, deviceKeys: Int, signingKeys: Int, ledgerEntries: Int64,
-                checkpoints: Int, head: LedgerHead, audit: LedgerAudit) {
+                checkpoints: Int, head: LedgerHead, signaturesChecked: Bool, sourceAudit: LedgerAudit, audit: LedgerAudit) {
+        self.signaturesChecked = signaturesChecked
+        self.sourceAudit = sourceAudit
         self.users = users
         self.passwordHistoryEntries = passwordHistoryEntries
         self.deviceKeys = deviceKeys

@@ -59,14 +59,18 @@ public struct PostgresImport: Sendable {
         }
     }
 
-    /// Signing key metadata as recorded (active flag, revocation, instance), in the order given.
+    /// Signing key records as they are (active flag, revocation, instance, public half), in the
+    /// order given. Insert them after the ledger and checkpoints: the database refuses rows
+    /// signed with a key it already knows as revoked.
     public func insertSigningKeys(_ keys: [SigningKeyRecord]) async throws {
-        try await insert(keys, into: "signing_keys", columns: "kid, created_at, active, revoked_at, instance", count: 5) { bindings, key in
+        try await insert(keys, into: "signing_keys", columns: "kid, created_at, active, revoked_at, instance, public_key",
+                         count: 6) { bindings, key in
             bindings.append(key.kid)
             bindings.append(key.createdAt)
             bindings.append(key.active)
             bindings.append(key.revokedAt)
             bindings.append(key.instance)
+            bindings.append(key.publicKeyPEM)
         }
     }
 
@@ -167,12 +171,15 @@ public struct PostgresImport: Sendable {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         var keys: [SigningKeyRecord] = []
         let rows = try await connection.query(
-            "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, id", logger: logger
+            "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id",
+            logger: logger
         )
         for try await row in rows {
             do {
-                let (kid, createdAt, active, revokedAt, instance) = try row.decode((String, Date, Bool, Date?, String).self)
-                keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt, instance: instance))
+                let (kid, createdAt, active, revokedAt, instance, publicKey) =
+                    try row.decode((String, Date, Bool, Date?, String, String?).self)
+                keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
+                                             instance: instance, publicKeyPEM: publicKey))
             } catch {
                 throw PostgresStore.malformed("signing_keys", error)
             }

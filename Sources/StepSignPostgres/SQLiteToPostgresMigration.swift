@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import StepSignCrypto
 import StepSignFormat
 import StepSignStorage
 
@@ -13,7 +14,9 @@ import StepSignStorage
 /// records, the ledger row by row as it is (same seq, hashes, JWS, peer columns, times) and the
 /// checkpoints. Before the commit everything is read back in the same transaction and compared
 /// with the source (times as PostgreSQL keeps them, in whole microseconds), and the copied
-/// ledger goes through ``LedgerVerifier``; after the commit the store's own audit runs over it.
+/// ledger goes through ``LedgerVerifier`` and must verify exactly as the source does (with
+/// the keys' public halves when every record has one); after the commit the store's own audit
+/// runs over it.
 ///
 /// Not copied: the counters of names that are not users and the forgot-password budgets (kept
 /// under a keyed hash whose key belongs to the source), open activation codes and used-once
@@ -24,13 +27,30 @@ public struct SQLiteToPostgresMigration: Sendable {
 
     public let source: SQLiteMigrationSource
     public let target: PostgresStore
-    /// How the copied ledger is verified: trusted keys when they are known, else the chain.
-    public let verification: LedgerVerifier.Options
+    /// `ledger.checkpoint_entries` for the audits (as `admin.auditVerify` uses it), or nil.
+    public let checkpointEntries: Int?
 
-    public init(source: SQLiteMigrationSource, target: PostgresStore, verification: LedgerVerifier.Options) {
+    public init(source: SQLiteMigrationSource, target: PostgresStore, checkpointEntries: Int?) {
         self.source = source
         self.target = target
-        self.verification = verification
+        self.checkpointEntries = checkpointEntries
+    }
+
+    /// The checks of `admin.auditVerify` from the key records: every unrevoked key's public
+    /// half trusted, revoked keys' entries reported. When a record has no usable public half
+    /// (a key recorded before the column existed, by a daemon that has not run since), the
+    /// signatures cannot all be checked: the chain only.
+    public static func verificationOptions(for records: [SigningKeyRecord], checkpointEntries: Int?) -> LedgerVerifier.Options {
+        var keys: [P256PublicKey] = []
+        for record in records where record.revokedAt == nil {
+            guard let pem = record.publicKeyPEM, let key = try? P256PublicKey(spkiPEM: pem), key.thumbprint == record.kid else {
+                return LedgerVerifier.Options(trustedKeys: nil)
+            }
+            keys.append(key)
+        }
+        return LedgerVerifier.Options(trustedKeys: TrustedKeys(keys: keys),
+                                      revokedKids: Set(records.filter { $0.revokedAt != nil }.map(\.kid)),
+                                      checkpointEntries: checkpointEntries)
     }
 
     /// Copies, verifies, commits, audits. Throws ``PostgresImportError`` when the target is not
@@ -44,13 +64,15 @@ public struct SQLiteToPostgresMigration: Sendable {
         let signingKeys = try await store.signingKeys()
         let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
         let head = try await store.ledgerHead()
-        let verification = self.verification
+        let verification = Self.verificationOptions(for: signingKeys, checkpointEntries: checkpointEntries)
+        // The copy must verify exactly as the source does (a source with entries of a revoked
+        // key reports them; so must the copy).
+        let sourceAudit = try await store.auditLedger(options: verification)
 
         let copied = try await target.importing { copy in
             try await copy.insertUsers(users)
             try await copy.insertPasswordHistory(history)
             try await copy.insertDeviceKeys(deviceKeys)
-            try await copy.insertSigningKeys(signingKeys)
             var after: Int64 = 0
             while true {
                 let page = try await store.ledgerEntries(afterSeq: after, limit: Self.pageSize)
@@ -63,6 +85,8 @@ public struct SQLiteToPostgresMigration: Sendable {
                 after = last.seq
             }
             try await copy.insertCheckpoints(checkpoints)
+            // Last: the database refuses rows signed with a key it knows as revoked.
+            try await copy.insertSigningKeys(signingKeys)
 
             // Read back in the same transaction: nothing is committed unless it all matches.
             try Self.expect(try await copy.users(), users.map(Self.asStored), "users")
@@ -88,15 +112,20 @@ public struct SQLiteToPostgresMigration: Sendable {
                 throw PostgresImportError.mismatch("the ledger head is seq \(copiedHead.seq), the source's \(head.seq)")
             }
             let audit = verifier.finish()
-            guard audit.ok else {
-                throw PostgresImportError.mismatch("the copied ledger fails verification at seq \(audit.firstBadSeq.map(String.init) ?? "-"): \(audit.problem ?? "")")
+            guard audit == sourceAudit else {
+                throw PostgresImportError.mismatch("the copied ledger verifies as \(Self.describe(audit)), the source as \(Self.describe(sourceAudit))")
             }
             return count
         }
         let audit = try await target.auditLedger(options: verification)
         return MigrationSummary(users: users.count, passwordHistoryEntries: history.count, deviceKeys: deviceKeys.count,
                                 signingKeys: signingKeys.count, ledgerEntries: copied, checkpoints: checkpoints.count,
-                                head: head, audit: audit)
+                                head: head, signaturesChecked: verification.trustedKeys != nil,
+                                sourceAudit: sourceAudit, audit: audit)
+    }
+
+    private static func describe(_ audit: LedgerAudit) -> String {
+        audit.ok ? "ok (\(audit.entries) entries)" : "not ok at seq \(audit.firstBadSeq.map(String.init) ?? "-"): \(audit.problem ?? "")"
     }
 
     private static func expect<T: Equatable>(_ copied: [T], _ original: [T], _ what: String) throws {

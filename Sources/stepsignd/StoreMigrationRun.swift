@@ -65,11 +65,8 @@ struct StoreMigrationRun {
         }
         let outcome: Result<MigrationSummary, any Error>
         do {
-            // Signature checks need the public keys; the records hold none yet, so the copy's
-            // chain, IDs and checkpoints' positions are what is verified (besides reading every
-            // row back).
             let migration = SQLiteToPostgresMigration(source: source, target: store,
-                                                      verification: LedgerVerifier.Options(trustedKeys: nil))
+                                                      checkpointEntries: settings.ledger.checkpointEntries)
             outcome = .success(try await migration.run())
         } catch {
             outcome = .failure(error)
@@ -78,12 +75,12 @@ struct StoreMigrationRun {
         try? await source.close()
         switch outcome {
         case let .failure(error):
-            return fail("migration to the PostgreSQL \(targetDescription) failed: \(error)", status: Self.status(for: error))
+            return fail("\(error) (target: \(targetDescription))", status: Self.status(for: error))
         case let .success(summary):
             report(summary, source: sourcePath, target: target)
-            guard summary.audit.ok else {
-                return fail("the copy was committed, but the ledger audit on PostgreSQL fails at seq "
-                            + "\(summary.audit.firstBadSeq.map(String.init) ?? "-"): \(summary.audit.problem ?? "")", status: 1)
+            guard summary.audit == summary.sourceAudit else {
+                return fail("the copy was committed, but the ledger audit on PostgreSQL (\(Self.describe(summary.audit))) "
+                            + "differs from the source's (\(Self.describe(summary.sourceAudit)))", status: 1)
             }
             return 0
         }
@@ -116,7 +113,7 @@ struct StoreMigrationRun {
         let head = Hex.encode(summary.head.entryHash)
         if json {
             let object: [String: Any] = [
-                "ok": summary.audit.ok,
+                "ok": summary.audit == summary.sourceAudit,
                 "source": source,
                 "target": ["server": target, "database": pg.database, "user": pg.user],
                 "users": summary.users,
@@ -126,33 +123,52 @@ struct StoreMigrationRun {
                 "ledgerEntries": summary.ledgerEntries,
                 "checkpoints": summary.checkpoints,
                 "head": ["seq": summary.head.seq, "entryHash": head],
-                "audit": [
-                    "ok": summary.audit.ok, "entries": summary.audit.entries, "checkpoints": summary.audit.checkpoints,
-                    "firstBadSeq": summary.audit.firstBadSeq as Any? ?? NSNull(),
-                    "problem": summary.audit.problem as Any? ?? NSNull(),
-                ] as [String: Any],
+                "signaturesChecked": summary.signaturesChecked,
+                "sourceAudit": Self.json(summary.sourceAudit),
+                "audit": Self.json(summary.audit),
             ]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data("{}".utf8)
             print(String(decoding: data, as: UTF8.self))
             return
         }
+        let checked = summary.signaturesChecked ? "signatures, chain and checkpoints" : "the chain only (a key record has no public half)"
+        let audit = summary.audit.ok
+            ? "passes (\(Self.count(summary.audit.entries, "entry", "entries")), \(checked))"
+            : "reports what the source's reports: \(Self.describe(summary.audit))"
         print("""
             migrated \(source)
                 into database \(pg.database) on \(target) as \(pg.user)
-            copied: \(summary.users) users (\(summary.passwordHistoryEntries) earlier password hashes), \
-            \(summary.deviceKeys) device keys, \(summary.signingKeys) signing keys, \
-            \(summary.ledgerEntries) ledger entries, \(summary.checkpoints) checkpoints
+            copied: \(Self.count(summary.users, "user", "users")) (\(Self.count(summary.passwordHistoryEntries, "earlier password hash", "earlier password hashes"))), \
+            \(Self.count(summary.deviceKeys, "device key", "device keys")), \(Self.count(summary.signingKeys, "signing key", "signing keys")), \
+            \(Self.count(Int(summary.ledgerEntries), "ledger entry", "ledger entries")), \(Self.count(summary.checkpoints, "checkpoint", "checkpoints"))
             ledger head: seq \(summary.head.seq), entry hash \(head) (the same in both)
-            verified: every row read back equal before the commit; \
-            audit on PostgreSQL \(summary.audit.ok ? "passes" : "FAILS"): \(summary.audit.entries) entries
-            next: set [storage] backend = "postgresql" and start stepsignd with the same state directory (its keys/)
+            verified: every row read back equal before the commit; the audit on PostgreSQL \(audit)
+            next: set [storage] backend = "postgresql" and start stepsignd with the same state directory (its keys/) and instance
             """)
     }
 
+    private static func count(_ number: Int, _ one: String, _ many: String) -> String {
+        "\(number) \(number == 1 ? one : many)"
+    }
+
+    private static func describe(_ audit: LedgerAudit) -> String {
+        audit.ok ? "ok, \(count(audit.entries, "entry", "entries"))"
+            : "not ok at seq \(audit.firstBadSeq.map(String.init) ?? "-"): \(audit.problem ?? "")"
+    }
+
+    private static func json(_ audit: LedgerAudit) -> [String: Any] {
+        [
+            "ok": audit.ok, "entries": audit.entries, "checkpoints": audit.checkpoints,
+            "firstBadSeq": audit.firstBadSeq as Any? ?? NSNull(), "problem": audit.problem as Any? ?? NSNull(),
+        ]
+    }
+
     private func fail(_ message: String, status: Int32) -> Int32 {
-        FileHandleOutput.standardError("stepsignd: \(message)\n")
+        FileHandleOutput.standardError("stepsign admin migrate: \(message)\n")
         if json {
-            let data = (try? JSONSerialization.data(withJSONObject: ["ok": false, "error": message], options: [.sortedKeys]))
+            let data = (try? JSONSerialization.data(withJSONObject: ["ok": false, "error": message],
+                                                    options: [.sortedKeys, .withoutEscapingSlashes]))
                 ?? Data("{\"ok\":false}".utf8)
             print(String(decoding: data, as: UTF8.self))
         }

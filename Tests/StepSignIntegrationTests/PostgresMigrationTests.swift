@@ -103,6 +103,7 @@ struct PostgresMigrationTests {
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
                                    "\(result.stdout)")
         #expect(summary["ok"] as? Bool == true)
+        #expect(summary["signaturesChecked"] as? Bool == true, "every key record has its public half")
         #expect(summary["users"] as? Int == 2)
         #expect(summary["passwordHistory"] as? Int == 1)
         #expect(summary["deviceKeys"] as? Int == 1)
@@ -220,5 +221,42 @@ struct PostgresMigrationTests {
         #expect(missing.status == 1, "\(missing.stderr)")
         #expect(missing.stderr.contains("no SQLite database"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/stepsign.sqlite"))
+    }
+}
+
+extension PostgresMigrationTests {
+    @Test("entries of a revoked key move too (keys are written last), and the copy reports them as the source does")
+    func revokedKeyEntriesMove() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: Self.sqliteConfig(database))
+        let connection = try daemon.connect()
+        func sign(_ payload: String) throws {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": payload, "reason": "r", "authLevel": 0, "authenticatorType": 0,
+            ])
+            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(reply.code) \(reply.message)")
+        }
+        try sign("one")
+        try sign("two")
+        let kid = try #require(try connection.call("status").result?["activeKid"] as? String)
+        try #require(try connection.call("admin.revokeKey", ["kid": kid]).code == 0)
+        try sign("three")
+        let sourceAudit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(sourceAudit["ok"] as? Bool == false, "\(sourceAudit)")
+        #expect(daemon.stop() == 0)
+
+        let result = try Self.migrate(daemon, json: true)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                                   "\(result.stdout)")
+        let audit = try #require(summary["audit"] as? [String: Any])
+        #expect(audit["ok"] as? Bool == false)
+        #expect((audit["problem"] as? String)?.contains("revoked") == true, "\(audit)")
+        #expect(audit["problem"] as? String == sourceAudit["problem"] as? String)
+        #expect(audit["firstBadSeq"] as? Int == 1)
+        #expect(try Self.query(database, "SELECT count(*) FROM ledger") == "3")
+        #expect(try Self.query(database, "SELECT count(*) FROM signing_keys WHERE revoked_at IS NOT NULL") == "1")
     }
 }
