@@ -209,7 +209,7 @@ struct PostgresMigrationTests {
         #expect(try Self.counts(database) == "0 0 0 0 0 0")
     }
 
-    @Test("bad input: another backend is a usage error (2); no SQLite database is refused (1) without creating one")
+    @Test("bad input: another backend is a usage error (2); no SQLite database (1, none created); an unreachable server (1)")
     func badInput() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
@@ -221,6 +221,17 @@ struct PostgresMigrationTests {
         #expect(missing.status == 1, "\(missing.stderr)")
         #expect(missing.stderr.contains("no SQLite database"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/stepsign.sqlite"))
+
+        // A server that cannot be reached: 1, naming where it looked.
+        try daemon.start()
+        #expect(daemon.stop() == 0)
+        try DaemonHarness.writeConfig(DaemonHarness.config(
+            Self.sqliteConfig(database).replacingOccurrences(of: PostgresServer.socketDirectory ?? "", with: "/nonexistent-stepsign-pg")),
+            to: daemon.configPath)
+        let unreachable = try Self.migrate(daemon, json: false)
+        #expect(unreachable.status == 1, "\(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("/nonexistent-stepsign-pg") && unreachable.stderr.contains("unavailable"),
+                "\(unreachable.stderr)")
     }
 }
 
