@@ -271,3 +271,48 @@ extension PostgresMigrationTests {
         #expect(try Self.query(database, "SELECT count(*) FROM signing_keys WHERE revoked_at IS NOT NULL") == "1")
     }
 }
+
+extension PostgresMigrationTests {
+    private static let rolesSQL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/sql/roles.sql").path
+
+    @Test("least privilege (docs/decisions.md): migrated as the owner role, then roles.sql; the daemon goes on as the daemon role")
+    func leastPrivilegeInstallation() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let owner = "stepsign_owner_\(suffix)", role = "stepsign_daemon_\(suffix)"
+        let database = PostgresServer.Database(name: "stepsign_mig_\(suffix)")
+        try PostgresServer.administer("CREATE ROLE \(owner) LOGIN")
+        try PostgresServer.administer("CREATE ROLE \(role) LOGIN")
+        defer {
+            database.drop()
+            try? PostgresServer.administer("DROP ROLE IF EXISTS \(role)")
+            try? PostgresServer.administer("DROP ROLE IF EXISTS \(owner)")
+        }
+        try PostgresServer.administer("CREATE DATABASE \(database.name) OWNER \(owner)")
+        let asUser = { (user: String) in "\nuser = \"\(user)\"" }
+
+        let daemon = try DaemonHarness(config: Self.sqliteConfig(database, extra: asUser(owner)))
+        try daemon.addUser()
+        let signed = try daemon.connect().signWithPassword(user: "alice", password: DaemonHarness.password, payload: "before")
+        #expect(signed.event("onAuthenticateUserAndSignData") != nil, "\(signed.code) \(signed.shape)")
+        #expect(daemon.stop() == 0)
+        let result = try Self.migrate(daemon, json: false)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+
+        let socketDirectory = try #require(PostgresServer.socketDirectory)
+        let granted = try Tools.run([PostgresServer.psql, "-h", socketDirectory, "-U", PostgresServer.user, "-d", database.name,
+                                     "-v", "ON_ERROR_STOP=1", "-q", "-v", "daemon=\(role)", "-f", Self.rolesSQL])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        try DaemonHarness.writeConfig(
+            DaemonHarness.config("instance = \"host-a\"\n" + database.config + asUser(role)), to: daemon.configPath)
+        try daemon.start()
+        let connection = try daemon.connect()
+        let after = try connection.signWithPassword(user: "alice", password: DaemonHarness.password, payload: "after")
+        #expect(after.event("onAuthenticateUserAndSignData") != nil, "\(after.code) \(after.shape)")
+        let audit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 2, "\(audit)")
+        #expect(daemon.stop() == 0)
+    }
+}
