@@ -43,6 +43,13 @@ struct ConcurrentAnswersTests {
         cluster.daemons.reduce(0) { $0 + $1.outbox().count }
     }
 
+    /// The code delivered with `verificationKey` (deliveries may land in any order), from
+    /// whichever daemon's outbox has it.
+    func deliveredCode(_ cluster: Cluster, verificationKey: String?) -> String? {
+        cluster.daemons.lazy.flatMap { $0.outbox() }
+            .first { $0["verificationKey"] as? String == verificationKey }?["activationCode"] as? String
+    }
+
     static func statuses(_ replies: [ClientReply], of event: String) -> [Int] {
         replies.compactMap { $0.statusCode(of: event) }.sorted()
     }
@@ -115,19 +122,20 @@ struct ConcurrentAnswersTests {
         let cluster = try deployment.start(config: "[forgot_password]\nmax_codes_per_hour = 100\n[password]\nmax_checks_per_uid = 64")
         try cluster.a.addUser()
         var sessions: [StepSignConnection] = []
+        var verificationKey: String?
         for index in 0..<20 {
             let connection = try cluster.connect(index)
             _ = try connection.setUser()
             let sent = try connection.call("forgotPassword", ["user": "alice"])
             try #require(sent.eventNames == ["getActivationCode"], "\(sent.code) \(sent.message)")
+            verificationKey = sent.string("verificationKey", of: "getActivationCode")
             sessions.append(connection)
         }
         let last = sessions.removeLast()
-        // The code the last forgotPassword made (each new code replaces the one before), in
-        // the outbox of the daemon that made it.
+        // The code the last forgotPassword made (each new code replaces the one before).
         let deadline = Date().addingTimeInterval(10)
         while outboxCount(cluster) < 20, Date() < deadline { usleep(10_000) }
-        let right = try #require(cluster.daemon(19).outbox().last?["activationCode"] as? String)
+        let right = try #require(deliveredCode(cluster, verificationKey: verificationKey))
         let replies = try answerAtOnce(sessions) { _ in #"{"id":3,"op":"setActivationCode","activationCode":"00000000"}"# }
         #expect(Self.statuses(replies, of: "getActivationCode") == [106, 106] + [Int](repeating: 153, count: 17))
         let late = try last.call("setActivationCode", ["activationCode": right])
@@ -140,16 +148,19 @@ struct ConcurrentAnswersTests {
         let cluster = try deployment.start(config: "[forgot_password]\nmax_codes_per_hour = 100\n[password]\nmax_checks_per_uid = 64")
         try cluster.a.addUser()
         var sessions: [StepSignConnection] = []
+        var verificationKey: String?
         for index in 0..<10 {
             let connection = try cluster.connect(index)
             _ = try connection.setUser()
             let sent = try connection.call("forgotPassword", ["user": "alice"])
             try #require(sent.eventNames == ["getActivationCode"], "\(sent.code) \(sent.message)")
+            verificationKey = sent.string("verificationKey", of: "getActivationCode")
             sessions.append(connection)
         }
+        // The code the last forgotPassword made: the one in force for every session.
         let deadline = Date().addingTimeInterval(10)
         while outboxCount(cluster) < 10, Date() < deadline { usleep(10_000) }
-        let right = try #require(cluster.daemon(9).outbox().last?["activationCode"] as? String)
+        let right = try #require(deliveredCode(cluster, verificationKey: verificationKey))
         let replies = try answerAtOnce(sessions) { _ in #"{"id":3,"op":"setActivationCode","activationCode":"\#(right)"}"# }
         // The winner goes on to set a new password (Path B, mode 1); every other session's
         // answer finds the code used and counts as a wrong one.
