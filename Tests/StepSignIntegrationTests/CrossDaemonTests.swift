@@ -11,13 +11,16 @@ import Testing
 /// `LoginEndTests` and `ConcurrentAnswersTests`.)
 @Suite("Cross-daemon semantics", .enabled(if: PostgresServer.enabled))
 struct CrossDaemonTests {
-    /// The claims of a compact JWS.
-    static func claims(_ jws: String) throws -> [String: Any] {
+    /// Part `index` (0 header, 1 claims) of a compact JWS, as a JSON object.
+    static func part(_ index: Int, of jws: String) throws -> [String: Any] {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         try #require(parts.count == 3)
-        let bytes = try #require(Base64URL.decode(String(parts[1])))
+        let bytes = try #require(Base64URL.decode(String(parts[index])))
         return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
+
+    static func claims(_ jws: String) throws -> [String: Any] { try part(1, of: jws) }
+    static func header(_ jws: String) throws -> [String: Any] { try part(0, of: jws) }
 
     @Test("signings on both daemons at once make one chain; auditVerify and getSignature on either see all of it; a changed row of B's is found by A")
     func oneChainAuditedFromEither() throws {
@@ -55,11 +58,19 @@ struct CrossDaemonTests {
         let entries = try #require(exported["entries"] as? [[String: Any]])
         #expect(entries.compactMap { $0["seq"] as? Int } == Array(1...total))
         var issuers: [String: Int] = [:]
+        var kids: [String: Set<String>] = [:]  // iss → the kids of its entries
         for entry in entries {
             let jws = try #require(entry["payloadSignature"] as? String)
-            issuers[try Self.claims(jws)["iss"] as? String ?? "?", default: 0] += 1
+            let issuer = try Self.claims(jws)["iss"] as? String ?? "?"
+            issuers[issuer, default: 0] += 1
+            kids[issuer, default: []].insert(try #require(try Self.header(jws)["kid"] as? String))
         }
         #expect(issuers == ["host-a": total / 2, "host-b": total / 2], "\(issuers)")
+        // Each daemon signed with its own key (SPEC §5.2).
+        for (instance, daemon) in [("host-a", cluster.a), ("host-b", cluster.b)] {
+            let active = try #require(try daemon.connect().call("status").result?["activeKid"] as? String)
+            #expect(kids[instance] == [active], "\(kids)")
+        }
         let exportedOnB = try #require(try cluster.b.connect().call("admin.exportLedger").result)
         #expect((exportedOnB["entries"] as? [[String: Any]])?.compactMap { $0["entryHash"] as? String }
             == entries.compactMap { $0["entryHash"] as? String })

@@ -33,20 +33,8 @@ final class Cluster: @unchecked Sendable {
     /// Two daemons, `instance` "host-a" and "host-b", on `database`; B with `bConfig` if given.
     static func startTwo(on database: PostgresServer.Database, config: String, bConfig: String? = nil) throws -> [DaemonHarness] {
         let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + config)
-        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + (bConfig ?? config), start: false)
-        // Today the database has one active signing key, whose private half B must hold too
-        // (PostgresDaemonTests.eachDaemonItsOwnKey): B gets a copy of A's keys.
-        try copyKeys(from: a, to: b)
-        try b.start()
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + (bConfig ?? config))
         return [a, b]
-    }
-
-    /// Copies A's `keys/` into B's (not yet started) state directory, 0700/0600.
-    static func copyKeys(from a: DaemonHarness, to b: DaemonHarness) throws {
-        let manager = FileManager.default
-        try manager.createDirectory(atPath: b.stateDirectory, withIntermediateDirectories: true,
-                                    attributes: [.posixPermissions: 0o700])
-        try manager.copyItem(atPath: a.stateDirectory + "/keys", toPath: b.stateDirectory + "/keys")
     }
 
     deinit {
