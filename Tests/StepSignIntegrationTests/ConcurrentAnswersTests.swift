@@ -1,5 +1,6 @@
 import Foundation
 import StepSignClient
+import StepSignCrypto
 import Testing
 
 /// SPEC §5.1 against the real daemons, answered the way an attacker would: many connections
@@ -90,6 +91,35 @@ struct ConcurrentAnswersTests {
         for daemon in cluster.daemons {
             #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
             #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        }
+    }
+
+    @Test("39 wrong device-key signatures at once take 3 attempts; the right signature after them signs nothing",
+          arguments: Deployment.available)
+    func deviceKeyBurst(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[password]\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        let device = try TestDevice()
+        try cluster.b.connect().adminEnroll(device)
+        // (1, 0) with a device key enrolled: each session gets its own LDA challenge.
+        var opened: [(StepSignConnection, ClientReply)] = []
+        for index in 0..<40 {
+            let connection = try cluster.connect(index)
+            let reply = try connection.requestLevel1(payload: "Pay 1,000,000 EUR to mallory")
+            try #require(reply.eventNames == ["getLDASignature"], "\(reply.code) \(reply.message) \(reply.shape)")
+            opened.append((connection, reply))
+        }
+        let (last, lastChallenge) = opened.removeLast()
+        let bogus = Base64URL.encode([UInt8](repeating: 7, count: 64))
+        let replies = try answerAtOnce(opened.map(\.0)) { _ in
+            #"{"id":2,"op":"setLDASignature","deviceKeyId":"\#(device.kid)","signature":"\#(bogus)"}"#
+        }
+        #expect(Self.statuses(replies, of: "getLDASignature") == [102, 102])
+        #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 37))
+        let right = try last.answer(lastChallenge, with: device)
+        #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(right.shape)")
+        for daemon in cluster.daemons {
+            #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
         }
     }
 
