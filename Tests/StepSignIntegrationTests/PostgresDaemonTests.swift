@@ -163,7 +163,6 @@ struct PostgresDaemonTests {
         #expect(status == 78, "\(daemon.log)")
     }
 
-    /// Copies A's `keys/` into B's (not yet started) state directory, 0700/0600.
     @Test("two daemons on one database: users, signatures and the attempt budget are shared")
     func twoDaemons() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
