@@ -72,7 +72,11 @@ extension Engine {
         }
         guard case let .granted(attemptsLeft) = accepted.1, attemptsLeft > 0 else {
             logger.info("activation code rejected, no attempt left", metadata: ["user": "\(user)"])
-            try await store.deleteActivationCode(user: user)
+            // The wrong answer that took the budget's last attempt removes the code (fail
+            // closed). An answer that found no attempt left leaves it: the attempts may be
+            // held by answers still being checked, on this daemon or another, and one of them
+            // may be right (SPEC §5.1); the last of them removes it if it is wrong.
+            if case .granted = accepted.1 { try await store.deleteActivationCode(user: user) }
             session.pending = nil
             return Reply(id: request.id, events: [
                 .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: 0,

@@ -12,9 +12,6 @@ extension PostgresStore {
         peer_uid, peer_pid, peer_comm, auth_level, created_at
         """
 
-    /// Rows per INSERT statement (13 parameters each, under PostgreSQL's 65535).
-    static let ledgerRowsPerStatement = 1000
-
     static func decodeLedgerEntry(_ row: PostgresRow) throws -> LedgerEntry {
         do {
             let (seq, signatureID, user, iat, kid, jws, prevHash, entryHash, uid, pid, comm, level, createdAt) =
@@ -32,49 +29,74 @@ extension PostgresStore {
         }
     }
 
-    /// One transaction per batch: `pg_advisory_xact_lock` (the cluster-wide ledger lock), the
-    /// tail read under it, the rows and their checkpoints inserted, `COMMIT`; the entries are
-    /// returned only after the commit. The lock is released by the commit or rollback, so a
-    /// daemon that dies mid-batch holds nothing.
+    /// One batch, one database-side lock (SPEC §5.2): `stepsign_ledger_append` takes the
+    /// cluster-wide ledger lock, reads the tail under it, and inserts the rows numbered and
+    /// chained. Usually it runs as a statement of its own, which commits with it: one round
+    /// trip, and no round trip to this daemon while the lock is held. When a checkpoint falls
+    /// in the batch it refuses, and the batch runs in a transaction that also inserts the
+    /// checkpoints this daemon signs, then `COMMIT`s. The entries are returned only after the
+    /// commit; a daemon that dies mid-batch holds no lock.
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         // Returned entries carry the time as it will read back from the row.
         let createdAt = Date().postgresRounded
         do {
+            do {
+                return try await withConnection { connection in
+                    try await Self.append(batch, createdAt: createdAt, checkpointEvery: checkpointEvery, connection, logger: logger)
+                }
+            } catch let PostgresStoreError.server(sqlState, _) where sqlState == PostgresSchema.checkpointDueSQLState {
+                // Nothing was inserted: again, with the checkpoints, in one transaction.
+            }
             return try await inTransaction { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
-                var (seq, hash) = try await Self.readTail(connection, logger: logger)
-                var entries: [LedgerEntry] = []
-                entries.reserveCapacity(batch.count)
-                var checkpoints: [LedgerCheckpointRecord] = []
-                for item in batch {
-                    seq += 1
-                    let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
-                    if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
-                        checkpoints.append(try signCheckpoint(seq, entryHash))
-                    }
-                    entries.append(LedgerEntry(
-                        seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
-                        kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
-                        prevHash: hash, entryHash: entryHash, createdAt: createdAt
-                    ))
-                    hash = entryHash
-                }
-                var start = 0
-                while start < entries.count {
-                    let end = min(start + Self.ledgerRowsPerStatement, entries.count)
-                    try await connection.query(Self.insertQuery(entries[start..<end]), logger: logger)
-                    start = end
-                }
-                for checkpoint in checkpoints {
-                    try await Self.insertCheckpoint(checkpoint, connection, logger: logger)
+                let entries = try await Self.append(batch, createdAt: createdAt, checkpointEvery: 0, connection, logger: logger)
+                for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
+                    try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
                 }
                 return entries
             }
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         }
+    }
+
+    /// Calls `stepsign_ledger_append` and returns the entries it inserted, computed here from
+    /// the tail it extended (and checked against the last hash it computed).
+    private static func append(_ batch: [LedgerAppend], createdAt: Date, checkpointEvery: Int,
+                               _ connection: PostgresConnection, logger: Logger) async throws -> [LedgerEntry] {
+        let rows = try await connection.query("""
+            SELECT tail_seq, tail_hash, last_hash FROM stepsign_ledger_append(
+                \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
+                \(batch.map(\.kid))::text[], \(batch.map(\.jws))::text[], \(batch.map { Int64($0.peer.uid) })::bigint[],
+                \(batch.map(\.peer.pid))::integer[], \(batch.map(\.peer.comm))::text[],
+                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt), \(Int64(checkpointEvery)))
+            """, logger: logger)
+        var tail: (Int64, Data, Data)?
+        for try await row in rows {
+            do { tail = try row.decode((Int64, Data, Data).self) } catch { throw malformed("ledger", error) }
+        }
+        guard let (tailSeq, tailHash, lastHash) = tail else {
+            throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_append returned no row")
+        }
+        var seq = tailSeq
+        var hash = [UInt8](tailHash)
+        var entries: [LedgerEntry] = []
+        entries.reserveCapacity(batch.count)
+        for item in batch {
+            seq += 1
+            let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
+            entries.append(LedgerEntry(
+                seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
+                kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
+                prevHash: hash, entryHash: entryHash, createdAt: createdAt
+            ))
+            hash = entryHash
+        }
+        guard hash == [UInt8](lastHash) else {
+            throw StorageError.malformedRow(table: "ledger", detail: "the database chained the batch to a different hash")
+        }
+        return entries
     }
 
     /// The batch's first signature ID that is in the ledger already or repeats within it.
@@ -93,38 +115,6 @@ extension PostgresStore {
             if stored.contains(id) || !seen.insert(id).inserted { return id }
         }
         return nil
-    }
-
-    private static func insertQuery(_ entries: ArraySlice<LedgerEntry>) throws -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: entries.count * 13)
-        var values: [String] = []
-        values.reserveCapacity(entries.count)
-        var parameter = 0
-        for entry in entries {
-            var placeholders: [String] = []
-            for _ in 0..<13 {
-                parameter += 1
-                placeholders.append("$\(parameter)")
-            }
-            values.append("(" + placeholders.joined(separator: ", ") + ")")
-            bindings.append(entry.seq)
-            bindings.append(entry.signatureID)
-            bindings.append(entry.user)
-            bindings.append(entry.iat)
-            bindings.append(entry.kid)
-            bindings.append(entry.jws)
-            try bindings.append(Data(entry.prevHash))
-            try bindings.append(Data(entry.entryHash))
-            bindings.append(Int64(entry.peer.uid))
-            bindings.append(entry.peer.pid)
-            bindings.append(entry.peer.comm)
-            bindings.append(entry.authLevel)
-            bindings.append(entry.createdAt)
-        }
-        return PostgresQuery(
-            unsafeSQL: "INSERT INTO ledger (\(ledgerColumns)) VALUES " + values.joined(separator: ", "),
-            binds: bindings
-        )
     }
 
     /// The last entry's seq and hash, or (0, genesis); a primary-key index lookup.

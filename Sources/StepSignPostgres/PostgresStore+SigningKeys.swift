@@ -45,7 +45,7 @@ extension PostgresStore {
     }
 
     public func recordSigningKeyPublicKey(kid: String, publicKeyPEM: String) async throws {
-        try await withConnection { connection in
+        _ = try await withConnection { connection in
             try await connection.query(
                 "UPDATE signing_keys SET public_key = \(publicKeyPEM) WHERE kid = \(kid) AND public_key IS NULL", logger: logger
             )

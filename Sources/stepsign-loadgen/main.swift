@@ -4,7 +4,7 @@
 // bounded in request count and in time. It prints one line of `key=value` pairs, including
 // its own CPU time (getrusage), so that a slow client is not mistaken for a slow server.
 //
-//   stepsign-loadgen sign   --socket P --connections N --window W --requests R --seconds S [--payload-bytes 200] [--user U]
+//   stepsign-loadgen sign   --socket P[,P2...] --connections N --window W --requests R --seconds S [--payload-bytes 200] [--user U]
 //   stepsign-loadgen agent  --socket P --connections N --window W --requests R --seconds S [--payload-bytes 200]
 //   stepsign-loadgen level1 --socket P --user U --password-file F --iterations K [--scrypt-n N --scrypt-r R --scrypt-p P]
 //   stepsign-loadgen es256  --seconds S [--payload-bytes 300]  (in-process P256PrivateKey.signatureES256, one thread)
@@ -14,7 +14,9 @@
 // `sign` speaks stepsign's line protocol (level-0 authenticateUserAndSignData); `agent` speaks
 // the ssh-agent protocol (SSH_AGENTC_SIGN_REQUEST with the agent's first key). Each connection
 // keeps at most W requests in flight (pipelining); a request's latency runs from the moment its
-// bytes were handed to write() to the moment its whole reply was read.
+// bytes were handed to write() to the moment its whole reply was read. `sign` takes several
+// sockets separated by commas (several daemons): connection i goes to socket i mod count, so the
+// load is split evenly, and the reply counts per socket are printed as `completed_per_socket`.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -270,9 +272,12 @@ final class Connection {
     var sentHead = 0
     var inFlight: Int { sentAt.count - sentHead }
     var closed = false
+    /// Which of the sockets it is connected to.
+    let socketIndex: Int
 
-    init(fd: Int32) {
+    init(fd: Int32, socketIndex: Int) {
         self.fd = fd
+        self.socketIndex = socketIndex
         input.reserveCapacity(1 << 16)
     }
 }
@@ -282,11 +287,14 @@ struct LoadResult {
     var failed = 0
     var seconds = 0.0
     var latencies: [UInt64] = []
+    var completedPerSocket: [Int] = []
 }
 
-func runLoad(socketPath: String, connections count: Int, window: Int, requests: Int, seconds: Double,
+func runLoad(socketPaths: [String], connections count: Int, window: Int, requests: Int, seconds: Double,
              proto: some WireProtocol) -> LoadResult {
-    let connections = (0..<count).map { _ in Connection(fd: connectUnix(socketPath)) }
+    let connections = (0..<count).map { index in
+        Connection(fd: connectUnix(socketPaths[index % socketPaths.count]), socketIndex: index % socketPaths.count)
+    }
     for connection in connections { setNonBlocking(connection.fd) }
     // epoll, not poll(): one wait costs what is ready, not what is open, so the generator's
     // own CPU stays small next to the server's on a machine they share.
@@ -305,6 +313,7 @@ func runLoad(socketPath: String, connections count: Int, window: Int, requests: 
     var waitingToWrite = [Bool](repeating: false, count: count)
 
     var result = LoadResult()
+    result.completedPerSocket = [Int](repeating: 0, count: socketPaths.count)
     result.latencies.reserveCapacity(min(requests, 4_000_000))
     var sent = 0
     var serial = 0
@@ -384,6 +393,7 @@ func runLoad(socketPath: String, connections count: Int, window: Int, requests: 
                 outstanding -= 1
                 if reply.ok {
                     result.completed += 1
+                    result.completedPerSocket[connection.socketIndex] += 1
                     result.latencies.append(received - sentAt)
                 } else {
                     result.failed += 1
@@ -439,7 +449,9 @@ func report(_ fields: [(String, String)], cpuStart: (user: Double, system: Doubl
 
 func loadFields(_ result: LoadResult, connections: Int, window: Int) -> [(String, String)] {
     let sorted = result.latencies.sorted()
-    return [
+    let perSocket: [(String, String)] = result.completedPerSocket.count > 1
+        ? [("completed_per_socket", result.completedPerSocket.map(String.init).joined(separator: ","))] : []
+    return perSocket + [
         ("connections", "\(connections)"), ("window", "\(window)"),
         ("completed", "\(result.completed)"), ("failed", "\(result.failed)"),
         ("seconds", fmt(result.seconds)),
@@ -482,7 +494,9 @@ signal(SIGPIPE, SIG_IGN)
 
 switch arguments[1] {
 case "sign", "agent":
-    let socketPath = options.string("socket")
+    let socketPaths = options.string("socket").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    guard !socketPaths.contains(where: \.isEmpty) else { fail("--socket: an empty path") }
+    guard arguments[1] == "sign" || socketPaths.count == 1 else { fail("agent takes one --socket") }
     let connections = options.int("connections")
     let window = options.int("window", 1)
     let requests = options.int("requests", 1_000_000)
@@ -491,11 +505,11 @@ case "sign", "agent":
     let result: LoadResult
     if arguments[1] == "sign" {
         let proto = StepSignProtocol(user: options.string("user", "bench"), payloadBytes: payloadBytes)
-        result = runLoad(socketPath: socketPath, connections: connections, window: window, requests: requests,
+        result = runLoad(socketPaths: socketPaths, connections: connections, window: window, requests: requests,
                          seconds: seconds, proto: proto)
     } else {
-        let proto = AgentProtocol(keyBlob: AgentProtocol.firstKey(socket: socketPath), payloadBytes: payloadBytes)
-        result = runLoad(socketPath: socketPath, connections: connections, window: window, requests: requests,
+        let proto = AgentProtocol(keyBlob: AgentProtocol.firstKey(socket: socketPaths[0]), payloadBytes: payloadBytes)
+        result = runLoad(socketPaths: socketPaths, connections: connections, window: window, requests: requests,
                          seconds: seconds, proto: proto)
     }
     report([("mode", arguments[1])] + loadFields(result, connections: connections, window: window),

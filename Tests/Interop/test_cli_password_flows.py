@@ -3,6 +3,7 @@ files and interactive on a pseudo-terminal."""
 import json
 import os
 import tempfile
+import time
 
 import pexpect
 import pytest
@@ -76,6 +77,10 @@ def test_forgot_password_with_the_delivered_code(fresh):
     key = child.match.group(1)
     child.expect("Activation code: ")
     outbox = os.path.join(directory, "state", "outbox", "carol")
+    # The code is delivered after the reply (SPEC §5.1): wait for it, as a user waits for mail.
+    deadline = time.monotonic() + 10
+    while not (os.path.exists(outbox) and open(outbox).read().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.02)
     message = json.loads(open(outbox).read().strip().split("\n")[-1])
     assert message["user"] == "carol"
     assert message["verificationKey"] == key

@@ -1,22 +1,25 @@
 import Foundation
 import StepSignClient
+import StepSignCrypto
 import Testing
 
-/// SPEC §5.1 against the real daemon, answered the way an attacker would: many connections
-/// sending their answers at the same moment, then the right answer after them.
+/// SPEC §5.1 against the real daemons, answered the way an attacker would: many connections
+/// sending their answers at the same moment, then the right answer after them. Each attack
+/// runs on one daemon on SQLite and on two daemons sharing one PostgreSQL database with the
+/// connections spread over both (``Deployment``): the limits are the store's, not a daemon's.
 @Suite("Concurrent answers")
 struct ConcurrentAnswersTests {
-    /// `count` connections, each with `open` answered 0.
-    func connections(_ daemon: DaemonHarness, _ count: Int, open: (String, [String: Any])) throws -> [StepSignConnection] {
-        try (0..<count).map { _ in
-            let connection = try daemon.connect()
+    /// `count` connections, alternately to A and B, each with `open` answered 0.
+    func connections(_ cluster: Cluster, _ count: Int, open: (String, [String: Any])) throws -> [StepSignConnection] {
+        try (0..<count).map { index in
+            let connection = try cluster.connect(index)
             let reply = try connection.call(open.0, open.1)
             try #require(reply.code == 0, "\(open.0): \(reply.code) \(reply.message)")
             return connection
         }
     }
 
-    /// Writes `line(index)` on every connection before reading any reply, so the daemon has
+    /// Writes `line(index)` on every connection before reading any reply, so the daemons have
     /// them all at once; then the replies, in connection order.
     func answerAtOnce(_ connections: [StepSignConnection], _ line: (Int) -> String) throws -> [ClientReply] {
         for (index, connection) in connections.enumerated() {
@@ -25,13 +28,27 @@ struct ConcurrentAnswersTests {
         return try connections.map { try ClientReply(line: $0.readLine(timeout: 120)) }
     }
 
-    /// The daemon's CPU time so far (user + system), in clock ticks.
-    func cpuTicks(_ daemon: DaemonHarness) throws -> Int {
-        let pid = try #require(daemon.process?.pid)
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
-        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
-        return Int(fields[11])! + Int(fields[12])!
+    /// The daemons' CPU time so far (user + system), in clock ticks.
+    func cpuTicks(_ cluster: Cluster) throws -> Int {
+        try cluster.daemons.reduce(0) { total, daemon in
+            let pid = try #require(daemon.process?.pid)
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            return total + Int(fields[11])! + Int(fields[12])!
+        }
+    }
+
+    /// The deliveries for alice in all the daemons' outboxes.
+    func outboxCount(_ cluster: Cluster) -> Int {
+        cluster.daemons.reduce(0) { $0 + $1.outbox().count }
+    }
+
+    /// The code delivered with `verificationKey` (deliveries may land in any order), from
+    /// whichever daemon's outbox has it.
+    func deliveredCode(_ cluster: Cluster, verificationKey: String?) -> String? {
+        cluster.daemons.lazy.flatMap { $0.outbox() }
+            .first { $0["verificationKey"] as? String == verificationKey }?["activationCode"] as? String
     }
 
     static func statuses(_ replies: [ClientReply], of event: String) -> [Int] {
@@ -44,74 +61,111 @@ struct ConcurrentAnswersTests {
         ])
     }
 
-    @Test("39 wrong mode-12 answers at once cost about 3 scrypt checks, not 39; the right one after them signs nothing")
-    func signingBurst() throws {
-        // The default scrypt cost, so that a check is long enough to see in the daemon's CPU time.
-        let daemon = try DaemonHarness(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
-        try daemon.addUser()
-        try daemon.addUser("bob")
+    @Test("39 wrong mode-12 answers at once cost about 3 scrypt checks, not 39; the right one after them signs nothing",
+          arguments: Deployment.available)
+    func signingBurst(deployment: Deployment) throws {
+        // The default scrypt cost, so that a check is long enough to see in the daemons' CPU time.
+        let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        try cluster.a.addUser("bob")
         // One check's CPU, from three wrong answers of another user one after the other.
-        let bob = try daemon.connect()
+        let bob = try cluster.connect(0)
         var bobOpen = Self.signing.1
         bobOpen["user"] = "bob"
         _ = try bob.call(Self.signing.0, bobOpen)
-        let calibration = try cpuTicks(daemon)
+        let calibration = try cpuTicks(cluster)
         for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
-        let oneCheck = max(1, Double(try cpuTicks(daemon) - calibration) / 3)
+        let oneCheck = max(1, Double(try cpuTicks(cluster) - calibration) / 3)
 
-        var all = try connections(daemon, 40, open: Self.signing)
+        var all = try connections(cluster, 40, open: Self.signing)
         let last = all.removeLast()
-        let before = try cpuTicks(daemon)
+        let before = try cpuTicks(cluster)
         let replies = try answerAtOnce(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
-        let burst = Double(try cpuTicks(daemon) - before)
+        let burst = Double(try cpuTicks(cluster) - before)
         #expect(Self.statuses(replies, of: "getPassword") == [102, 102])
         #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 37))
         #expect(burst < oneCheck * 10, "the burst cost \(burst) ticks, one check \(oneCheck)")
 
         let right = try last.setPassword(Passwords.initial, mode: 12)
         #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153)
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        for daemon in cluster.daemons {
+            #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+            #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        }
     }
 
-    @Test("a name that is not a user answers a burst exactly as a user does, and its counter survives a restart")
-    func unknownNameBurst() throws {
-        let daemon = try DaemonHarness(config: "[password]\nmax_checks_per_uid = 64\nblock_seconds = 600")
-        try daemon.addUser()
+    @Test("39 wrong device-key signatures at once take 3 attempts; the right signature after them signs nothing",
+          arguments: Deployment.available)
+    func deviceKeyBurst(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[password]\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        let device = try TestDevice()
+        try cluster.b.connect().adminEnroll(device)
+        // (1, 0) with a device key enrolled: each session gets its own LDA challenge.
+        var opened: [(StepSignConnection, ClientReply)] = []
+        for index in 0..<40 {
+            let connection = try cluster.connect(index)
+            let reply = try connection.requestLevel1(payload: "Pay 1,000,000 EUR to mallory")
+            try #require(reply.eventNames == ["getLDASignature"], "\(reply.code) \(reply.message) \(reply.shape)")
+            opened.append((connection, reply))
+        }
+        let (last, lastChallenge) = opened.removeLast()
+        let bogus = Base64URL.encode([UInt8](repeating: 7, count: 64))
+        let replies = try answerAtOnce(opened.map(\.0)) { _ in
+            #"{"id":2,"op":"setLDASignature","deviceKeyId":"\#(device.kid)","signature":"\#(bogus)"}"#
+        }
+        #expect(Self.statuses(replies, of: "getLDASignature") == [102, 102])
+        #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 37))
+        let right = try last.answer(lastChallenge, with: device)
+        #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(right.shape)")
+        for daemon in cluster.daemons {
+            #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        }
+    }
+
+    @Test("a name that is not a user answers a burst exactly as a user does, and its counter survives a restart",
+          arguments: Deployment.available)
+    func unknownNameBurst(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[password]\nmax_checks_per_uid = 64\nblock_seconds = 600")
+        try cluster.a.addUser()
         func burst(_ user: String) throws -> [[String]] {
             var open = Self.signing.1
             open["user"] = user
-            let replies = try answerAtOnce(try connections(daemon, 12, open: (Self.signing.0, open))) { _ in
+            let replies = try answerAtOnce(try connections(cluster, 12, open: (Self.signing.0, open))) { _ in
                 #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#
             }
             return replies.map(\.shape).sorted { $0.joined() < $1.joined() }
         }
         #expect(try burst("alice") == burst("nobody"))
-        daemon.stop()
-        try daemon.start()
-        let alice = try daemon.connect().setUser("alice")
-        let nobody = try daemon.connect().setUser("nobody")
-        #expect(alice.statusCode(of: "getPassword") == 153)
-        #expect(alice.shape == nobody.shape)
+        try cluster.restart()
+        for daemon in cluster.daemons {
+            let alice = try daemon.connect().setUser("alice")
+            let nobody = try daemon.connect().setUser("nobody")
+            #expect(alice.statusCode(of: "getPassword") == 153)
+            #expect(alice.shape == nobody.shape)
+        }
     }
 
-    @Test("19 wrong activation codes at once get 3 checks; the right code after them is not accepted")
-    func activationCodeBurst() throws {
-        let daemon = try DaemonHarness(config: "[forgot_password]\nmax_codes_per_hour = 100\n[password]\nmax_checks_per_uid = 64")
-        try daemon.addUser()
+    @Test("19 wrong activation codes at once get 3 checks; the right code after them is not accepted",
+          arguments: Deployment.available)
+    func activationCodeBurst(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[forgot_password]\nmax_codes_per_hour = 100\n[password]\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
         var sessions: [StepSignConnection] = []
-        for _ in 0..<20 {
-            let connection = try daemon.connect()
+        var verificationKey: String?
+        for index in 0..<20 {
+            let connection = try cluster.connect(index)
             _ = try connection.setUser()
             let sent = try connection.call("forgotPassword", ["user": "alice"])
             try #require(sent.eventNames == ["getActivationCode"], "\(sent.code) \(sent.message)")
+            verificationKey = sent.string("verificationKey", of: "getActivationCode")
             sessions.append(connection)
         }
         let last = sessions.removeLast()
         // The code the last forgotPassword made (each new code replaces the one before).
         let deadline = Date().addingTimeInterval(10)
-        while daemon.outbox().count < 20, Date() < deadline { usleep(10_000) }
-        let right = try #require(daemon.outbox().last?["activationCode"] as? String)
+        while outboxCount(cluster) < 20, Date() < deadline { usleep(10_000) }
+        let right = try #require(deliveredCode(cluster, verificationKey: verificationKey))
         let replies = try answerAtOnce(sessions) { _ in #"{"id":3,"op":"setActivationCode","activationCode":"00000000"}"# }
         #expect(Self.statuses(replies, of: "getActivationCode") == [106, 106] + [Int](repeating: 153, count: 17))
         let late = try last.call("setActivationCode", ["activationCode": right])
@@ -119,25 +173,59 @@ struct ConcurrentAnswersTests {
         #expect(!late.eventNames.contains("getPassword"))
     }
 
-    @Test("forgotPassword and resendActivationCode: max_codes_per_hour codes per user, then error 14; no more are delivered")
-    func codeFlood() throws {
-        let daemon = try DaemonHarness()  // max_codes_per_hour = 5
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        _ = try connection.setUser()
-        #expect(try connection.call("forgotPassword", ["user": "alice"]).code == 0)
-        var codes: [Int] = []
-        for _ in 0..<50 { codes.append(try connection.call("resendActivationCode").code) }
-        #expect(codes.filter { $0 == 0 }.count == 4)
-        #expect(codes.filter { $0 == 14 }.count == 46)
+    @Test("the right activation code sent by 10 sessions at once is accepted once", arguments: Deployment.available)
+    func activationCodeRace(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[forgot_password]\nmax_codes_per_hour = 100\n[password]\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        var sessions: [StepSignConnection] = []
+        var verificationKey: String?
+        for index in 0..<10 {
+            let connection = try cluster.connect(index)
+            _ = try connection.setUser()
+            let sent = try connection.call("forgotPassword", ["user": "alice"])
+            try #require(sent.eventNames == ["getActivationCode"], "\(sent.code) \(sent.message)")
+            verificationKey = sent.string("verificationKey", of: "getActivationCode")
+            sessions.append(connection)
+        }
+        // The code the last forgotPassword made: the one in force for every session.
         let deadline = Date().addingTimeInterval(10)
-        while daemon.outbox().count < 5, Date() < deadline { usleep(10_000) }
+        while outboxCount(cluster) < 10, Date() < deadline { usleep(10_000) }
+        let right = try #require(deliveredCode(cluster, verificationKey: verificationKey))
+        let replies = try answerAtOnce(sessions) { _ in #"{"id":3,"op":"setActivationCode","activationCode":"\#(right)"}"# }
+        // The winner goes on to set a new password (Path B, mode 1); every other session's
+        // answer finds the code used and counts as a wrong one.
+        let accepted = replies.filter { $0.event("getPassword")?["challengeMode"] as? Int == 1 }
+        #expect(accepted.count == 1, "\(replies.map(\.shape))")
+        let refused = Self.statuses(replies, of: "getActivationCode")
+        #expect(refused.count == 9 && refused.allSatisfy { $0 == 106 || $0 == 153 }, "\(replies.map(\.shape))")
+    }
+
+    @Test("forgotPassword and resendActivationCode: max_codes_per_hour codes per user, then error 14; no more are delivered",
+          arguments: Deployment.available)
+    func codeFlood(deployment: Deployment) throws {
+        let cluster = try deployment.start()  // max_codes_per_hour = 5
+        try cluster.a.addUser()
+        // One session on A and one on B, each with a code sent; then resends from both in turn.
+        let sessions = try (0..<2).map { index in
+            let connection = try cluster.connect(index)
+            _ = try connection.setUser()
+            try #require(try connection.call("forgotPassword", ["user": "alice"]).code == 0)
+            return connection
+        }
+        var codes: [Int] = []
+        for index in 0..<50 { codes.append(try sessions[index % 2].call("resendActivationCode").code) }
+        #expect(codes.filter { $0 == 0 }.count == 3, "\(codes)")
+        #expect(codes.filter { $0 == 14 }.count == 47, "\(codes)")
+        let deadline = Date().addingTimeInterval(10)
+        while outboxCount(cluster) < 5, Date() < deadline { usleep(10_000) }
         usleep(300_000)
-        #expect(daemon.outbox().count == 5)
-        // Another session does not get around it: the budget is the user's.
-        let other = try daemon.connect()
-        _ = try other.setUser()
-        #expect(try other.call("forgotPassword", ["user": "alice"]).code == 14)
+        #expect(outboxCount(cluster) == 5)
+        // Another session, on either daemon, does not get around it: the budget is the user's.
+        for index in 0..<2 {
+            let other = try cluster.connect(index)
+            _ = try other.setUser()
+            #expect(try other.call("forgotPassword", ["user": "alice"]).code == 14)
+        }
     }
 
     @Test("a failing notifier changes neither the reply nor its shape: the caller cannot tell a user from another name")

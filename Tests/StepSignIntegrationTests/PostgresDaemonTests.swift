@@ -163,7 +163,6 @@ struct PostgresDaemonTests {
         #expect(status == 78, "\(daemon.log)")
     }
 
-    /// Copies A's `keys/` into B's (not yet started) state directory, 0700/0600.
     @Test("two daemons on one database: users, signatures and the attempt budget are shared")
     func twoDaemons() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
@@ -184,7 +183,15 @@ struct PostgresDaemonTests {
         let row = try #require(try b.connect().call("getSignature", ["signatureID": signatureID]).result)
         #expect(row["payloadSignature"] as? String == details["payloadSignature"] as? String)
         let onB = try b.connect().signWithPassword(user: "alice", password: DaemonHarness.password, payload: "on B")
-        #expect(Self.signatureDetails(onB) != nil, "\(onB.code) \(onB.message) \(onB.shape)")
+        let detailsB = try #require(Self.signatureDetails(onB), "\(onB.code) \(onB.message) \(onB.shape)")
+        // … and the other way round: B's signature is found on A, next in the one chain.
+        let rowOnA = try #require(try a.connect().call("getSignature", ["signatureID": detailsB["dataSignatureID"] as? String ?? ""]).result)
+        #expect(rowOnA["payloadSignature"] as? String == detailsB["payloadSignature"] as? String)
+        #expect(row["seq"] as? Int == 1 && rowOnA["seq"] as? Int == 2, "\(row) \(rowOnA)")
+        for daemon in [a, b] {
+            let unknown = try daemon.connect().call("getSignature", ["signatureID": "0190a5b2-0000-7000-8000-000000000000"])
+            #expect(unknown.code == 4 && unknown.result == nil, "\(unknown.code) \(unknown.message)")
+        }
         for daemon in [a, b] {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
             #expect(audit["ok"] as? Bool == true, "\(audit)")

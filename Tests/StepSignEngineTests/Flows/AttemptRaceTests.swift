@@ -164,6 +164,22 @@ final class AttemptRaceTests: Sendable {
         #expect(try await engine.store.ledgerCount() == 1)
     }
 
+    @Test("activation code: an answer that finds no attempt left gets 153 and leaves the code to the answers holding the attempts")
+    func activationCodeLeftToTheHolders() async throws {
+        var session = Session(peer: Self.peer(1000), isAdmin: false)
+        _ = await send(#"{"id":1,"op":"setUser","user":"alice"}"#, &session)
+        let sent = await send(#"{"id":2,"op":"forgotPassword","user":"alice"}"#, &session)
+        #expect(sent.error == nil, "\(sent.line)")
+        // Three answers elsewhere (another session or daemon) hold the budget's attempts.
+        let maxAttempts = engine.config.forgotPassword.maxAttempts
+        for _ in 0..<maxAttempts {
+            _ = try await engine.store.reserveActivationAttempt(name: "alice", maxAttempts: maxAttempts, now: Date())
+        }
+        let late = await send(#"{"id":3,"op":"setActivationCode","activationCode":"00000000"}"#, &session)
+        #expect(Self.statusCodes([late]) == [153])
+        #expect(try await engine.store.activationCode(user: "alice") != nil, "one of the holders may be right")
+    }
+
     @Test("a peer uid with max_checks_per_uid checks queued gets error 14 for more, costing no attempt")
     func checksPerUIDAreCapped() async throws {
         var config = engine.config

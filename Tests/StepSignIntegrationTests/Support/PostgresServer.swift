@@ -71,6 +71,14 @@ enum PostgresServer {
             """
         }
 
+        /// Runs one SQL statement as the superuser in this database.
+        func execute(_ sql: String) throws {
+            guard let socketDirectory = PostgresServer.socketDirectory else { throw NotConfigured() }
+            let result = try Tools.run([PostgresServer.psql, "-h", socketDirectory, "-U", PostgresServer.user, "-d", name,
+                                        "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+            guard result.status == 0 else { throw PSQLFailure(status: result.status, stderr: result.stderr) }
+        }
+
         func drop() {
             try? PostgresServer.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }

@@ -1,0 +1,44 @@
+import Foundation
+import StepSignClient
+
+/// The daemons of one test: one (SQLite) or two sharing a database (PostgreSQL), each with
+/// its own state directory, socket and `instance`. Stops them and drops the database when
+/// it goes away.
+final class Cluster: @unchecked Sendable {
+    let daemons: [DaemonHarness]
+    let database: PostgresServer.Database?
+
+    init(daemons: [DaemonHarness], database: PostgresServer.Database?) {
+        self.daemons = daemons
+        self.database = database
+    }
+
+    /// The first daemon.
+    var a: DaemonHarness { daemons[0] }
+    /// The second daemon (the first again on SQLite).
+    var b: DaemonHarness { daemons[daemons.count - 1] }
+
+    /// The daemon the `index`th connection of a test uses: alternately A and B.
+    func daemon(_ index: Int) -> DaemonHarness { daemons[index % daemons.count] }
+
+    /// A new connection to ``daemon(_:)``.
+    func connect(_ index: Int) throws -> StepSignConnection { try daemon(index).connect() }
+
+    /// Stops every daemon (SIGTERM) and starts it again.
+    func restart() throws {
+        for daemon in daemons { daemon.stop() }
+        for daemon in daemons { try daemon.start() }
+    }
+
+    /// Two daemons, `instance` "host-a" and "host-b", on `database`; B with `bConfig` if given.
+    static func startTwo(on database: PostgresServer.Database, config: String, bConfig: String? = nil) throws -> [DaemonHarness] {
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + config)
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + (bConfig ?? config))
+        return [a, b]
+    }
+
+    deinit {
+        for daemon in daemons { daemon.stop(signal: SIGKILL) }
+        database?.drop()
+    }
+}
