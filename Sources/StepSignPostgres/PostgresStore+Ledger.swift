@@ -36,13 +36,19 @@ extension PostgresStore {
     /// tail read under it, the rows and their checkpoints inserted, `COMMIT`; the entries are
     /// returned only after the commit. The lock is released by the commit or rollback, so a
     /// daemon that dies mid-batch holds nothing.
+    ///
+    /// A `COMMIT` whose answer is lost with the connection (the server stopped, the backend
+    /// terminated) leaves the batch committed or not: see
+    /// ``resolveInterruptedCommit(_:cause:)``, which finds out which.
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         // Returned entries carry the time as it will read back from the row.
         let createdAt = Date().postgresRounded
+        // The entries as the transaction made them, for a COMMIT whose outcome must be looked up.
+        let attempted = NIOLockedValueBox<[LedgerEntry]>([])
         do {
-            return try await inTransaction { connection in
+            return try await transaction { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
                 var (seq, hash) = try await Self.readTail(connection, logger: logger)
                 var entries: [LedgerEntry] = []
@@ -70,11 +76,69 @@ extension PostgresStore {
                 for checkpoint in checkpoints {
                     try await Self.insertCheckpoint(checkpoint, connection, logger: logger)
                 }
+                attempted.withLockedValue { $0 = entries }
                 return entries
             }
+        } catch let interrupted as CommitInterrupted {
+            return try await resolveInterruptedCommit(attempted.withLockedValue { $0 }, cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         }
+    }
+
+    /// Finds out whether a batch whose `COMMIT` lost its answer was committed: on a new
+    /// connection, takes the ledger lock (which the batch's transaction held until it ended,
+    /// whichever way) and looks for the batch's first entry. Committed: the entries are
+    /// returned, as if the answer had come. Not committed: ``PostgresStoreError/unavailable(_:)``
+    /// (nothing was recorded). The lookup is retried until `commitResolutionTimeout`; after
+    /// that, ``StorageError/ledgerCommitOutcomeUnknown(signatureIDs:)``.
+    func resolveInterruptedCommit(_ entries: [LedgerEntry], cause: any Error) async throws -> [LedgerEntry] {
+        guard let first = entries.first else { throw cause }
+        let ids = entries.map(\.signatureID)
+        logger.warning("ledger commit interrupted; looking up its outcome",
+                       metadata: ["entries": "\(entries.count)", "firstSeq": "\(first.seq)", "error": "\(cause)"])
+        let deadline = ContinuousClock.now + commitResolutionTimeout
+        var lastError = cause
+        while ContinuousClock.now < deadline {
+            let found: (Int64, [UInt8])?
+            do {
+                found = try await inTransaction { connection in
+                    // Bounded: a backend that still holds the lock must not hold us longer.
+                    try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger)
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
+                    let rows = try await connection.query(
+                        "SELECT seq, entry_hash FROM ledger WHERE signature_id = \(first.signatureID)", logger: logger
+                    )
+                    for try await (seq, hash) in rows.decode((Int64, Data).self) { return (seq, [UInt8](hash)) }
+                    return nil as (Int64, [UInt8])?
+                }
+            } catch let error as PostgresStoreError {
+                // Unreachable still, or the lock not had in time: ask again.
+                let retry = switch error {
+                case .unavailable: true
+                case let .server(sqlState, _): sqlState == "55P03"
+                default: false
+                }
+                guard retry else { throw error }
+                lastError = error
+                try await Task.sleep(for: .milliseconds(250))
+                continue
+            }
+            guard let (seq, hash) = found else {
+                logger.warning("ledger commit interrupted: not committed", metadata: ["firstSeq": "\(first.seq)"])
+                throw PostgresStoreError.unavailable("the ledger commit was interrupted and did not take place (\(cause))")
+            }
+            // One transaction: its first row there means all of them are, as they were sent.
+            guard seq == first.seq, hash == first.entryHash else {
+                throw StorageError.malformedRow(table: "ledger", detail: "entry \(first.signatureID) committed at seq \(seq), not \(first.seq)")
+            }
+            logger.warning("ledger commit interrupted: committed", metadata: ["firstSeq": "\(first.seq)", "entries": "\(entries.count)"])
+            return entries
+        }
+        logger.error("ledger commit outcome unknown", metadata: [
+            "signatureIDs": "\(ids.joined(separator: ","))", "error": "\(lastError)",
+        ])
+        throw StorageError.ledgerCommitOutcomeUnknown(signatureIDs: ids)
     }
 
     /// The batch's first signature ID that is in the ledger already or repeats within it.
@@ -237,7 +301,7 @@ extension PostgresStore {
     /// cannot be read counts as a broken entry.
     public func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit {
         try await withConnection { connection in
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            try await Self.control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection, logger: logger)
             do {
                 var verifier = LedgerVerifier(options: options)
                 let checkpoints = try await connection.query("SELECT jws FROM ledger_checkpoints ORDER BY seq, id", logger: logger)
@@ -278,7 +342,7 @@ extension PostgresStore {
                 try await connection.query("COMMIT", logger: logger)
                 return verifier.finish()
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
         }
