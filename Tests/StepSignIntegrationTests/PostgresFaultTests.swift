@@ -80,8 +80,9 @@ struct PostgresFaultTests {
             usleep(1_500_000)
             let down = Date()
             try server.halt(mode)
-            // Down for longer than a request waits for a connection, so requests get 15.
-            usleep(8_000_000)
+            // Down for longer than a request waits for a connection (5 s) and than an interrupted
+            // COMMIT is looked up (10 s), so requests get 15 and outcomes may stay unknown.
+            usleep(12_000_000)
             #expect(a.pid != nil && b.pid != nil, "\(mode): both daemons run while the server is down")
             try server.resume()
             let up = Date()
