@@ -200,6 +200,8 @@ final class Load: @unchecked Sendable {
     let mallory: String
     let ledger: Acknowledged
     let rotating: Bool
+    /// The most wrong answers sent (below `max_attempts`).
+    let maxWrong: Int
     private let running = Atomic<Bool>(true)
     private let lock = NSLock()
     private var ids: [String] = []
@@ -208,11 +210,12 @@ final class Load: @unchecked Sendable {
     private var inFlight = 0
     private let group = DispatchGroup()
 
-    init(socketPath: String, mallory: String, ledger: Acknowledged, rotating: Bool = true) {
+    init(socketPath: String, mallory: String, ledger: Acknowledged, rotating: Bool = true, maxWrong: Int = 60) {
         self.socketPath = socketPath
         self.mallory = mallory
         self.ledger = ledger
         self.rotating = rotating
+        self.maxWrong = maxWrong
     }
 
     private var isRunning: Bool { running.load(ordering: .relaxed) }
@@ -283,7 +286,7 @@ final class Load: @unchecked Sendable {
         let client = try RawClient(socketPath: socketPath)
         let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
         guard challenge.code == 0 else { return }
-        for _ in 0..<60 where isRunning {
+        for _ in 0..<maxWrong where isRunning {
             lock.withLock { inFlight = 1 }
             let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, timeout: 30)
             guard reply.statusCode(of: "getPassword") == 102 else { return }
