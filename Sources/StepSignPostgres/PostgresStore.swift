@@ -25,6 +25,9 @@ public final class PostgresStore: StepSignStore {
     let nameKey: [UInt8]
     /// The longest a call waits for a pooled connection (``PostgresStoreConfiguration/leaseTimeout``).
     let leaseTimeout: Duration
+    /// When the pool last handed out a connection: a call that waits `leaseTimeout` fails only
+    /// if no other call got one meanwhile (the server is away, not the pool busy).
+    private let lastLease = NIOLockedValueBox<ContinuousClock.Instant>(.now)
     /// ``PostgresStoreConfiguration/commitResolutionTimeout``.
     let commitResolutionTimeout: Duration
     private let runTask: Task<Void, Never>
@@ -159,8 +162,9 @@ public final class PostgresStore: StepSignStore {
     ///
     /// The wait for a connection is bounded by `leaseTimeout`: while the server is down the
     /// pool keeps retrying to connect and would hold the call for up to a minute (its circuit
-    /// breaker); here the call fails as ``PostgresStoreError/unavailable(_:)`` instead, so the
-    /// request gets error 15 in bounded time. Once `body` has its connection it is never
+    /// breaker); here a call that has waited `leaseTimeout` while no call got a connection
+    /// fails as ``PostgresStoreError/unavailable(_:)``, so the request gets error 15 in bounded
+    /// time. A pool that is only busy (other calls get connections) is waited for. Once `body` has its connection it is never
     /// cancelled (a statement cut off halfway, a `COMMIT` above all, would be worse).
     func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
@@ -168,20 +172,29 @@ public final class PostgresStore: StepSignStore {
                 let work = LeasedWork(body)
                 let client = self.client
                 let timeout = self.leaseTimeout
+                let lastLease = self.lastLease
                 return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
                     group.addTask {
                         .value(try await client.withConnection { connection in
                             guard work.begin() else { throw CancellationError() }
+                            lastLease.withLockedValue { $0 = .now }
                             try Self.ensureOpen(connection)
                             return try await work.body(connection)
                         })
                     }
                     group.addTask {
-                        try? await Task.sleep(for: timeout)
-                        if work.expire() {
-                            throw PostgresStoreError.unavailable("no connection to the server within \(timeout)")
+                        // A busy pool (others get connections) is waited for; a pool that
+                        // hands out nothing for `timeout` fails the call.
+                        while true {
+                            try? await Task.sleep(for: timeout)
+                            if Task.isCancelled { return .timerDone }
+                            let idle = lastLease.withLockedValue { $0 }.duration(to: .now)
+                            if idle < timeout { continue }
+                            if work.expire() {
+                                throw PostgresStoreError.unavailable("no connection to the server within \(timeout)")
+                            }
+                            return .timerDone
                         }
-                        return .timerDone
                     }
                     while let outcome = try await group.next() {
                         if case let .value(value) = outcome {
