@@ -130,6 +130,14 @@ public final class Engine: Sendable {
             return try await dispatch(request, session: &session, now: now)
         } catch let error as StepSignError {
             return Reply(id: request.id, error: error)
+        } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
+            // The one error 15 that cannot say "nothing was signed" (docs/decisions.md): the
+            // signature was handed to no one, but its ledger row may exist.
+            logger.error("request failed", metadata: ["op": "\(request.op)", "error": "ledger commit outcome unknown",
+                                                      "signatureIDs": "\(signatureIDs.joined(separator: ","))"])
+            return Reply(id: request.id, error: .internalError(
+                "internal error: the database connection broke while the signature was being recorded; "
+                    + "it was not returned, but may be in the ledger; safe to retry"))
         } catch {
             logger.error("request failed", metadata: ["op": "\(request.op)", "error": "\(error)"])
             return Reply(id: request.id, error: .internalError("internal error; nothing was signed or changed"))

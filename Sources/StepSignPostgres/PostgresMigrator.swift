@@ -20,7 +20,7 @@ struct PostgresMigrator {
             try await connection.query("COMMIT", logger: logger)
             return key
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
             throw error
         }
     }

@@ -34,8 +34,6 @@ enum PostgresSchema {
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
     static let revokedKeySQLState = "SSK01"
-    /// The SQLSTATE `stepsign_ledger_append` raises when the batch needs a checkpoint.
-    static let checkpointDueSQLState = "SSK02"
 
     /// The schema of SQLite's v1…v4 in one step (nothing to upgrade from on PostgreSQL). The
     /// runner stores a random `name_key` in `store_secrets` with it.
@@ -252,20 +250,17 @@ enum PostgresSchema {
         CREATE TRIGGER ledger_checkpoints_key_not_revoked BEFORE INSERT ON ledger_checkpoints
         FOR EACH ROW EXECUTE FUNCTION stepsign_signing_key_not_revoked()
         """,
-        // A batch in one round trip (SPEC §5.2 "one database-side lock per batch"): the ledger
+        // A batch in one statement (SPEC §5.2 "one database-side lock per batch"): the ledger
         // lock, the tail read under it (a VOLATILE function's statements see what committed
-        // before the lock was granted), the rows numbered and chained, inserted. Called as a
-        // statement of its own it commits with it, so the lock is held for the server's work
-        // and the commit only, not for round trips to the daemon. When `checkpoint_every`
-        // is above 0 and the batch reaches a multiple of it, nothing is inserted and it raises
-        // ``checkpointDueSQLState``: the daemon then runs it inside a transaction with
-        // `checkpoint_every` 0 and adds the signed checkpoints before COMMIT. Returns the tail
-        // it extended, so the daemon computes the same entries (and checks the last hash).
+        // before the lock was granted), the rows numbered and chained, inserted. The daemon
+        // calls it inside its batch transaction and COMMITs after (adding the checkpoints it
+        // signs), so the lock is held for two round trips instead of four. Returns the tail it
+        // extended, so the daemon computes the same entries (and checks the last hash).
         """
         CREATE FUNCTION stepsign_ledger_append(
             signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
             peer_uids bigint[], peer_pids integer[], peer_comms text[], auth_levels integer[],
-            created timestamptz, checkpoint_every bigint
+            created timestamptz
         ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, last_hash bytea)
         LANGUAGE plpgsql VOLATILE AS $$
         DECLARE
@@ -278,9 +273,6 @@ enum PostgresSchema {
             IF NOT FOUND THEN
                 tail_seq := 0;
                 tail_hash := decode(repeat('00', 32), 'hex');
-            END IF;
-            IF checkpoint_every > 0 AND (tail_seq + n) / checkpoint_every > tail_seq / checkpoint_every THEN
-                RAISE EXCEPTION 'a checkpoint falls in this batch' USING ERRCODE = '\(checkpointDueSQLState)';
             END IF;
             previous := tail_hash;
             FOR i IN 1..n LOOP

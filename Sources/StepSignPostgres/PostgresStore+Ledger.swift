@@ -29,33 +29,34 @@ extension PostgresStore {
         }
     }
 
-    /// One batch, one database-side lock (SPEC §5.2): `stepsign_ledger_append` takes the
-    /// cluster-wide ledger lock, reads the tail under it, and inserts the rows numbered and
-    /// chained. Usually it runs as a statement of its own, which commits with it: one round
-    /// trip, and no round trip to this daemon while the lock is held. When a checkpoint falls
-    /// in the batch it refuses, and the batch runs in a transaction that also inserts the
-    /// checkpoints this daemon signs, then `COMMIT`s. The entries are returned only after the
-    /// commit; a daemon that dies mid-batch holds no lock.
+    /// One batch, one database-side lock (SPEC §5.2), one transaction: `BEGIN`;
+    /// `stepsign_ledger_append`, which takes the cluster-wide ledger lock, reads the tail
+    /// under it and inserts the rows numbered and chained; the checkpoints this daemon signs
+    /// for entries in the batch; `COMMIT`. The lock is held for two round trips (the append and
+    /// the COMMIT). The entries are returned only after the COMMIT's answer: an autocommitted
+    /// append would be one round trip, but PostgresNIO hands back a statement's rows before the
+    /// implicit commit's outcome, so a commit that fails (a deferred trigger, the server
+    /// stopping) would go unseen — the fault test found it. A daemon that dies mid-batch holds
+    /// no lock.
+    ///
+    /// A `COMMIT` whose answer is lost with the connection (the server stopped, the backend
+    /// terminated) leaves the batch committed or not: ``resolveInterruptedCommit(_:cause:)``
+    /// finds out which.
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         // Returned entries carry the time as it will read back from the row.
         let createdAt = Date().postgresRounded
         do {
-            do {
-                return try await withConnection { connection in
-                    try await Self.append(batch, createdAt: createdAt, checkpointEvery: checkpointEvery, connection, logger: logger)
-                }
-            } catch let PostgresStoreError.server(sqlState, _) where sqlState == PostgresSchema.checkpointDueSQLState {
-                // Nothing was inserted: again, with the checkpoints, in one transaction.
-            }
-            return try await inTransaction { connection in
-                let entries = try await Self.append(batch, createdAt: createdAt, checkpointEvery: 0, connection, logger: logger)
+            return try await transaction { connection in
+                let entries = try await Self.append(batch, createdAt: createdAt, connection, logger: logger)
                 for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
                     try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
                 }
                 return entries
             }
+        } catch let interrupted as CommitInterrupted {
+            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         }
@@ -63,14 +64,14 @@ extension PostgresStore {
 
     /// Calls `stepsign_ledger_append` and returns the entries it inserted, computed here from
     /// the tail it extended (and checked against the last hash it computed).
-    private static func append(_ batch: [LedgerAppend], createdAt: Date, checkpointEvery: Int,
+    private static func append(_ batch: [LedgerAppend], createdAt: Date,
                                _ connection: PostgresConnection, logger: Logger) async throws -> [LedgerEntry] {
         let rows = try await connection.query("""
             SELECT tail_seq, tail_hash, last_hash FROM stepsign_ledger_append(
                 \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
                 \(batch.map(\.kid))::text[], \(batch.map(\.jws))::text[], \(batch.map { Int64($0.peer.uid) })::bigint[],
                 \(batch.map(\.peer.pid))::integer[], \(batch.map(\.peer.comm))::text[],
-                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt), \(Int64(checkpointEvery)))
+                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt))
             """, logger: logger)
         var tail: (Int64, Data, Data)?
         for try await row in rows {
@@ -97,6 +98,63 @@ extension PostgresStore {
             throw StorageError.malformedRow(table: "ledger", detail: "the database chained the batch to a different hash")
         }
         return entries
+    }
+
+    /// Finds out whether a batch whose commit lost its answer was committed: on a new
+    /// connection, takes the ledger lock (which the batch's transaction held until it ended,
+    /// whichever way) and reads the batch's rows. Committed (one transaction: all of them, in
+    /// the batch's order): the entries as stored are returned, as if the answer had come. Not
+    /// committed: ``PostgresStoreError/unavailable(_:)`` (nothing was recorded). The lookup is
+    /// retried until `commitResolutionTimeout`; after that,
+    /// ``StorageError/ledgerCommitOutcomeUnknown(signatureIDs:)``.
+    func resolveInterruptedCommit(_ batch: [LedgerAppend], cause: any Error) async throws -> [LedgerEntry] {
+        let ids = batch.map(\.signatureID)
+        guard !ids.isEmpty else { throw cause }
+        logger.warning("ledger commit interrupted; looking up its outcome",
+                       metadata: ["entries": "\(ids.count)", "firstSignatureID": "\(ids[0])", "error": "\(cause)"])
+        let deadline = ContinuousClock.now + commitResolutionTimeout
+        var lastError = cause
+        while ContinuousClock.now < deadline {
+            let found: [LedgerEntry]
+            do {
+                found = try await inTransaction { connection in
+                    // Bounded: a backend that still holds the lock must not hold us longer.
+                    try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger)
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
+                    let rows = try await connection.query(
+                        "SELECT \(unescaped: Self.ledgerColumns) FROM ledger WHERE signature_id = ANY(\(ids)) ORDER BY seq",
+                        logger: logger
+                    )
+                    var entries: [LedgerEntry] = []
+                    for try await row in rows { entries.append(try Self.decodeLedgerEntry(row)) }
+                    return entries
+                }
+            } catch let error as PostgresStoreError {
+                // Unreachable still, or the lock not had in time: ask again.
+                let retry = switch error {
+                case .unavailable: true
+                case let .server(sqlState, _): sqlState == "55P03"
+                default: false
+                }
+                guard retry else { throw error }
+                lastError = error
+                try await Task.sleep(for: .milliseconds(250))
+                continue
+            }
+            guard !found.isEmpty else {
+                logger.warning("ledger commit interrupted: not committed", metadata: ["firstSignatureID": "\(ids[0])"])
+                throw PostgresStoreError.unavailable("the ledger commit was interrupted and did not take place (\(cause))")
+            }
+            guard found.map(\.signatureID) == ids, zip(found, found.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
+                throw StorageError.malformedRow(table: "ledger", detail: "the interrupted batch of \(ids[0]) is not stored whole and in order")
+            }
+            logger.warning("ledger commit interrupted: committed", metadata: ["firstSeq": "\(found[0].seq)", "entries": "\(found.count)"])
+            return found
+        }
+        logger.error("ledger commit outcome unknown", metadata: [
+            "signatureIDs": "\(ids.joined(separator: ","))", "error": "\(lastError)",
+        ])
+        throw StorageError.ledgerCommitOutcomeUnknown(signatureIDs: ids)
     }
 
     /// The batch's first signature ID that is in the ledger already or repeats within it.
@@ -227,7 +285,7 @@ extension PostgresStore {
     /// cannot be read counts as a broken entry.
     public func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit {
         try await withConnection { connection in
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            try await Self.control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection, logger: logger)
             do {
                 var verifier = LedgerVerifier(options: options)
                 let checkpoints = try await connection.query("SELECT jws FROM ledger_checkpoints ORDER BY seq, id", logger: logger)
@@ -268,7 +326,7 @@ extension PostgresStore {
                 try await connection.query("COMMIT", logger: logger)
                 return verifier.finish()
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
         }

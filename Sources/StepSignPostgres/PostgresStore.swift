@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import StepSignCrypto
 import StepSignStorage
@@ -22,15 +23,25 @@ public final class PostgresStore: StepSignStore {
     /// The key of the HMAC under which names that are not users are counted (shared by every
     /// daemon, so one name has one counter).
     let nameKey: [UInt8]
+    /// The longest a call waits for a pooled connection (``PostgresStoreConfiguration/leaseTimeout``).
+    let leaseTimeout: Duration
+    /// When the pool last handed out a connection: a call that waits `leaseTimeout` fails only
+    /// if no other call got one meanwhile (the server is away, not the pool busy).
+    private let lastLease = NIOLockedValueBox<ContinuousClock.Instant>(.now)
+    /// ``PostgresStoreConfiguration/commitResolutionTimeout``.
+    let commitResolutionTimeout: Duration
     private let runTask: Task<Void, Never>
 
     public var ledgerWriting: LedgerWriting { .async }
 
-    private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8]) {
+    private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8],
+                 leaseTimeout: Duration, commitResolutionTimeout: Duration) {
         self.client = client
         self.runTask = runTask
         self.logger = logger
         self.nameKey = nameKey
+        self.leaseTimeout = leaseTimeout
+        self.commitResolutionTimeout = commitResolutionTimeout
     }
 
     /// Connects, applies missing migrations (safely when several daemons start at once) and
@@ -111,7 +122,9 @@ public final class PostgresStore: StepSignStore {
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let runTask = Task { await client.run() }
-        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey)
+        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey,
+                             leaseTimeout: configuration.leaseTimeout,
+                             commitResolutionTimeout: configuration.commitResolutionTimeout)
     }
 
     /// The TLS settings of `tls`, or nil for `disable`.
@@ -146,9 +159,52 @@ public final class PostgresStore: StepSignStore {
 
     /// Runs `body` on one pooled connection, with server and connection errors as
     /// ``PostgresStoreError``s (``StorageError``s pass through).
+    ///
+    /// The wait for a connection is bounded by `leaseTimeout`: while the server is down the
+    /// pool keeps retrying to connect and would hold the call for up to a minute (its circuit
+    /// breaker); here a call that has waited `leaseTimeout` while no call got a connection
+    /// fails as ``PostgresStoreError/unavailable(_:)``, so the request gets error 15 in bounded
+    /// time. A pool that is only busy (other calls get connections) is waited for. Once `body` has its connection it is never
+    /// cancelled (a statement cut off halfway, a `COMMIT` above all, would be worse).
     func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await withoutActuallyEscaping(body) { body in
+                let work = LeasedWork(body)
+                let client = self.client
+                let timeout = self.leaseTimeout
+                let lastLease = self.lastLease
+                return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
+                    group.addTask {
+                        .value(try await client.withConnection { connection in
+                            guard work.begin() else { throw CancellationError() }
+                            lastLease.withLockedValue { $0 = .now }
+                            try Self.ensureOpen(connection)
+                            return try await work.body(connection)
+                        })
+                    }
+                    group.addTask {
+                        // A busy pool (others get connections) is waited for; a pool that
+                        // hands out nothing for `timeout` fails the call.
+                        while true {
+                            try? await Task.sleep(for: timeout)
+                            if Task.isCancelled { return .timerDone }
+                            let idle = lastLease.withLockedValue { $0 }.duration(to: .now)
+                            if idle < timeout { continue }
+                            if work.expire() {
+                                throw PostgresStoreError.unavailable("no connection to the server within \(timeout)")
+                            }
+                            return .timerDone
+                        }
+                    }
+                    while let outcome = try await group.next() {
+                        if case let .value(value) = outcome {
+                            group.cancelAll()
+                            return value
+                        }
+                    }
+                    throw CancellationError()
+                }
+            }
         } catch {
             throw Self.mapped(error)
         }
@@ -158,20 +214,43 @@ public final class PostgresStore: StepSignStore {
     /// deadlock or serialization failure, which the server resolves by aborting one side, is
     /// retried a few times from the start.
     func inTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await transaction(body)
+        } catch let interrupted as CommitInterrupted {
+            throw interrupted.error
+        }
+    }
+
+    /// ``inTransaction(_:)``, but a `COMMIT` whose answer was lost with the connection
+    /// throws ``CommitInterrupted``: the transaction may or may not have been committed.
+    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await withConnection { connection in
-                    try await connection.query("BEGIN", logger: logger)
+                    try await Self.control("BEGIN", on: connection, logger: logger)
+                    let value: T
                     do {
-                        let value = try await body(connection)
-                        try await connection.query("COMMIT", logger: logger)
-                        return value
+                        value = try await body(connection)
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                         throw error
                     }
+                    // Closed before the COMMIT was sent: certainly not committed.
+                    try Self.ensureOpen(connection)
+                    do {
+                        try await connection.query("COMMIT", logger: logger)
+                    } catch {
+                        // The server's own refusal of the COMMIT is an answer (rolled back);
+                        // a broken connection or a shutdown is not.
+                        let error = Self.mapped(error)
+                        switch error as? PostgresStoreError {
+                        case .unavailable?, .closed?: throw CommitInterrupted(error: error)
+                        default: throw error
+                        }
+                    }
+                    return value
                 }
             } catch let error as PostgresStoreError {
                 if case let .server(sqlState, _) = error, sqlState == "40P01" || sqlState == "40001", attempt < 5 {
@@ -182,9 +261,29 @@ public final class PostgresStore: StepSignStore {
         }
     }
 
+    /// Throws ``PostgresStoreError/unavailable(_:)`` if `connection` is closed.
+    ///
+    /// PostgresNIO 1.33 never answers a statement written to a closed connection (the write's
+    /// failure is dropped: `channel.write(…, promise: nil)`), so a `ROLLBACK` after the server
+    /// went away, or a `BEGIN` on a pooled connection that closed as it was leased, waited
+    /// forever and took the ledger writer (every signing) with it. Every statement that may
+    /// follow a failure or a lease is sent only after this check.
+    static func ensureOpen(_ connection: PostgresConnection) throws {
+        if connection.isClosed { throw PostgresStoreError.unavailable("the connection to the server is closed") }
+    }
+
+    /// Sends a transaction-control statement (`BEGIN`, …) after ``ensureOpen(_:)``.
+    static func control(_ sql: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try ensureOpen(connection)
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+
     /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
     static func mapped(_ error: any Error) -> any Error {
-        if error is StorageError || error is PostgresStoreError || error is CancellationError || error is ForwardedError { return error }
+        if error is StorageError || error is PostgresStoreError || error is CancellationError || error is ForwardedError
+            || error is CommitInterrupted {
+            return error
+        }
         guard let error = error as? PSQLError else {
             // The pool's own errors (a circuit breaker tripped by failed connects, a timeout).
             return PostgresStoreError.unavailable("\(error)")
@@ -225,6 +324,51 @@ public final class PostgresStore: StepSignStore {
     /// A read value that does not have the column's expected form.
     static func malformed(_ table: String, _ error: any Error) -> StorageError {
         StorageError.malformedRow(table: table, detail: "\(error)")
+    }
+}
+
+/// A transaction's `COMMIT` was sent and its answer lost with the connection (`error`): the
+/// transaction may or may not have been committed.
+struct CommitInterrupted: Error {
+    let error: any Error
+}
+
+/// What a bounded ``PostgresStore/withConnection(_:)`` child task yields.
+enum LeaseOutcome<T: Sendable>: Sendable {
+    case value(T)
+    case timerDone
+}
+
+/// The body of a bounded ``PostgresStore/withConnection(_:)``, and who came first: the body
+/// (it got a connection) or the timer (the wait is over). Exactly one of them wins.
+final class LeasedWork<T>: @unchecked Sendable {
+    let body: (PostgresConnection) async throws -> T
+    private let state = NIOLockedValueBox<State>(.waiting)
+
+    private enum State {
+        case waiting, started, expired
+    }
+
+    init(_ body: @escaping (PostgresConnection) async throws -> T) {
+        self.body = body
+    }
+
+    /// The body got its connection; false if the wait had expired already.
+    func begin() -> Bool {
+        state.withLockedValue { state in
+            guard state == .waiting else { return false }
+            state = .started
+            return true
+        }
+    }
+
+    /// The wait is over; true if the body had not started (the call then fails).
+    func expire() -> Bool {
+        state.withLockedValue { state in
+            guard state == .waiting else { return false }
+            state = .expired
+            return true
+        }
     }
 }
 

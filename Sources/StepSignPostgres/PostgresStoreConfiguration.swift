@@ -36,6 +36,12 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
     public var poolSize: Int
     /// How long one connection attempt may take.
     public var connectTimeout: Duration
+    /// How long a call waits for a pooled connection before it fails as unavailable (while the
+    /// server is down the pool would queue it for up to a minute).
+    public var leaseTimeout: Duration = .seconds(5)
+    /// How long a ledger batch whose `COMMIT` lost its connection keeps trying to find out
+    /// whether it was committed before its outcome is reported as unknown.
+    public var commitResolutionTimeout: Duration = .seconds(10)
 
     public init(host: String, port: Int = 5432, database: String, user: String, passwordFile: String? = nil,
                 tls: TLSMode = .disable, tlsCAFile: String? = nil, poolSize: Int = 8,

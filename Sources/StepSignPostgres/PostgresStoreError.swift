@@ -9,8 +9,9 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// least-privilege role of docs/sql/roles.sql owns nothing): run the daemon once as the
     /// owner role. Refused at start (exit 78); nothing was changed.
     case migrationNotPermitted(found: Int, needed: Int)
-    /// The server cannot be reached, or the connection broke (nothing was changed, or the
-    /// outcome of a commit is unknown when `duringCommit`).
+    /// The server cannot be reached, or the connection broke: nothing was changed (a ledger
+    /// batch whose `COMMIT` lost its answer is looked up first; if that cannot be done in time
+    /// the store throws `StorageError.ledgerCommitOutcomeUnknown` instead).
     case unavailable(String)
     /// The server refused a statement: its SQLSTATE and message.
     case server(sqlState: String, message: String)

@@ -22,4 +22,8 @@ public enum StorageError: Error, Sendable, Equatable {
     case stateFile(path: String, errno: Int32)
     /// A stored row cannot be read back as a record (a hand-edited or damaged file).
     case malformedRow(table: String, detail: String)
+    /// The connection to a database server broke after a ledger batch's `COMMIT` was sent, and
+    /// the store could not find out within its bound whether the batch was committed: these
+    /// signatures may or may not be in the ledger (they were handed to no one).
+    case ledgerCommitOutcomeUnknown(signatureIDs: [String])
 }

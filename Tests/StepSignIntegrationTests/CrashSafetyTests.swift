@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import StepSignClient
 import StepSignTestSupport
+import Synchronization
 import Testing
 
 /// SIGKILL under load, restart, repeat (SPEC §5: a signature is returned only after its ledger
@@ -177,7 +178,7 @@ struct CrashSafetyTests {
 }
 
 /// Signatures acknowledged to clients, across rounds: signature ID → the JWS received.
-private final class Acknowledged: @unchecked Sendable {
+final class Acknowledged: @unchecked Sendable {
     private let lock = NSLock()
     private var table: [String: String] = [:]
 
@@ -192,11 +193,16 @@ private final class Acknowledged: @unchecked Sendable {
     }
 }
 
-/// One round's load: threads on their own connections until the daemon dies under them.
-private final class Load: @unchecked Sendable {
+/// One round's load: threads on their own connections until the daemon dies under them (or
+/// ``stop()``). Without `rotating`, no key rotations (PostgresCrashSafetyTests).
+final class Load: @unchecked Sendable {
     let socketPath: String
     let mallory: String
     let ledger: Acknowledged
+    let rotating: Bool
+    /// The most wrong answers sent (below `max_attempts`).
+    let maxWrong: Int
+    private let running = Atomic<Bool>(true)
     private let lock = NSLock()
     private var ids: [String] = []
     private var kids: [String] = []
@@ -204,11 +210,15 @@ private final class Load: @unchecked Sendable {
     private var inFlight = 0
     private let group = DispatchGroup()
 
-    init(socketPath: String, mallory: String, ledger: Acknowledged) {
+    init(socketPath: String, mallory: String, ledger: Acknowledged, rotating: Bool = true, maxWrong: Int = 60) {
         self.socketPath = socketPath
         self.mallory = mallory
         self.ledger = ledger
+        self.rotating = rotating
+        self.maxWrong = maxWrong
     }
+
+    private var isRunning: Bool { running.load(ordering: .relaxed) }
 
     var signatureIDs: [String] { lock.withLock { ids } }
     var rotatedKids: [String] { lock.withLock { kids } }
@@ -218,10 +228,16 @@ private final class Load: @unchecked Sendable {
         for worker in 0..<3 { spawn { try self.pipelinedLevelZero(worker) } }
         spawn { try self.passwordSignings() }
         spawn { try self.wrongPasswords() }
-        spawn { try self.rotations() }
+        if rotating { spawn { try self.rotations() } }
     }
 
     func join() { group.wait() }
+
+    /// Ends the load on a daemon that stays up: each thread finishes its call and returns.
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        join()
+    }
 
     private func spawn(_ body: @escaping @Sendable () throws -> Void) {
         group.enter()
@@ -244,7 +260,7 @@ private final class Load: @unchecked Sendable {
     private func pipelinedLevelZero(_ worker: Int) throws {
         let client = try RawClient(socketPath: socketPath)
         var batch = 0
-        while true {
+        while isRunning {
             batch += 1
             var lines = ""
             for index in 0..<16 {
@@ -258,7 +274,7 @@ private final class Load: @unchecked Sendable {
     /// Level-1 signings answered with the right password.
     private func passwordSignings() throws {
         let client = try RawClient(socketPath: socketPath)
-        while true {
+        while isRunning {
             let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
             guard challenge.code == 0 else { return }
             record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
@@ -270,7 +286,7 @@ private final class Load: @unchecked Sendable {
         let client = try RawClient(socketPath: socketPath)
         let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
         guard challenge.code == 0 else { return }
-        for _ in 0..<60 {
+        for _ in 0..<maxWrong where isRunning {
             lock.withLock { inFlight = 1 }
             let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, timeout: 30)
             guard reply.statusCode(of: "getPassword") == 102 else { return }
