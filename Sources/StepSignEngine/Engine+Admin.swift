@@ -69,6 +69,7 @@ extension Engine {
             return Reply(id: request.id, result: ["activeKid": .string(kid)])
         case "admin.listKeys":
             try request.allowOnly([])
+            try await keyring.refresh()
             let keys = keyring.keys.map { key -> JSONValue in
                 [
                     "kid": .string(key.kid),
@@ -81,6 +82,7 @@ extension Engine {
             return Reply(id: request.id, result: ["keys": .array(keys)])
         case "admin.auditVerify":
             try request.allowOnly([])
+            try await keyring.refresh()
             let options = LedgerVerifier.Options(
                 trustedKeys: keyring.trustedKeys,
                 revokedKids: Set(keyring.keys.filter { $0.revokedAt != nil }.map(\.kid)),

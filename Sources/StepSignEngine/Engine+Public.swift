@@ -2,18 +2,16 @@ import StepSignCrypto
 import struct Foundation.Date
 
 extension Engine {
-    /// `getPublicKeys`: the JWKS or PEM bundle of every key, retired ones included.
-    func getPublicKeys(_ request: Request) throws -> Reply {
+    /// `getPublicKeys`: the JWKS or PEM bundle of every daemon's keys, retired ones included,
+    /// read from the store now (another daemon may have rotated or revoked since).
+    func getPublicKeys(_ request: Request) async throws -> Reply {
         try request.allowOnly(["format"])
+        let format = try request.optionalString("format") ?? "jwks"
+        guard format == "jwks" || format == "pem" else { throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"") }
+        try await keyring.refresh()
         let trusted = keyring.trustedKeys
-        switch try request.optionalString("format") ?? "jwks" {
-        case "jwks":
-            return Reply(id: request.id, result: ["jwks": Self.jwksJSON(trusted.jwks)])
-        case "pem":
-            return Reply(id: request.id, result: ["pem": .string(trusted.pemBundle)])
-        default:
-            throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"")
-        }
+        if format == "pem" { return Reply(id: request.id, result: ["pem": .string(trusted.pemBundle)]) }
+        return Reply(id: request.id, result: ["jwks": Self.jwksJSON(trusted.jwks)])
     }
 
     /// `getSignature`: the ledger row, for the session that made it or an admin.

@@ -181,7 +181,7 @@ public final class Engine: Sendable {
             if case .signing = session.pending { session.pending = nil }
             return Reply(id: request.id)
         case "getPublicKeys":
-            return try getPublicKeys(request)
+            return try await getPublicKeys(request)
         case "getSignature":
             return try await getSignature(request, session: session)
         case "getCheckpoint":

@@ -43,7 +43,12 @@ struct PostgresMigrator {
         for migration in PostgresSchema.migrations where migration.version > current {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
             for statement in migration.statements {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+                    // insufficient_privilege: "must be owner of table …" for the daemon role.
+                    throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
+                }
             }
             if migration.version == 1 {
                 let nameKey = try SecureRandom.bytes(count: 32)

@@ -29,7 +29,11 @@ enum PostgresSchema {
 
     static let migrations: [Migration] = [
         Migration(version: 1, name: "v1-schema", statements: v1),
+        Migration(version: 2, name: "v2-signing-keys-per-instance", statements: v2),
     ]
+
+    /// The SQLSTATE the triggers raise for a row signed with a revoked key.
+    static let revokedKeySQLState = "SSK01"
 
     /// The schema of SQLite's v1…v4 in one step (nothing to upgrade from on PostgreSQL). The
     /// runner stores a random `name_key` in `store_secrets` with it.
@@ -217,6 +221,34 @@ enum PostgresSchema {
         """
         CREATE TRIGGER ledger_chain BEFORE INSERT ON ledger
         FOR EACH ROW EXECUTE FUNCTION stepsign_ledger_chain()
+        """,
+    ]
+
+    /// One active key per daemon instance, with the public half of each key so that every
+    /// daemon publishes and checks the others' (SPEC §5.2); no ledger row or checkpoint signed
+    /// with a revoked key, whichever daemon revoked it (the daemon that holds the key then
+    /// gets ``revokedKeySQLState``, rotates, and its caller gets 15).
+    private static let v2: [String] = [
+        "ALTER TABLE signing_keys ADD COLUMN public_key text",
+        "DROP INDEX signing_keys_one_active",
+        "CREATE UNIQUE INDEX signing_keys_one_active_per_instance ON signing_keys(instance) WHERE active",
+        """
+        CREATE FUNCTION stepsign_signing_key_not_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL) THEN
+                RAISE EXCEPTION 'signing key % is revoked', NEW.kid USING ERRCODE = '\(revokedKeySQLState)';
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER ledger_key_not_revoked BEFORE INSERT ON ledger
+        FOR EACH ROW EXECUTE FUNCTION stepsign_signing_key_not_revoked()
+        """,
+        """
+        CREATE TRIGGER ledger_checkpoints_key_not_revoked BEFORE INSERT ON ledger_checkpoints
+        FOR EACH ROW EXECUTE FUNCTION stepsign_signing_key_not_revoked()
         """,
     ]
 }

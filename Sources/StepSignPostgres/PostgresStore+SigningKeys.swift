@@ -7,13 +7,15 @@ extension PostgresStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await withConnection { connection in
             let rows = try await connection.query(
-                "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, id", logger: logger
+                "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id", logger: logger
             )
             var keys: [SigningKeyRecord] = []
             for try await row in rows {
                 do {
-                    let (kid, createdAt, active, revokedAt, instance) = try row.decode((String, Date, Bool, Date?, String).self)
-                    keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt, instance: instance))
+                    let (kid, createdAt, active, revokedAt, instance, publicKey) =
+                        try row.decode((String, Date, Bool, Date?, String, String?).self)
+                    keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
+                                                 instance: instance, publicKeyPEM: publicKey))
                 } catch {
                     throw Self.malformed("signing_keys", error)
                 }
@@ -22,19 +24,30 @@ extension PostgresStore {
         }
     }
 
-    public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
+    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
         try await inTransaction { connection in
-            // Two daemons rotating at once take turns (the one-active index would refuse the second).
+            // Rotations take turns (the one-active-per-instance index would refuse a second
+            // daemon of the same instance; other instances' keys are not touched).
             try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.signingKeysLockKey))", logger: logger)
             guard try await Self.count(connection.query(
                 "SELECT 1 FROM signing_keys WHERE kid = \(kid)", logger: logger
             )) == 0 else {
                 throw StorageError.signingKeyExists(kid)
             }
-            try await connection.query("UPDATE signing_keys SET active = false WHERE active", logger: logger)
             try await connection.query(
-                "INSERT INTO signing_keys (kid, created_at, active, instance) VALUES (\(kid), \(createdAt), true, \(instance))",
-                logger: logger
+                "UPDATE signing_keys SET active = false WHERE active AND (instance = \(instance) OR instance = '')", logger: logger
+            )
+            try await connection.query("""
+                INSERT INTO signing_keys (kid, created_at, active, instance, public_key)
+                VALUES (\(kid), \(createdAt), true, \(instance), \(publicKeyPEM))
+                """, logger: logger)
+        }
+    }
+
+    public func recordSigningKeyPublicKey(kid: String, publicKeyPEM: String) async throws {
+        try await withConnection { connection in
+            try await connection.query(
+                "UPDATE signing_keys SET public_key = \(publicKeyPEM) WHERE kid = \(kid) AND public_key IS NULL", logger: logger
             )
         }
     }

@@ -193,6 +193,11 @@ public final class PostgresStore: StepSignStore {
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?????"
+            if state == PostgresSchema.revokedKeySQLState {
+                // "signing key <kid> is revoked", raised by the ledger's triggers.
+                let words = (error.serverInfo?[.message] ?? "").split(separator: " ")
+                return StorageError.signingKeyRevoked(words.count > 2 ? String(words[2]) : "")
+            }
             // Class 08 (connection exception), 57P01-03 (shutdown), 53 (resources).
             if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") {
                 return PostgresStoreError.unavailable(error.serverInfo?[.message] ?? "server error \(state)")

@@ -5,6 +5,10 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// The database's schema is newer than this daemon knows (a newer daemon migrated it).
     /// The daemon refuses to start (exit 78) rather than misread it.
     case schemaTooNew(found: Int, supported: Int)
+    /// The schema is older than this daemon and the daemon's role may not migrate it (the
+    /// least-privilege role of docs/sql/roles.sql owns nothing): run the daemon once as the
+    /// owner role. Refused at start (exit 78); nothing was changed.
+    case migrationNotPermitted(found: Int, needed: Int)
     /// The server cannot be reached, or the connection broke (nothing was changed, or the
     /// outcome of a commit is unknown when `duringCommit`).
     case unavailable(String)
@@ -25,6 +29,9 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
         switch self {
         case let .schemaTooNew(found, supported):
             "the PostgreSQL schema is at version \(found), newer than this stepsignd supports (\(supported)): upgrade stepsignd"
+        case let .migrationNotPermitted(found, needed):
+            "the PostgreSQL schema is at version \(found) and this stepsignd needs \(needed), but its role may not migrate it: "
+                + "run stepsignd once as the owner role (docs/scale-out.md), then again as this one"
         case let .unavailable(reason):
             "PostgreSQL is unavailable: \(reason)"
         case let .server(sqlState, message):

@@ -32,6 +32,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v4-ledger-checkpoints") { db in
             try db.execute(sql: v4)
         }
+        migrator.registerMigration("v5-signing-keys-per-instance") { db in
+            try db.execute(sql: v5)
+        }
         return migrator
     }
 
@@ -171,5 +174,23 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'the ledger checkpoints are append-only'); END;
         CREATE TRIGGER ledger_checkpoints_no_delete BEFORE DELETE ON ledger_checkpoints
         BEGIN SELECT RAISE(ABORT, 'the ledger checkpoints are append-only'); END;
+        """
+
+    /// The message of the triggers that refuse rows signed with a revoked key.
+    static let revokedKeyMessage = "stepsign: the signing key is revoked"
+
+    /// One active key per daemon instance, with the public half of each key (SPEC §5.2), and
+    /// no ledger row or checkpoint signed with a revoked key (a signature made just before
+    /// `admin.revokeKey` that reaches the ledger after it is refused, and its caller gets 15).
+    private static let v5 = """
+        ALTER TABLE signing_keys ADD COLUMN public_key TEXT;
+        DROP INDEX signing_keys_one_active;
+        CREATE UNIQUE INDEX signing_keys_one_active_per_instance ON signing_keys(instance) WHERE active = 1;
+        CREATE TRIGGER ledger_key_not_revoked BEFORE INSERT ON ledger
+        WHEN EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL)
+        BEGIN SELECT RAISE(ABORT, '\(revokedKeyMessage)'); END;
+        CREATE TRIGGER ledger_checkpoints_key_not_revoked BEFORE INSERT ON ledger_checkpoints
+        WHEN EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL)
+        BEGIN SELECT RAISE(ABORT, '\(revokedKeyMessage)'); END;
         """
 }

@@ -74,6 +74,8 @@ extension SQLiteStore {
                             where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
                         {
                             throw StorageError.duplicateSignatureID(item.signatureID)
+                        } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
+                            throw StorageError.signingKeyRevoked(item.kid)
                         }
                         if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
                             try Self.insertCheckpoint(try signCheckpoint(seq, entryHash), db)
@@ -135,10 +137,14 @@ extension SQLiteStore {
     }
 
     static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at) VALUES (?, ?, ?, ?, ?)
-            """).execute(arguments: [checkpoint.seq, Data(checkpoint.entryHash), checkpoint.kid, checkpoint.jws,
-                                     checkpoint.createdAt.storageSeconds])
+        do {
+            try db.cachedStatement(sql: """
+                INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at) VALUES (?, ?, ?, ?, ?)
+                """).execute(arguments: [checkpoint.seq, Data(checkpoint.entryHash), checkpoint.kid, checkpoint.jws,
+                                         checkpoint.createdAt.storageSeconds])
+        } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
+            throw StorageError.signingKeyRevoked(checkpoint.kid)
+        }
     }
 
     public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws {

@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance FROM signing_keys ORDER BY created_at, rowid")
+            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, rowid")
                 .map { row in
                     do {
                         return SigningKeyRecord(
@@ -13,7 +13,8 @@ extension SQLiteStore {
                             createdAt: Date(storageSeconds: try row.decode(atIndex: 1)),
                             active: try row.decode(atIndex: 2),
                             revokedAt: try row.decode(Double?.self, atIndex: 3).map { Date(storageSeconds: $0) },
-                            instance: try row.decode(atIndex: 4)
+                            instance: try row.decode(atIndex: 4),
+                            publicKeyPEM: try row.decode(String?.self, atIndex: 5)
                         )
                     } catch {
                         throw StorageError.malformedRow(table: "signing_keys", detail: "\(error)")
@@ -22,17 +23,25 @@ extension SQLiteStore {
         }
     }
 
-    public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
+    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
         try await pool.write { db in
             let known = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kid = ?)", arguments: [kid]
             ) ?? false
             guard !known else { throw StorageError.signingKeyExists(kid) }
-            try db.execute(sql: "UPDATE signing_keys SET active = 0 WHERE active = 1")
+            try db.execute(sql: "UPDATE signing_keys SET active = 0 WHERE active = 1 AND (instance = ? OR instance = '')",
+                           arguments: [instance])
             try db.execute(
-                sql: "INSERT INTO signing_keys (kid, created_at, active, instance) VALUES (?, ?, 1, ?)",
-                arguments: [kid, createdAt.storageSeconds, instance]
+                sql: "INSERT INTO signing_keys (kid, created_at, active, instance, public_key) VALUES (?, ?, 1, ?, ?)",
+                arguments: [kid, createdAt.storageSeconds, instance, publicKeyPEM]
             )
+        }
+    }
+
+    public func recordSigningKeyPublicKey(kid: String, publicKeyPEM: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE signing_keys SET public_key = ? WHERE kid = ? AND public_key IS NULL",
+                           arguments: [publicKeyPEM, kid])
         }
     }
 

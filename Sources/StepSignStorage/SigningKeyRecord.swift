@@ -1,6 +1,7 @@
 import Foundation
 
-/// Metadata of one daemon signing key; the key material lives in a PEM file (SPEC §2).
+/// Metadata and public half of one daemon signing key; the private key lives in a PEM file in
+/// the state directory of the daemon that made it (SPEC §2, §5.2).
 public struct SigningKeyRecord: Sendable, Equatable {
     /// The RFC 7638 JWK thumbprint.
     public var kid: String
@@ -14,12 +15,18 @@ public struct SigningKeyRecord: Sendable, Equatable {
     /// The daemon instance (`instance` in its config) that holds the private key; "" for keys
     /// made before instances were recorded.
     public var instance: String
+    /// The public half as SubjectPublicKeyInfo PEM, so that every daemon on a shared database
+    /// can publish and check the keys of the others (SPEC §5.2); nil for a key recorded before
+    /// the column existed, until the daemon holding it fills it in.
+    public var publicKeyPEM: String?
 
-    public init(kid: String, createdAt: Date, active: Bool, revokedAt: Date? = nil, instance: String = "") {
+    public init(kid: String, createdAt: Date, active: Bool, revokedAt: Date? = nil, instance: String = "",
+                publicKeyPEM: String? = nil) {
         self.kid = kid
         self.createdAt = createdAt
         self.active = active
         self.revokedAt = revokedAt
         self.instance = instance
+        self.publicKeyPEM = publicKeyPEM
     }
 }

@@ -133,12 +133,19 @@ public protocol StepSignStore: Sendable {
 
     // MARK: Signing keys
 
-    /// All signing keys, oldest first. Exactly one is active once any exists.
+    /// All signing keys of every daemon instance, oldest first. At most one per instance is
+    /// active.
     func signingKeys() async throws -> [SigningKeyRecord]
 
-    /// Records a new signing key, held by the daemon `instance`, and makes it the only active
-    /// one, atomically. Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
-    func addSigningKey(kid: String, createdAt: Date, instance: String) async throws
+    /// Records a new signing key, held by the daemon `instance`, with its public half, and makes
+    /// it that instance's only active key, atomically (keys of other instances are untouched;
+    /// keys recorded before instances were, with instance "", count as the rotating
+    /// instance's). Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
+    func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws
+
+    /// Fills in the public half of a key recorded without one (before the column existed).
+    /// A key that has one already keeps it.
+    func recordSigningKeyPublicKey(kid: String, publicKeyPEM: String) async throws
 
     /// Marks the key revoked at `at` (and no longer active). Returns false if there is no such
     /// key or it was revoked already. The caller makes another key active first.
@@ -210,9 +217,14 @@ public protocol StepSignStore: Sendable {
 }
 
 extension StepSignStore {
-    /// Records a new signing key for an unnamed instance.
+    /// Records a new signing key for an unnamed instance, without its public half.
     public func addSigningKey(kid: String, createdAt: Date) async throws {
-        try await addSigningKey(kid: kid, createdAt: createdAt, instance: "")
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: "", publicKeyPEM: nil)
+    }
+
+    /// Records a new signing key held by `instance`, without its public half.
+    public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: instance, publicKeyPEM: nil)
     }
 
     /// Appends a batch without checkpoints.

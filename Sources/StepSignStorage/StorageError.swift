@@ -11,6 +11,9 @@ public enum StorageError: Error, Sendable, Equatable {
     case deviceKeyExists(String)
     /// A signing key with this kid is already recorded.
     case signingKeyExists(String)
+    /// A ledger row or checkpoint was signed with a key that has been revoked (by this daemon
+    /// or, on a shared database, another one); nothing of the batch was written.
+    case signingKeyRevoked(String)
     /// A ledger append reused a signature ID that is already in the ledger (or in the batch).
     case duplicateSignatureID(String)
     /// The state directory could not be created or is not a directory.

@@ -126,12 +126,13 @@ struct LedgerCommand: ParsableCommand {
         guard audit.ok else {
             if !json {
                 let seq = audit.firstBadSeq.map { "first bad seq \($0): " } ?? ""
-                Console.out("ledger broken: \(seq)\(audit.problem ?? "") (\(audit.entries) entries checked)")
+                Console.out("ledger broken: \(seq)\(audit.problem ?? "") (\(audit.entries) \(audit.entries == 1 ? "entry" : "entries") checked)")
             }
             throw ExitStatus.invalid.exitCode
         }
         if !json {
-            var line = "ledger ok: \(audit.entries) entries checked, \(audit.checkpoints) checkpoints"
+            var line = "ledger ok: \(audit.entries) \(audit.entries == 1 ? "entry" : "entries") checked, "
+                + "\(audit.checkpoints) \(audit.checkpoints == 1 ? "checkpoint" : "checkpoints")"
             if verifier.unsignedPeerEntries > 0 {
                 line += "; \(verifier.unsignedPeerEntries) entries from before peer claims (their peer columns are not signed)"
             }

@@ -178,10 +178,14 @@ struct AdminCommand: ParsableCommand {
                     if output.json {
                         JSONOutput.print(result)
                     } else if ok {
-                        print("ledger ok: \(result["entries"] ?? 0) entries checked, \(result["checkpoints"] ?? 0) checkpoints")
+                        let entries = result["entries"] as? Int ?? 0, checkpoints = result["checkpoints"] as? Int ?? 0
+                        print("ledger ok: \(entries) \(entries == 1 ? "entry" : "entries") checked, "
+                              + "\(checkpoints) \(checkpoints == 1 ? "checkpoint" : "checkpoints")")
                     } else {
                         let seq = (result["firstBadSeq"] as? Int).map { "first bad seq \($0): " } ?? ""
-                        print("ledger broken: \(seq)\(result["problem"] as? String ?? "") (\(result["entries"] ?? 0) entries checked)")
+                        let entries = result["entries"] as? Int ?? 0
+                        print("ledger broken: \(seq)\(result["problem"] as? String ?? "") "
+                              + "(\(entries) \(entries == 1 ? "entry" : "entries") checked)")
                     }
                     guard ok else { throw ExitCode(1) }
                 }

@@ -175,7 +175,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 var fields = metadata
                 fields["error"] = "\(error)"
                 switch error {
-                case .schemaTooNew, .configuration, .passwordFile:
+                case .schemaTooNew, .migrationNotPermitted, .configuration, .passwordFile:
                     logger.critical("cannot use the PostgreSQL store", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG
                 case .tls:
@@ -223,10 +223,16 @@ struct StepSignDaemon: AsyncParsableCommand {
     /// outcome as a line for systemd's `STATUS=`.
     private func reload(engine: Engine, logger: Logger) -> String {
         do {
-            let settings = try loadConfiguration()
+            var settings = try loadConfiguration()
             try checkStrictModes(settings, stateDirectory: false)
             if settings.storage != engine.config.storage {
                 logger.warning("[storage] changed: it takes effect only on a restart; the open store stays")
+            }
+            if settings.instance != engine.config.instance {
+                // The signing keys are registered under the instance: `iss` and the keys'
+                // instance must not part ways.
+                logger.warning("instance changed: it takes effect only on a restart; the old name stays")
+                settings.instance = engine.config.instance
             }
             try engine.reload(settings)
             LogLevelSwitch.shared.apply(settings.log)

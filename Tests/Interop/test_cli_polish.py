@@ -342,7 +342,7 @@ def test_audit_verify_and_verify_ledger_report_the_same_fields(fresh):
     daemon, directory = fresh
     assert cli(daemon, "sign", "--user", "erin", "--level", "0", "--reason", "r", "--payload", "p").returncode == 0
     prose = cli(daemon, "admin", "audit", "verify")
-    assert prose.returncode == 0 and prose.stdout.startswith("ledger ok: 1 entries"), prose.stdout
+    assert prose.returncode == 0 and prose.stdout.startswith("ledger ok: 1 entry checked"), prose.stdout
     daemon_report = json.loads(cli(daemon, "admin", "audit", "verify", "--json").stdout)
     ledger = os.path.join(directory, "ledger.jsonl")
     with open(ledger, "w") as f:

@@ -5,9 +5,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
-import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import stat
 import struct
 import subprocess

@@ -164,39 +164,14 @@ struct PostgresDaemonTests {
     }
 
     /// Copies A's `keys/` into B's (not yet started) state directory, 0700/0600.
-    private static func copyKeys(from a: DaemonHarness, to b: DaemonHarness) throws {
-        let manager = FileManager.default
-        try manager.createDirectory(atPath: b.stateDirectory, withIntermediateDirectories: true,
-                                    attributes: [.posixPermissions: 0o700])
-        try manager.copyItem(atPath: a.stateDirectory + "/keys", toPath: b.stateDirectory + "/keys")
-    }
-
-    @Test("SPEC §5.2: a second daemon with a state directory of its own starts with a key of its own")
-    func eachDaemonItsOwnKey() throws {
-        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
-        let database = try PostgresServer.createDatabase()
-        defer { database.drop() }
-        let a = try DaemonHarness(config: database.config)
-        withKnownIssue("one active key per database: B looks for A's private key in its own keys/ and exits") {
-            let b = try DaemonHarness(config: database.config)
-            let kidA = try #require(try a.connect().call("status").result?["activeKid"] as? String)
-            let kidB = try #require(try b.connect().call("status").result?["activeKid"] as? String)
-            #expect(kidA != kidB)
-        }
-    }
-
     @Test("two daemons on one database: users, signatures and the attempt budget are shared")
     func twoDaemons() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let a = try DaemonHarness(config: database.config)
-        let b = try DaemonHarness(config: database.config, start: false)
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config)
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config)
         #expect(a.stateDirectory != b.stateDirectory && a.socketPath != b.socketPath)
-        // Today the database has one active signing key, whose private half B must hold too
-        // (see `eachDaemonItsOwnKey`): B gets a copy of A's keys.
-        try Self.copyKeys(from: a, to: b)
-        try b.start()
 
         // A user added on A logs in on B.
         try a.addUser()

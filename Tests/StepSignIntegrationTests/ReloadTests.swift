@@ -89,4 +89,19 @@ struct ReloadTests {
         #expect(try daemon.reload(config: "[storage.postgresql]\npool_size = 2") == .reloaded)
         #expect(daemon.log.contains("takes effect only on a restart"), "\(daemon.log)")
     }
+
+    @Test("a SIGHUP that changes instance keeps the old name (the keys are registered under it) until a restart")
+    func reloadKeepsTheInstance() throws {
+        let daemon = try DaemonHarness()
+        #expect(try daemon.reload(config: "instance = \"renamed\"") == .reloaded)
+        #expect(daemon.log.contains("instance changed"), "\(daemon.log)")
+        let signed = try signLevelZero(try daemon.connect())
+        let details = try #require(signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
+        let jws = try #require(details["payloadSignature"] as? String)
+        let claims = try #require(jws.split(separator: ".").dropFirst().first.map(String.init))
+        var base64 = claims.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let decoded = try #require(Data(base64Encoded: base64).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(decoded["iss"] as? String == "stepsign-test")
+    }
 }

@@ -114,4 +114,61 @@ import Testing
             #expect(try await store.signingKeys().filter(\.active).map(\.kid) == ["k2"])
         }
     }
+
+    @Test("each daemon instance has its own active key; a rotation touches only its instance's keys (SPEC §5.2)",
+          arguments: StoreBackend.allCases)
+    func oneActiveKeyPerInstance(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            try await store.addSigningKey(kid: "a1", createdAt: epoch, instance: "host-a", publicKeyPEM: "PEM a1")
+            try await store.addSigningKey(kid: "b1", createdAt: epoch.addingTimeInterval(1), instance: "host-b", publicKeyPEM: "PEM b1")
+            try await store.addSigningKey(kid: "a2", createdAt: epoch.addingTimeInterval(2), instance: "host-a", publicKeyPEM: "PEM a2")
+            let keys = try await store.signingKeys()
+            #expect(keys.map(\.kid) == ["a1", "b1", "a2"])
+            #expect(keys.filter(\.active).map(\.kid) == ["b1", "a2"])
+            #expect(keys.map(\.instance) == ["host-a", "host-b", "host-a"])
+            #expect(keys.map(\.publicKeyPEM) == ["PEM a1", "PEM b1", "PEM a2"])
+        }
+    }
+
+    @Test("a key from before instances were recorded is retired by the first rotation of a named instance",
+          arguments: StoreBackend.allCases)
+    func anUnnamedKeyBelongsToTheRotatingInstance(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            try await store.addSigningKey(kid: "old", createdAt: epoch)
+            try await store.addSigningKey(kid: "new", createdAt: epoch.addingTimeInterval(1), instance: "host-a", publicKeyPEM: nil)
+            #expect(try await store.signingKeys().filter(\.active).map(\.kid) == ["new"])
+        }
+    }
+
+    @Test("a missing public half is filled in once, never overwritten", arguments: StoreBackend.allCases)
+    func thePublicHalfIsFilledInOnce(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            try await store.addSigningKey(kid: "k1", createdAt: epoch)
+            #expect(try await store.signingKeys().first?.publicKeyPEM == nil)
+            try await store.recordSigningKeyPublicKey(kid: "k1", publicKeyPEM: "PEM 1")
+            try await store.recordSigningKeyPublicKey(kid: "k1", publicKeyPEM: "PEM 2")
+            #expect(try await store.signingKeys().first?.publicKeyPEM == "PEM 1")
+        }
+    }
+
+    @Test("the store refuses ledger rows and checkpoints signed with a revoked key, and writes nothing of the batch",
+          arguments: StoreBackend.allCases)
+    func rowsOfARevokedKeyAreRefused(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            // ledgerAppend(_:) rows all carry one kid.
+            let kid = try #require(ledgerBatch(1..<2).first?.kid)
+            try await store.addSigningKey(kid: kid, createdAt: epoch)
+            let first = try await store.commitLedgerBatch(ledgerBatch(1..<3))
+            #expect(try await store.revokeSigningKey(kid: kid, at: epoch.addingTimeInterval(1)))
+            await #expect(throws: StorageError.signingKeyRevoked(kid)) {
+                _ = try await store.commitLedgerBatch(ledgerBatch(3..<5))
+            }
+            await #expect(throws: StorageError.signingKeyRevoked(kid)) {
+                try await store.commitCheckpoint(LedgerCheckpointRecord(seq: 2, entryHash: first[1].entryHash, kid: kid,
+                                                                        jws: "a.b.c", createdAt: epoch))
+            }
+            #expect(try await store.ledgerCount() == 2)
+            #expect(try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil).isEmpty)
+        }
+    }
 }

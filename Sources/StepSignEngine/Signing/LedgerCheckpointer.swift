@@ -47,11 +47,11 @@ final class LedgerCheckpointer: Sendable {
 
     /// Signs a checkpoint of (seq, hash) with the active key, now.
     func sign(seq: Int64, entryHash: [UInt8], now: Date = Date()) throws -> LedgerCheckpointRecord {
-        let key = keyring.active
+        let (kid, key) = keyring.signer
         let checkpoint = LedgerCheckpoint(iss: settings().instance, seq: seq, entryHash: entryHash,
                                           iat: Int64(now.timeIntervalSince1970))
-        let jws = try checkpoint.signed(key: key.privateKey, kid: key.kid)
-        return LedgerCheckpointRecord(seq: seq, entryHash: entryHash, kid: key.kid, jws: jws, createdAt: now)
+        let jws = try checkpoint.signed(key: key, kid: kid)
+        return LedgerCheckpointRecord(seq: seq, entryHash: entryHash, kid: kid, jws: jws, createdAt: now)
     }
 
     /// After a committed batch: logs the checkpoints made inside it and remembers the head.
@@ -93,6 +93,7 @@ final class LedgerCheckpointer: Sendable {
             // Try again after another checkpoint_seconds, not in a loop.
             state.withLockedValue { $0.lastAt = Date() }
             logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+            refreshKeysIfRevoked(error)
         }
     }
 
@@ -112,6 +113,7 @@ final class LedgerCheckpointer: Sendable {
         } catch {
             state.withLockedValue { $0.lastAt = Date() }
             logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+            refreshKeysIfRevoked(error)
         }
     }
 
@@ -154,6 +156,14 @@ final class LedgerCheckpointer: Sendable {
         } catch {
             logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The store refused a checkpoint because another daemon revoked this one's key: the
+    /// keyring makes a new key, and the next checkpoint is signed with it.
+    private func refreshKeysIfRevoked(_ error: any Error) {
+        guard case StorageError.signingKeyRevoked = error else { return }
+        let keyring = self.keyring
+        Task { try? await keyring.refresh() }
     }
 
     private func remember(_ record: LedgerCheckpointRecord) {

@@ -11,7 +11,7 @@ struct Signer: Sendable {
     /// Signs `request` for its user and returns the reply details once the row is committed.
     func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
               now: Date = Date()) async throws -> (SigningDetails, LedgerEntry) {
-        let key = keyring.active
+        let (kid, key) = keyring.signer
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
         let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
         let claims = SignatureClaims(
@@ -21,11 +21,19 @@ struct Signer: Sendable {
             authenticatorUsed: authenticatorUsed,
             peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
         )
-        let jws = try StepSignSignature.make(claims: claims, key: key.privateKey, kid: key.kid)
-        let entry = try await ledger.append(LedgerAppend(
-            signatureID: signatureID, user: request.user, iat: claims.iat, kid: key.kid, jws: jws,
-            peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: request.authLevel
-        ))
+        let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
+        let entry: LedgerEntry
+        do {
+            entry = try await ledger.append(LedgerAppend(
+                signatureID: signatureID, user: request.user, iat: claims.iat, kid: kid, jws: jws,
+                peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: request.authLevel
+            ))
+        } catch StorageError.signingKeyRevoked(let revoked) {
+            // Another daemon revoked this one's key (SPEC §5.2): the store refused the row, the
+            // caller gets 15 (nothing signed), and the keyring makes a new key for the retry.
+            if revoked == kid { try? await keyring.refresh() }
+            throw StorageError.signingKeyRevoked(revoked)
+        }
         let details = request.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed)
         return (details, entry)
     }

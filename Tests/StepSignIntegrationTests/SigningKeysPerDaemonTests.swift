@@ -1,0 +1,185 @@
+import Foundation
+import StepSignClient
+import StepSignTestSupport
+import Testing
+
+/// SPEC §5.2: private signing keys never leave their host. Each daemon on a shared database
+/// signs with a key of its own, registered with its `instance`; `getPublicKeys` on any daemon
+/// publishes every daemon's keys; `admin.rotateKey` rotates the receiving daemon's key;
+/// `admin.revokeKey` withdraws any daemon's key everywhere at once.
+@Suite("Signing keys per daemon on PostgreSQL", .enabled(if: PostgresServer.enabled), .serialized)
+struct SigningKeysPerDaemonTests {
+    private static func level0(_ daemon: DaemonHarness, payload: String) throws -> ClientReply {
+        try daemon.connect().call("authenticateUserAndSignData", [
+            "user": "alice", "payload": payload, "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ])
+    }
+
+    private static func signature(_ reply: ClientReply) -> String? {
+        (reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["payloadSignature"] as? String
+    }
+
+    private static func header(_ jws: String) throws -> [String: Any] {
+        let part = String(try #require(jws.split(separator: ".").first))
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let data = try #require(Data(base64Encoded: base64))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    private static func jwks(_ daemon: DaemonHarness) throws -> (text: String, kids: Set<String>) {
+        let jwks = try #require(try daemon.connect().call("getPublicKeys").result?["jwks"] as? [String: Any])
+        let kids = Set(((jwks["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String })
+        return (String(decoding: try JSONSerialization.data(withJSONObject: jwks), as: UTF8.self), kids)
+    }
+
+    private static func listKeys(_ daemon: DaemonHarness) throws -> [String: [String: Any]] {
+        let keys = try #require(try daemon.connect().call("admin.listKeys").result?["keys"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: keys.compactMap { key in (key["kid"] as? String).map { ($0, key) } })
+    }
+
+    private static func activeKid(_ daemon: DaemonHarness) throws -> String {
+        try #require(try daemon.connect().call("status").result?["activeKid"] as? String)
+    }
+
+    private static func keyFiles(_ daemon: DaemonHarness) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys"))
+    }
+
+    /// PyJWT, with the JWKS one daemon published, verifies a token another daemon signed.
+    private static func pyJWTVerifies(_ token: String, with jwks: String) throws -> String {
+        try Tools.checkedPython("""
+            import sys, jwt
+            jwks = jwt.PyJWKSet.from_json(sys.argv[1])
+            token = sys.argv[2]
+            kid = jwt.get_unverified_header(token)["kid"]
+            key = next(k for k in jwks.keys if k.key_id == kid)
+            print(jwt.decode(token, key=key, algorithms=["ES256"])["iss"])
+            """, jwks, token)
+    }
+
+    /// Two daemons, host-a and host-b, with state directories of their own on a fresh database.
+    private static func withTwoDaemons(_ body: (DaemonHarness, DaemonHarness) throws -> Void) throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config)
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config)
+        try body(a, b)
+    }
+
+    @Test("each daemon makes and keeps its own key; either daemon's JWKS verifies both daemons' signatures (PyJWT)")
+    func eachDaemonItsOwnKey() throws {
+        try Self.withTwoDaemons { a, b in
+            let kidA = try Self.activeKid(a)
+            let kidB = try Self.activeKid(b)
+            #expect(kidA != kidB)
+            // The private halves stay where they were made.
+            #expect(try Self.keyFiles(a) == ["\(kidA).pem"])
+            #expect(try Self.keyFiles(b) == ["\(kidB).pem"])
+
+            let onA = try #require(Self.signature(try Self.level0(a, payload: "on A")))
+            let onB = try #require(Self.signature(try Self.level0(b, payload: "on B")))
+            #expect(try Self.header(onA)["kid"] as? String == kidA)
+            #expect(try Self.header(onB)["kid"] as? String == kidB)
+            let jwksA = try Self.jwks(a)
+            let jwksB = try Self.jwks(b)
+            #expect(jwksA.kids == [kidA, kidB] && jwksB.kids == [kidA, kidB])
+            #expect(try Self.pyJWTVerifies(onB, with: jwksA.text).trimmingCharacters(in: .whitespacesAndNewlines) == "host-b")
+            #expect(try Self.pyJWTVerifies(onA, with: jwksB.text).trimmingCharacters(in: .whitespacesAndNewlines) == "host-a")
+
+            // admin.listKeys on either names the instance that holds each key.
+            for daemon in [a, b] {
+                let keys = try Self.listKeys(daemon)
+                #expect(keys[kidA]?["instance"] as? String == "host-a" && keys[kidA]?["active"] as? Bool == true, "\(keys)")
+                #expect(keys[kidB]?["instance"] as? String == "host-b" && keys[kidB]?["active"] as? Bool == true, "\(keys)")
+                let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
+                #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 2, "\(audit)")
+            }
+
+            // A restart finds the same key.
+            #expect(b.stop() == 0)
+            try b.start()
+            #expect(try Self.activeKid(b) == kidB)
+        }
+    }
+
+    @Test("admin.rotateKey rotates the receiving daemon's key only; the others publish the new key at once")
+    func rotationIsPerDaemon() throws {
+        try Self.withTwoDaemons { a, b in
+            let kidA = try Self.activeKid(a)
+            let oldB = try Self.activeKid(b)
+            let newB = try #require(try b.connect().call("admin.rotateKey").result?["activeKid"] as? String)
+            #expect(newB != oldB)
+            #expect(try Self.activeKid(a) == kidA)
+
+            let keys = try Self.listKeys(a)
+            #expect(keys[kidA]?["active"] as? Bool == true)
+            #expect(keys[oldB]?["active"] as? Bool == false && keys[oldB]?["revoked"] as? Bool == false)
+            #expect(keys[newB]?["active"] as? Bool == true && keys[newB]?["instance"] as? String == "host-b")
+            #expect(try Self.jwks(a).kids == [kidA, oldB, newB])
+            let signed = try #require(Self.signature(try Self.level0(b, payload: "after rotation")))
+            #expect(try Self.header(signed)["kid"] as? String == newB)
+            #expect(try Self.pyJWTVerifies(signed, with: try Self.jwks(a).text).contains("host-b"))
+        }
+    }
+
+    @Test("admin.revokeKey on A of B's active key: gone from every JWKS at once; B refuses to record it and makes a new key")
+    func revokingAnotherDaemonsKey() throws {
+        try Self.withTwoDaemons { a, b in
+            let kidA = try Self.activeKid(a)
+            let kidB = try Self.activeKid(b)
+            let before = try #require(Self.signature(try Self.level0(b, payload: "before")))
+            #expect(try Self.header(before)["kid"] as? String == kidB)
+
+            let revoked = try a.connect().call("admin.revokeKey", ["kid": kidB])
+            #expect(revoked.code == 0, "\(revoked.code) \(revoked.message)")
+            #expect(revoked.result?["activeKid"] as? String == kidA)
+            #expect(try Self.jwks(a).kids == [kidA])
+            #expect(try Self.jwks(b).kids.contains(kidB) == false)
+
+            // B still holds kidB in memory: its next signature with it is refused by the database
+            // (15, nothing signed), B makes a new key, and the retry is signed with that.
+            var replies: [ClientReply] = []
+            var signed: String?
+            for attempt in 0..<3 where signed == nil {
+                let reply = try Self.level0(b, payload: "after \(attempt)")
+                replies.append(reply)
+                signed = Self.signature(reply)
+            }
+            let token = try #require(signed, "\(replies.map { "\($0.code) \($0.message)" })")
+            #expect(replies.dropLast().allSatisfy { $0.code == 15 }, "\(replies.map { "\($0.code) \($0.message)" })")
+            let newB = try #require(try Self.header(token)["kid"] as? String)
+            #expect(newB != kidB && newB != kidA)
+            #expect(try Self.activeKid(b) == newB)
+            #expect(try Self.jwks(a).kids == [kidA, newB])
+            #expect(try Self.pyJWTVerifies(token, with: try Self.jwks(a).text).contains("host-b"))
+            let keys = try Self.listKeys(a)
+            #expect(keys[kidB]?["revoked"] as? Bool == true && keys[kidB]?["active"] as? Bool == false, "\(keys)")
+            #expect(keys[newB]?["instance"] as? String == "host-b" && keys[newB]?["active"] as? Bool == true, "\(keys)")
+
+            // The ledger holds exactly the two acknowledged signatures; the one made before the
+            // revocation is reported as signed by a revoked key, not hidden.
+            let export = try #require(try a.connect().call("admin.exportLedger").result?["entries"] as? [[String: Any]])
+            #expect(export.compactMap { $0["payloadSignature"] as? String } == [before, token])
+            let audit = try #require(try b.connect().call("admin.auditVerify").result)
+            #expect(audit["entries"] as? Int == 2)
+            #expect((audit["problem"] as? String)?.contains("revoked") == true, "\(audit)")
+        }
+    }
+
+    @Test("a second daemon with the same instance name on the database is refused at start (78), naming the cause")
+    func duplicateInstanceNamesAreRefused() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config)
+        let kidA = try Self.activeKid(a)
+        let twin = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config, start: false)
+        #expect(throws: HarnessError.self) { try twin.start() }
+        #expect(twin.stop() == 78, "\(twin.log)")
+        #expect(twin.log.contains("own instance name"), "\(twin.log)")
+        #expect(!FileManager.default.fileExists(atPath: twin.stateDirectory + "/keys/\(kidA).pem"))
+        #expect(try Self.activeKid(a) == kidA)
+    }
+}
