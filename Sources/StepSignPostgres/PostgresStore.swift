@@ -79,7 +79,9 @@ public final class PostgresStore: StepSignStore {
                 host: configuration.host, port: configuration.port, username: configuration.user,
                 password: password, database: configuration.database, tls: tls
             )
-            connectionConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
+            // tlsServerName stays nil: PostgresNIO then sends `host` as the SNI name unless it is
+            // an IP address (which SNI cannot carry), and NIOSSL's verify-full checks the
+            // certificate against the name, or against the address connected to for an IP.
         }
         let timeout = configuration.connectTimeout.components
         connectionConfiguration.options.connectTimeout = .nanoseconds(
@@ -115,7 +117,6 @@ public final class PostgresStore: StepSignStore {
                 host: configuration.host, port: configuration.port, username: configuration.user,
                 password: password, database: configuration.database, tls: tls
             )
-            clientConfiguration.options.tlsServerName = configuration.tls == .verifyFull ? configuration.host : nil
         }
         clientConfiguration.options.maximumConnections = configuration.poolSize
         clientConfiguration.options.minimumConnections = 0
@@ -303,7 +304,24 @@ public final class PostgresStore: StepSignStore {
             return PostgresStoreError.server(sqlState: state, message: error.serverInfo?[.message] ?? "")
         case .poolClosed, .clientClosedConnection:
             return PostgresStoreError.closed
+        case .sslUnsupported:
+            return PostgresStoreError.tls("the server does not offer TLS (it answered the SSL request with N)")
+        case .failedToAddSSLHandler:
+            return PostgresStoreError.tls("TLS cannot be set up\(error.underlying.map { ": \($0)" } ?? "")")
         default:
+            // A handshake that TLS itself fails (a certificate that does not verify, a host name
+            // that does not match, no common protocol) fails the same way on every retry; one
+            // cut short by the network (a reset, a close) is only unavailable.
+            if let underlying = error.underlying {
+                if let ssl = underlying as? NIOSSLError, case .handshakeFailed(.sslError) = ssl {
+                    return PostgresStoreError.tls("the TLS handshake failed: \(ssl)")
+                }
+                if let extra = underlying as? NIOSSLExtraError, extra == .failedToValidateHostname {
+                    // (NIOSSL's own text names no host when `host` is an IP address.)
+                    return PostgresStoreError.tls(
+                        "the server's certificate is not for `host`: its subjectAltName lists neither that name nor that address")
+                }
+            }
             let underlying = error.underlying.map { ": \($0)" } ?? ""
             return PostgresStoreError.unavailable("\(error.code)\(underlying)")
         }

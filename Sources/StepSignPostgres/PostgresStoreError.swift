@@ -15,6 +15,10 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     case unavailable(String)
     /// The server refused a statement: its SQLSTATE and message.
     case server(sqlState: String, message: String)
+    /// TLS with the server failed in a way a retry cannot fix: the server offers no TLS, its
+    /// certificate does not verify against `tls_ca_file` (or the system's roots) or is not
+    /// for `host`, or the handshake finds nothing in common.
+    case tls(String)
     /// The password file cannot be used.
     case passwordFile(path: String, reason: String)
     /// A configuration value cannot work.
@@ -33,6 +37,8 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
             "PostgreSQL is unavailable: \(reason)"
         case let .server(sqlState, message):
             "PostgreSQL refused a statement (SQLSTATE \(sqlState)): \(message)"
+        case let .tls(reason):
+            "TLS with PostgreSQL failed: \(reason)"
         case let .passwordFile(path, reason):
             "the PostgreSQL password file \(path) \(reason)"
         case let .configuration(reason):

@@ -198,6 +198,10 @@ struct StepSignDaemon: AsyncParsableCommand {
                 case .schemaTooNew, .migrationNotPermitted, .configuration, .passwordFile:
                     logger.critical("cannot use the PostgreSQL store", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG
+                case .tls:
+                    // The certificate, the CA file, the host name or the server's TLS setup must change.
+                    logger.critical("cannot use TLS with PostgreSQL (check tls, tls_ca_file and host)", metadata: fields)
+                    throw ExitCode(78)  // EX_CONFIG
                 case let .server(sqlState, _) where sqlState.hasPrefix("28") || sqlState == "3D000":
                     // Login refused or no such database: the settings (or the server's) must change.
                     logger.critical("PostgreSQL refuses the daemon's login or database", metadata: fields)

@@ -27,6 +27,7 @@ EXPECTED_FILES = {
     "usr/lib/sysusers.d/stepsign.conf", "usr/lib/tmpfiles.d/stepsign.conf",
     "etc/stepsign/stepsignd.toml",
     "usr/share/doc/stepsign/copyright", "usr/share/doc/stepsign/changelog.Debian.gz",
+    "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/roles.sql",
     *MAN_PAGES,
     "usr/share/bash-completion/completions/stepsignd", "usr/share/bash-completion/completions/stepsign",
     "usr/share/bash-completion/completions/stepsign-verify",
