@@ -169,22 +169,7 @@ public struct PostgresImport: Sendable {
 
     /// All signing keys, oldest first.
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        var keys: [SigningKeyRecord] = []
-        let rows = try await connection.query(
-            "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id",
-            logger: logger
-        )
-        for try await row in rows {
-            do {
-                let (kid, createdAt, active, revokedAt, instance, publicKey) =
-                    try row.decode((String, Date, Bool, Date?, String, String?).self)
-                keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
-                                             instance: instance, publicKeyPEM: publicKey))
-            } catch {
-                throw PostgresStore.malformed("signing_keys", error)
-            }
-        }
-        return keys
+        try await PostgresStore.signingKeys(on: connection, logger: logger)
     }
 
     /// Up to `limit` ledger entries after `afterSeq`, in order.

@@ -5,23 +5,26 @@ import StepSignStorage
 // Signing key metadata: the public halves of every daemon's keys (SPEC §5.2).
 extension PostgresStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id", logger: logger
-            )
-            var keys: [SigningKeyRecord] = []
-            for try await row in rows {
-                do {
-                    let (kid, createdAt, active, revokedAt, instance, publicKey) =
-                        try row.decode((String, Date, Bool, Date?, String, String?).self)
-                    keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
-                                                 instance: instance, publicKeyPEM: publicKey))
-                } catch {
-                    throw Self.malformed("signing_keys", error)
-                }
+        try await withConnection { connection in try await Self.signingKeys(on: connection, logger: logger) }
+    }
+
+    /// Every signing key record, oldest first, read on `connection`.
+    static func signingKeys(on connection: PostgresConnection, logger: Logger) async throws -> [SigningKeyRecord] {
+        let rows = try await connection.query(
+            "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id", logger: logger
+        )
+        var keys: [SigningKeyRecord] = []
+        for try await row in rows {
+            do {
+                let (kid, createdAt, active, revokedAt, instance, publicKey) =
+                    try row.decode((String, Date, Bool, Date?, String, String?).self)
+                keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
+                                             instance: instance, publicKeyPEM: publicKey))
+            } catch {
+                throw malformed("signing_keys", error)
             }
-            return keys
         }
+        return keys
     }
 
     public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {

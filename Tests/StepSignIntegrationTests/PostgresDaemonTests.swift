@@ -114,12 +114,9 @@ struct PostgresDaemonTests {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let secretDirectory = try Tools.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: secretDirectory) }
-        let secret = "db-Secret-\(UUID().uuidString)"
-        let file = secretDirectory.appendingPathComponent("db-password").path
-        try (secret + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        let passwordFile = try PostgresServer.PasswordFile()
+        defer { passwordFile.remove() }
+        let (secret, file) = (passwordFile.secret, passwordFile.path)
         // The test server trusts its socket, so the password is read but never asked for.
         let daemon = try DaemonHarness(config: database.config + "\npassword_file = \"\(file)\"")
         try daemon.addUser()

@@ -58,12 +58,9 @@ struct PostgresMigrationTests {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let secretDirectory = try Tools.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: secretDirectory) }
-        let secret = "db-Secret-\(UUID().uuidString)"
-        let passwordFile = secretDirectory.appendingPathComponent("db-password").path
-        try (secret + "\n").write(toFile: passwordFile, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passwordFile)
+        let secretFile = try PostgresServer.PasswordFile()
+        defer { secretFile.remove() }
+        let (secret, passwordFile) = (secretFile.secret, secretFile.path)
         // The test server trusts its socket: the password is read as the daemon reads it, never asked for.
         let extra = "password_file = \"\(passwordFile)\"\n[ledger]\ncheckpoint_entries = 4"
         let daemon = try DaemonHarness(config: Self.sqliteConfig(database, extra: extra))

@@ -48,6 +48,22 @@ enum PostgresServer {
         guard result.status == 0 else { throw PSQLFailure(status: result.status, stderr: result.stderr) }
     }
 
+    /// A database password file (0600, in a directory of its own) holding a fresh secret that
+    /// tests look for in logs and output; `remove()` deletes it.
+    struct PasswordFile {
+        let directory: URL
+        let secret = "db-Secret-\(UUID().uuidString)"
+        var path: String { directory.appendingPathComponent("db-password").path }
+
+        init() throws {
+            directory = try Tools.temporaryDirectory()
+            try (secret + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
     /// A fresh database, dropped when the returned value's `drop()` runs.
     static func createDatabase() throws -> Database {
         let name = "stepsign_d_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
