@@ -66,6 +66,8 @@ extension PostgresStore {
     /// the tail it extended (and checked against the last hash it computed).
     private static func append(_ batch: [LedgerAppend], createdAt: Date,
                                _ connection: PostgresConnection, logger: Logger) async throws -> [LedgerEntry] {
+        // Not on a connection that closed since BEGIN: PostgresNIO would never answer.
+        try ensureOpen(connection)
         let rows = try await connection.query("""
             SELECT tail_seq, tail_hash, last_hash FROM stepsign_ledger_append(
                 \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
@@ -218,6 +220,7 @@ extension PostgresStore {
     }
 
     static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ connection: PostgresConnection, logger: Logger) async throws {
+        try ensureOpen(connection)
         try await connection.query("""
             INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at)
             VALUES (\(checkpoint.seq), \(Data(checkpoint.entryHash)), \(checkpoint.kid), \(checkpoint.jws), \(checkpoint.createdAt))

@@ -80,8 +80,12 @@ enum PostgresTestServer {
     /// A store configuration for `database` as the superuser (or `user`).
     static func configuration(database: String, user: String? = nil, poolSize: Int = 4) throws -> PostgresStoreConfiguration {
         let settings = try requireSettings()
-        return PostgresStoreConfiguration(host: settings.socketDirectory, database: database, user: user ?? settings.user,
-                                          poolSize: poolSize)
+        var configuration = PostgresStoreConfiguration(host: settings.socketDirectory, database: database,
+                                                       user: user ?? settings.user, poolSize: poolSize)
+        // The store tests are about the data, not outages (the fault tests are): a healthy server
+        // stalled for seconds by a loaded machine must not turn a call into "unavailable".
+        configuration.leaseTimeout = .seconds(60)
+        return configuration
     }
 }
 
