@@ -79,41 +79,28 @@ final class LedgerCheckpointer: Sendable {
     /// Checkpoints the head this process committed last if no checkpoint covers it yet
     /// (timed, and on shutdown). Blocks until stored: call it off the event loops.
     func checkpointHeadIfNeeded(reason: String) {
-        let pending = state.withLockedValue { state -> LedgerHead? in
-            guard let head = state.head, head.seq > state.checkpointed else { return nil }
-            return head
-        }
-        guard let head = pending else { return }
+        guard let head = pendingHead() else { return }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
             try store.appendCheckpoint(record)
             remember(record)
             log(record, reason: reason)
         } catch {
-            // Try again after another checkpoint_seconds, not in a loop.
-            state.withLockedValue { $0.lastAt = Date() }
-            logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
-            refreshKeysIfRevoked(error)
+            timedCheckpointFailed(error, reason: reason)
         }
     }
 
     /// ``checkpointHeadIfNeeded(reason:)`` for an async store's writer task: awaits
     /// ``StepSignStore/commitCheckpoint(_:)`` instead of blocking.
     func checkpointHeadIfNeededAsync(reason: String) async {
-        let pending = state.withLockedValue { state -> LedgerHead? in
-            guard let head = state.head, head.seq > state.checkpointed else { return nil }
-            return head
-        }
-        guard let head = pending else { return }
+        guard let head = pendingHead() else { return }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
             try await store.commitCheckpoint(record)
             remember(record)
             log(record, reason: reason)
         } catch {
-            state.withLockedValue { $0.lastAt = Date() }
-            logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
-            refreshKeysIfRevoked(error)
+            timedCheckpointFailed(error, reason: reason)
         }
     }
 
@@ -156,6 +143,22 @@ final class LedgerCheckpointer: Sendable {
         } catch {
             logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The head this process committed last, if no checkpoint covers it yet.
+    private func pendingHead() -> LedgerHead? {
+        state.withLockedValue { state in
+            guard let head = state.head, head.seq > state.checkpointed else { return nil }
+            return head
+        }
+    }
+
+    /// A timed or shutdown-time checkpoint failed: try again after another
+    /// `checkpoint_seconds` (not in a loop), and make a new key if the store refused a revoked one.
+    private func timedCheckpointFailed(_ error: any Error, reason: String) {
+        state.withLockedValue { $0.lastAt = Date() }
+        logger.error("cannot make a ledger checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        refreshKeysIfRevoked(error)
     }
 
     /// The store refused a checkpoint because another daemon revoked this one's key: the
