@@ -13,7 +13,7 @@ import StepSignStorage
 /// and the transaction rolled back. Reads see the transaction's own rows, so the copy can be
 /// compared with its source before anything is committed.
 public struct PostgresImport: Sendable {
-    let connection: PostgresConnection
+    let connection: AnsweredConnection
     let logger: Logger
 
     /// Rows per multi-row INSERT (at most 13 parameters each, under PostgreSQL's 65535).

@@ -13,7 +13,7 @@ import StepSignStorage
 struct PostgresMigrator {
     let logger: Logger
 
-    func migrate(on connection: PostgresConnection) async throws -> [UInt8] {
+    func migrate(on connection: AnsweredConnection) async throws -> [UInt8] {
         try await connection.query("BEGIN", logger: logger)
         do {
             let key = try await migrate(connection)
@@ -25,7 +25,7 @@ struct PostgresMigrator {
         }
     }
 
-    private func migrate(_ connection: PostgresConnection) async throws -> [UInt8] {
+    private func migrate(_ connection: AnsweredConnection) async throws -> [UInt8] {
         try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
         var current = 0
         let exists = try await connection.query(

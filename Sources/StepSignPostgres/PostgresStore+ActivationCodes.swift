@@ -18,7 +18,7 @@ extension PostgresStore {
         }
     }
 
-    static func putActivationCode(_ connection: PostgresConnection, _ code: ActivationCodeRecord, logger: Logger) async throws {
+    static func putActivationCode(_ connection: AnsweredConnection, _ code: ActivationCodeRecord, logger: Logger) async throws {
         try await connection.query("""
             INSERT INTO activation_codes (user_name, code_hash, verification_key, expires_at, failed_attempts)
             VALUES (\(code.user), \(code.codeHash), \(code.verificationKey), \(code.expiresAt), \(max(0, code.failedAttempts)))
@@ -59,7 +59,7 @@ extension PostgresStore {
 
     /// Creates or locks the name's budget row (one upsert, which holds the row until the
     /// transaction ends) and returns it as of `now`: a window that ended starts over.
-    private func lockActivationBudget(_ connection: PostgresConnection, key: Data, now: Date) async throws
+    private func lockActivationBudget(_ connection: AnsweredConnection, key: Data, now: Date) async throws
         -> (start: Date, codes: Int, failed: Int)
     {
         let rows = try await connection.query("""
@@ -75,7 +75,7 @@ extension PostgresStore {
         return budget
     }
 
-    private func writeActivationBudget(_ connection: PostgresConnection, key: Data,
+    private func writeActivationBudget(_ connection: AnsweredConnection, key: Data,
                                        _ budget: (start: Date, codes: Int, failed: Int)) async throws {
         try await connection.query("""
             UPDATE activation_budgets SET window_start = \(budget.start), codes_issued = \(budget.codes),

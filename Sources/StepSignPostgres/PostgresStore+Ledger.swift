@@ -65,9 +65,7 @@ extension PostgresStore {
     /// Calls `stepsign_ledger_append` and returns the entries it inserted, computed here from
     /// the tail it extended (and checked against the last hash it computed).
     private static func append(_ batch: [LedgerAppend], createdAt: Date,
-                               _ connection: PostgresConnection, logger: Logger) async throws -> [LedgerEntry] {
-        // Not on a connection that closed since BEGIN: PostgresNIO would never answer.
-        try ensureOpen(connection)
+                               _ connection: AnsweredConnection, logger: Logger) async throws -> [LedgerEntry] {
         let rows = try await connection.query("""
             SELECT tail_seq, tail_hash, last_hash FROM stepsign_ledger_append(
                 \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
@@ -178,7 +176,7 @@ extension PostgresStore {
     }
 
     /// The last entry's seq and hash, or (0, genesis); a primary-key index lookup.
-    static func readTail(_ connection: PostgresConnection, logger: Logger) async throws -> (Int64, [UInt8]) {
+    static func readTail(_ connection: AnsweredConnection, logger: Logger) async throws -> (Int64, [UInt8]) {
         let rows = try await connection.query("SELECT seq, entry_hash FROM ledger ORDER BY seq DESC LIMIT 1", logger: logger)
         for try await row in rows {
             do {
@@ -219,8 +217,7 @@ extension PostgresStore {
         }
     }
 
-    static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ connection: PostgresConnection, logger: Logger) async throws {
-        try ensureOpen(connection)
+    static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ connection: AnsweredConnection, logger: Logger) async throws {
         try await connection.query("""
             INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at)
             VALUES (\(checkpoint.seq), \(Data(checkpoint.entryHash)), \(checkpoint.kid), \(checkpoint.jws), \(checkpoint.createdAt))
@@ -288,7 +285,7 @@ extension PostgresStore {
     /// cannot be read counts as a broken entry.
     public func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit {
         try await withConnection { connection in
-            try await Self.control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection, logger: logger)
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 var verifier = LedgerVerifier(options: options)
                 let checkpoints = try await connection.query("SELECT jws FROM ledger_checkpoints ORDER BY seq, id", logger: logger)

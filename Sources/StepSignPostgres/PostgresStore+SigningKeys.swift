@@ -9,7 +9,7 @@ extension PostgresStore {
     }
 
     /// Every signing key record, oldest first, read on `connection`.
-    static func signingKeys(on connection: PostgresConnection, logger: Logger) async throws -> [SigningKeyRecord] {
+    static func signingKeys(on connection: AnsweredConnection, logger: Logger) async throws -> [SigningKeyRecord] {
         let rows = try await connection.query(
             "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id", logger: logger
         )

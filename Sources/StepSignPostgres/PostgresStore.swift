@@ -31,6 +31,8 @@ public final class PostgresStore: StepSignStore {
     /// ``PostgresStoreConfiguration/commitResolutionTimeout``.
     let commitResolutionTimeout: Duration
     private let runTask: Task<Void, Never>
+    /// The pooled connections' closings, which answer statements PostgresNIO would not.
+    let closings = ConnectionClosings()
 
     public var ledgerWriting: LedgerWriting { .async }
 
@@ -91,7 +93,7 @@ public final class PostgresStore: StepSignStore {
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
             do {
-                nameKey = try await PostgresMigrator(logger: logger).migrate(on: connection)
+                nameKey = try await PostgresMigrator(logger: logger).migrate(on: AnsweredConnection(watching: connection))
             } catch {
                 try? await connection.close()
                 throw error
@@ -167,20 +169,20 @@ public final class PostgresStore: StepSignStore {
     /// fails as ``PostgresStoreError/unavailable(_:)``, so the request gets error 15 in bounded
     /// time. A pool that is only busy (other calls get connections) is waited for. Once `body` has its connection it is never
     /// cancelled (a statement cut off halfway, a `COMMIT` above all, would be worse).
-    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func withConnection<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         do {
             return try await withoutActuallyEscaping(body) { body in
                 let work = LeasedWork(body)
                 let client = self.client
                 let timeout = self.leaseTimeout
                 let lastLease = self.lastLease
+                let closings = self.closings
                 return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
                     group.addTask {
                         .value(try await client.withConnection { connection in
                             guard work.begin() else { throw CancellationError() }
                             lastLease.withLockedValue { $0 = .now }
-                            try Self.ensureOpen(connection)
-                            return try await work.body(connection)
+                            return try await work.body(closings.answered(connection))
                         })
                     }
                     group.addTask {
@@ -214,7 +216,7 @@ public final class PostgresStore: StepSignStore {
     /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, rolled back if it throws). A
     /// deadlock or serialization failure, which the server resolves by aborting one side, is
     /// retried a few times from the start.
-    func inTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func inTransaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         do {
             return try await transaction(body)
         } catch let interrupted as CommitInterrupted {
@@ -224,13 +226,13 @@ public final class PostgresStore: StepSignStore {
 
     /// ``inTransaction(_:)``, but a `COMMIT` whose answer was lost with the connection
     /// throws ``CommitInterrupted``: the transaction may or may not have been committed.
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await withConnection { connection in
-                    try await Self.control("BEGIN", on: connection, logger: logger)
+                    try await connection.query("BEGIN", logger: logger)
                     let value: T
                     do {
                         value = try await body(connection)
@@ -262,21 +264,10 @@ public final class PostgresStore: StepSignStore {
         }
     }
 
-    /// Throws ``PostgresStoreError/unavailable(_:)`` if `connection` is closed.
-    ///
-    /// PostgresNIO 1.33 never answers a statement written to a closed connection (the write's
-    /// failure is dropped: `channel.write(…, promise: nil)`), so a `ROLLBACK` after the server
-    /// went away, or a `BEGIN` on a pooled connection that closed as it was leased, waited
-    /// forever and took the ledger writer (every signing) with it. Every statement that may
-    /// follow a failure or a lease is sent only after this check.
-    static func ensureOpen(_ connection: PostgresConnection) throws {
+    /// Throws ``PostgresStoreError/unavailable(_:)`` if `connection` is closed: a statement
+    /// not sent (a `COMMIT` above all) certainly did not take effect.
+    static func ensureOpen(_ connection: AnsweredConnection) throws {
         if connection.isClosed { throw PostgresStoreError.unavailable("the connection to the server is closed") }
-    }
-
-    /// Sends a transaction-control statement (`BEGIN`, …) after ``ensureOpen(_:)``.
-    static func control(_ sql: String, on connection: PostgresConnection, logger: Logger) async throws {
-        try ensureOpen(connection)
-        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
     }
 
     /// A PostgresNIO error as a ``PostgresStoreError``, without the query's bound values.
@@ -360,14 +351,14 @@ enum LeaseOutcome<T: Sendable>: Sendable {
 /// The body of a bounded ``PostgresStore/withConnection(_:)``, and who came first: the body
 /// (it got a connection) or the timer (the wait is over). Exactly one of them wins.
 final class LeasedWork<T>: @unchecked Sendable {
-    let body: (PostgresConnection) async throws -> T
+    let body: (AnsweredConnection) async throws -> T
     private let state = NIOLockedValueBox<State>(.waiting)
 
     private enum State {
         case waiting, started, expired
     }
 
-    init(_ body: @escaping (PostgresConnection) async throws -> T) {
+    init(_ body: @escaping (AnsweredConnection) async throws -> T) {
         self.body = body
     }
 
