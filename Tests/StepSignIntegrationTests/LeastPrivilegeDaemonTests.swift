@@ -79,7 +79,7 @@ struct LeastPrivilegeDaemonTests {
             // What a stolen daemon credential cannot do: the database says 42501 (insufficient privilege).
             for sql in ["UPDATE ledger SET user_name = 'mallory'", "DELETE FROM ledger", "TRUNCATE ledger",
                         "DELETE FROM ledger_checkpoints", "ALTER TABLE ledger DISABLE TRIGGER ALL",
-                        "DROP TRIGGER ledger_key_not_revoked ON ledger"] {
+                        "DROP TRIGGER ledger_rules ON ledger"] {
                 let refused = try Self.psql(["-c", sql], database: name, user: role)
                 #expect(refused.status != 0 && (refused.stderr.contains("permission denied") || refused.stderr.contains("must be owner")),
                         "\(sql): \(refused.status) \(refused.stderr)")

@@ -23,7 +23,7 @@ import Testing
             let versions = try await PostgresTestServer.administer(
                 "SELECT version::text FROM stepsign_schema_migrations ORDER BY version", database: database.name
             )
-            #expect(versions == ["1", "2"])
+            #expect(versions == ["1", "2", "3"])
             _ = try await stores[0].reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
             #expect(try await stores[7].attemptCounter(name: "ghost", now: epoch).failedAttempts == 1)
             for store in stores { try await store.close() }
@@ -38,7 +38,7 @@ import Testing
                 "INSERT INTO stepsign_schema_migrations (version, name) VALUES (99, 'v99-future')", database: database.name
             )
             let error = await #expect(throws: PostgresStoreError.self) { try await database.open() }
-            #expect(error == .schemaTooNew(found: 99, supported: 2))
+            #expect(error == .schemaTooNew(found: 99, supported: 3))
             #expect(error.map { "\($0)" }?.contains("upgrade stepsignd") == true)
         }
     }
@@ -88,9 +88,18 @@ import Testing
             #expect(try await PostgresTestServer.sqlState(
                 of: insert(seq: 3, id: "badhash", prev: last.entryHash, jws: "x.y.z", hash: Array(repeating: 7, count: 32)),
                 database: database.name) == "23000")
-            // The right next entry goes in.
+            // The rules hold within one statement too: entries 3 and 4 in one INSERT, 4 chained to 2.
+            func rows(_ statements: String...) -> String {
+                statements[0] + statements.dropFirst().map { ", " + $0.components(separatedBy: "VALUES ")[1] }.joined()
+            }
+            let three = LedgerChain.entryHash(previous: last.entryHash, jws: "x.y.z")
             #expect(try await PostgresTestServer.sqlState(
-                of: insert(seq: 3, id: "next", prev: last.entryHash, jws: "x.y.z"), database: database.name) == nil)
+                of: rows(insert(seq: 3, id: "three", prev: last.entryHash, jws: "x.y.z"),
+                         insert(seq: 4, id: "four", prev: last.entryHash, jws: "x.y.z")), database: database.name) == "23000")
+            // The right next entries go in, in one statement.
+            #expect(try await PostgresTestServer.sqlState(
+                of: rows(insert(seq: 3, id: "three", prev: last.entryHash, jws: "x.y.z"),
+                         insert(seq: 4, id: "four", prev: three, jws: "x.y.z")), database: database.name) == nil)
         }
     }
 
