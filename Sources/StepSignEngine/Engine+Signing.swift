@@ -1,3 +1,4 @@
+import Logging
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
@@ -37,7 +38,7 @@ extension Engine {
             guard config.signing.allowLevel0 else {
                 throw StepSignError(.notSupported, "level 0 signing is disabled (signing.allow_level_0)")
             }
-            return try await finishSigning(signing, authenticatorUsed: "none", request: request, session: &session, config: config)
+            return try await finishSigning(signing, authenticatorUsed: "none", request: request, session: &session, config: config, now: now)
         case .strongestEnrolled:
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
@@ -90,7 +91,7 @@ extension Engine {
                try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
                 try await passwords.giveBack(user: signing.user, now: now)
                 session.pending = nil
-                return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config)
+                return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config, now: now)
             }
             logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
             return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
@@ -134,7 +135,7 @@ extension Engine {
         if case .granted = reservation, rejection == nil {
             try await passwords.giveBack(user: signing.user, now: now)
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config)
+            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config, now: now)
         }
         logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
         return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
@@ -226,7 +227,7 @@ extension Engine {
                     .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
                 ])
             }
-            return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config)
+            return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config, now: now)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: challenge.openedAt))
@@ -245,16 +246,22 @@ extension Engine {
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
     private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, request: Request,
-                               session: inout Session, config: StepSignConfiguration) async throws -> Reply {
+                               session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let (details, entry) = try await signer.sign(signing, instance: config.instance,
                                                      authenticatorUsed: authenticatorUsed, peer: session.peer)
         session.signatureIDs.insert(details.dataSignatureID)
-        // One audit line per signature; strings are passed as they are (no interpolation copies).
-        logger.notice("signed", metadata: [
+        // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
+        // its line at debug and is counted for the summary line of its minute. Strings are
+        // passed as they are (no interpolation copies).
+        let level: Logger.Level = signing.authLevel == 0 ? .debug : .notice
+        logger.log(level: level, "signed", metadata: [
             "user": .string(signing.user), "signatureID": .string(details.dataSignatureID), "kid": .string(entry.kid),
             "seq": "\(entry.seq)", "authLevel": "\(signing.authLevel)", "authenticatorUsed": .string(authenticatorUsed),
             "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
         ])
+        if signing.authLevel == 0 {
+            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: now))
+        }
         return Reply(id: request.id, events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }
 }

@@ -24,6 +24,8 @@ public final class Engine: Sendable {
     let codeDelivery: CodeDelivery
     let logger: Logger
     let startedAt: Date
+    /// Level-0 signatures, summarized once a minute (``flushSigningSummary(now:)``).
+    let levelZeroSummary = SigningSummary()
     private let configuration: NIOLockedValueBox<Settings>
 
     /// The configuration with what is derived from it, swapped as one on reload.
@@ -104,9 +106,30 @@ public final class Engine: Sendable {
         configuration.withLockedValue { $0 = settings }
     }
 
-    /// Clean shutdown: checkpoints the ledger head (SPEC §5.3). Call after the last request.
+    /// Clean shutdown: logs the level-0 signatures not yet summarized and checkpoints the
+    /// ledger head (SPEC §5.3). Call after the last request.
     public func shutdown() async {
+        logSummary(levelZeroSummary.flush(now: Date(), force: true))
         await checkpointer.shutdown()
+    }
+
+    /// Logs the summary of level-0 signatures if its minute is over by `now`; the daemon calls
+    /// it every few seconds, so a summary is at most that late when signing stops.
+    public func flushSigningSummary(now: Date = Date()) {
+        logSummary(levelZeroSummary.flush(now: now))
+    }
+
+    /// One `info` line for a window of level-0 signatures: the count, the window, and the
+    /// count of each peer as `uid/comm=count`, most first.
+    func logSummary(_ window: SigningSummary.Window?) {
+        guard let window else { return }
+        var metadata: Logger.Metadata = [
+            "signatures": "\(window.total)",
+            "seconds": "\(Int(window.end.timeIntervalSince(window.start).rounded()))",
+            "peers": .string(window.byPeer.map { "\($0.peer.uid)/\($0.peer.comm)=\($0.count)" }.joined(separator: ",")),
+        ]
+        if window.otherPeers > 0 { metadata["otherPeers"] = "\(window.otherPeers)" }
+        logger.info("signed at level 0", metadata: metadata)
     }
 
     /// What `peer` may do under the access lists in force.

@@ -148,6 +148,14 @@ struct StepSignDaemon: AsyncParsableCommand {
                     }
                 }
             }
+            tasks.addTask {
+                // The summary line of level-0 signatures, at most this late after its minute.
+                // Returns only when cancelled, so it never ends the group by itself.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(5))
+                    engine.flushSigningSummary()
+                }
+            }
             if let notifier, notifier.watchdogInterval != nil {
                 tasks.addTask {
                     // Returns only when cancelled, so it never ends the group by itself.

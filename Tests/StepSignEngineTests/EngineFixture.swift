@@ -1,12 +1,14 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 @testable import StepSignEngine
 import StepSignConfig
 import StepSignStorage
 
 /// An engine on a real SQLite store and keyring in a fresh temp directory, with cheap scrypt
 /// (`scrypt_n = 1024`) and whatever `configure` changes.
-func makeTestEngine(_ prefix: String, configure: (inout StepSignConfiguration) -> Void = { _ in }) async throws
+func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
+                    configure: (inout StepSignConfiguration) -> Void = { _ in }) async throws
     -> (engine: Engine, directory: String)
 {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
@@ -15,7 +17,46 @@ func makeTestEngine(_ prefix: String, configure: (inout StepSignConfiguration) -
     config.server.stateDir = directory
     configure(&config)
     let store = try SQLiteStore.open(stateDirectory: directory)
-    let logger = Logger(label: "test")
     let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
     return (try Engine(configuration: config, store: store, keyring: keyring, logger: logger), directory)
+}
+
+/// The lines a logger wrote, kept in memory for a test to read.
+final class CapturedLog: Sendable {
+    struct Line: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+
+    private let box = NIOLockedValueBox<[Line]>([])
+
+    var lines: [Line] { box.withLockedValue { $0 } }
+
+    func lines(_ message: String) -> [Line] { lines.filter { $0.message == message } }
+
+    /// A logger at `level` that writes here.
+    func logger(level: Logger.Level = .debug) -> Logger {
+        var logger = Logger(label: "test") { _ in Handler(log: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    fileprivate func append(_ line: Line) { box.withLockedValue { $0.append(line) } }
+
+    private struct Handler: LogHandler {
+        let log: CapturedLog
+        var logLevel: Logger.Level = .debug
+        var metadata: Logger.Metadata = [:]
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            log.append(Line(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
+        }
+    }
 }

@@ -43,6 +43,27 @@ struct SecretHygieneTests {
         #expect(fields["ts"]?.hasSuffix("Z") == true)
     }
 
+    @Test("level-0 signatures: one debug line each, and one info line counting them by peer when the daemon stops")
+    func levelZeroSummary() throws {
+        let daemon = try DaemonHarness()
+        try daemon.addUser()
+        let connection = try daemon.connect()
+        for index in 0..<3 {
+            #expect(try connection.call("authenticateUserAndSignData", [
+                "user": DaemonHarness.user, "payload": "p\(index)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+            ]).statusCode(of: "onAuthenticateUserAndSignData") == 100)
+        }
+        #expect(daemon.stop() == 0)
+        let perSignature = daemon.logLines(message: "signed").map(logfmtFields)
+        #expect(perSignature.count == 3 && perSignature.allSatisfy { $0["level"] == "debug" })
+        let summaries = daemon.logLines(message: "signed at level 0").map(logfmtFields)
+        let comm = try String(contentsOfFile: "/proc/self/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(summaries.count == 1)
+        #expect(summaries.first?["level"] == "info")
+        #expect(summaries.first?["signatures"] == "3")
+        #expect(summaries.first?["peers"] == "\(getuid())/\(comm)=3")
+    }
+
     @Test("after every flow, no password, activation code or private key is in the log or any process's argv")
     func noSecretsAnywhere() throws {
         let daemon = try DaemonHarness()
