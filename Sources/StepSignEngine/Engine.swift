@@ -138,19 +138,41 @@ public final class Engine: Sendable {
     }
 
     /// Handles one request line and returns its one reply.
+    ///
+    /// The access lists in force decide every request, so a reload that removes a peer (or its
+    /// admin right) applies to its open connections too: a refused peer's request is answered
+    /// with error 4 and the connection is to be closed. The whole request sees one snapshot of
+    /// the settings, from this decision to its reply.
     public func handle(line: some Collection<UInt8>, session: inout Session, now: Date = Date()) async -> Reply {
-        switch Request.decode(line) {
+        let settings = self.settings
+        let decoded = Request.decode(line)
+        let decision = settings.access.decide(session.peer)
+        guard decision != .refused else {
+            logger.warning("refused peer after reload", metadata: ["uid": "\(session.peer.uid)", "pid": "\(session.peer.pid)"])
+            let id = switch decoded {
+            case let .success(request): request.id
+            case let .failure(failure): failure.id
+            }
+            return Reply(id: id, error: StepSignError(.permissionDenied, "this peer may no longer use stepsignd"),
+                         closesConnection: true)
+        }
+        session.isAdmin = decision == .admin
+        switch decoded {
         case let .failure(failure):
             return Reply(id: failure.id, error: failure.error)
         case let .success(request):
-            return await handle(request, session: &session, now: now)
+            return await handle(request, session: &session, settings: settings, now: now)
         }
     }
 
-    /// Handles one decoded request.
+    /// Handles one decoded request of a peer admitted as `session.isAdmin` says.
     public func handle(_ request: Request, session: inout Session, now: Date = Date()) async -> Reply {
+        await handle(request, session: &session, settings: settings, now: now)
+    }
+
+    private func handle(_ request: Request, session: inout Session, settings: Settings, now: Date) async -> Reply {
         do {
-            return try await dispatch(request, session: &session, now: now)
+            return try await dispatch(request, session: &session, settings: settings, now: now)
         } catch let error as StepSignError {
             return Reply(id: request.id, error: error)
         } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
@@ -167,8 +189,7 @@ public final class Engine: Sendable {
         }
     }
 
-    private func dispatch(_ request: Request, session: inout Session, now: Date) async throws -> Reply {
-        let settings = self.settings
+    private func dispatch(_ request: Request, session: inout Session, settings: Settings, now: Date) async throws -> Reply {
         try expireChallenge(request, session: &session, timeout: settings.config.server.challengeTimeoutSeconds, now: now)
         if request.op.hasPrefix("admin.") {
             guard session.isAdmin else {

@@ -164,17 +164,9 @@ public final class SocketServer: Service, Sendable {
             return Reply(id: .null, error: StepSignError(.invalidArguments, "request line longer than \(Self.maxLineLength) bytes"),
                          closesConnection: true)
         case let .line(buffer):
-            // The access lists in force decide every request, so a reload that removes a
-            // peer (or its admin right) applies to its open connections too.
-            let decision = engine.admit(session.peer)
-            guard decision != .refused else {
-                logger.warning("refused peer after reload", metadata: ["uid": "\(session.peer.uid)", "pid": "\(session.peer.pid)"])
-                return Reply(id: Self.requestID(buffer), error: StepSignError(.permissionDenied, "this peer may no longer use stepsignd"),
-                             closesConnection: true)
-            }
-            session.isAdmin = decision == .admin
-            // Idleness is the IdleConnectionHandler's: a connection idle past the timeout is
-            // closed before it can send another request.
+            // The engine admits each request under the access lists in force. Idleness is the
+            // IdleConnectionHandler's: a connection idle past the timeout is closed before it
+            // can send another request.
             return await engine.handle(line: buffer.readableBytesView, session: &session, now: Date())
         }
     }
@@ -195,11 +187,6 @@ public final class SocketServer: Service, Sendable {
             let open = counts[uid, default: 1] - 1
             counts[uid] = open > 0 ? open : nil
         }
-    }
-
-    /// The `id` of a request line, or null, for a reply the engine does not make.
-    private static func requestID(_ buffer: ByteBuffer) -> JSONValue {
-        (try? JSONParser.parse(buffer.readableBytesView))?["id"] ?? .null
     }
 
     private static func buffer(_ reply: Reply) -> ByteBuffer {

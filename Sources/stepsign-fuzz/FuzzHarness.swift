@@ -29,6 +29,8 @@ enum FuzzHarness {
         var settings = StepSignConfiguration.default
         settings.password.scryptN = 1024
         settings.signing.allowLevel0 = true
+        // The engine admits each request: the fuzz peer is a client, uid 0 (the default) an admin.
+        settings.access.clientUIDs = [peer.uid]
         var quiet = Logger(label: "stepsign-fuzz")
         quiet.logLevel = .critical
         let config = settings, logger = quiet
@@ -39,7 +41,7 @@ enum FuzzHarness {
         }
         let engine: Engine
         do { engine = try result.get() } catch { fatalError("stepsign-fuzz: cannot set up the engine: \(error)") }
-        var admin = Session(peer: peer, isAdmin: true)
+        var admin = Session(peer: Peer(uid: 0, gid: 0, pid: 1, comm: "fuzz-admin", groups: []), isAdmin: true)
         for line in [
             #"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#,
             #"{"id":2,"op":"admin.addUser","user":"bob","password":"Brave-Otter-79","mustChangePassword":true}"#,

@@ -15,11 +15,17 @@ func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
     var config = StepSignConfiguration.default
     config.password.scryptN = 1024
     config.server.stateDir = directory
+    // The engine admits each request under the access lists (SPEC §7): uid 0 is an admin by
+    // default, the test peers 1000 and 1001 are clients.
+    config.access.clientUIDs = [1000, 1001]
     configure(&config)
     let store = try SQLiteStore.open(stateDirectory: directory)
     let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
     return (try Engine(configuration: config, store: store, keyring: keyring, logger: logger), directory)
 }
+
+/// A peer the test engine admits as an admin (uid 0, `access.admin_uids`' default).
+let testAdminPeer = Peer(uid: 0, gid: 0, pid: 1, comm: "admin", groups: [])
 
 /// The lines a logger wrote, kept in memory for a test to read.
 final class CapturedLog: Sendable {

@@ -16,7 +16,7 @@ final class EngineFlowTests: Sendable {
 
     init() async throws {
         (engine, directory) = try await makeTestEngine("engine") { $0.signing.allowLevel0 = true }
-        var admin = Session(peer: peer, isAdmin: true)
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
         let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#.utf8), session: &admin)
         #expect(added.error == nil)
     }
@@ -67,7 +67,7 @@ final class EngineFlowTests: Sendable {
 
     @Test("signatures are numbered in the ledger in the order they were made")
     func ledgerOrder() async throws {
-        var session = Session(peer: peer, isAdmin: true)
+        var session = Session(peer: testAdminPeer, isAdmin: true)
         for index in 1...5 {
             let reply = await send(#"{"id":\#(index),"op":"authenticateUserAndSignData","user":"bob","payload":"p\#(index)","reason":"r","authLevel":0,"authenticatorType":0}"#, &session)
             #expect(reply.error == nil)

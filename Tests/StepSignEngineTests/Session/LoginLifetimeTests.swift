@@ -17,7 +17,7 @@ final class LoginLifetimeTests: Sendable {
 
     init() async throws {
         (engine, directory) = try await makeTestEngine("engine-login-lifetime")
-        var admin = Session(peer: Self.peer, isAdmin: true)
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
         let added = await send(#"{"id":1,"op":"admin.addUser","user":"alice","password":"\#(Self.password)"}"#, &admin)
         #expect(added.error == nil, "\(added.text)")
     }
@@ -116,7 +116,7 @@ final class LoginLifetimeTests: Sendable {
         for _ in 0..<3 {
             _ = await send(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, &other)
         }
-        var admin = Session(peer: Self.peer, isAdmin: true)
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
         #expect(await send(#"{"id":3,"op":"admin.unlockUser","user":"alice"}"#, &admin).error == nil)
         let reply = await send(Self.getAllChallenges, &session, at: Self.start.addingTimeInterval(1))
         #expect(reply.error?.code == .sessionExpired, "\(reply.text)")

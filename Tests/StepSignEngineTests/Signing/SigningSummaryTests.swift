@@ -16,7 +16,7 @@ final class SigningSummaryTests: Sendable {
         (engine, directory) = try await makeTestEngine("engine-signing-summary", logger: log.logger()) { config in
             config.signing.allowLevel0 = true
         }
-        var admin = Session(peer: Peer(uid: 0, gid: 0, pid: 1, comm: "admin", groups: []), isAdmin: true)
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
         let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#.utf8),
                                         session: &admin, now: Self.start)
         #expect(added.error == nil, "\(added.text)")
