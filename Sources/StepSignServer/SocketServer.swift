@@ -195,18 +195,10 @@ public final class SocketServer: Service, Sendable {
 
     private static func setPermissions(path: String, mode: UInt16, group: String) throws {
         if !group.isEmpty {
-            guard let gid = groupID(group) else { throw ServerError.unknownGroup(group) }
+            guard let gid = AccessPolicy.gid(named: group) else { throw ServerError.unknownGroup(group) }
             guard chown(path, uid_t.max, gid) == 0 else { throw ServerError.system("chown", path, errno) }
         }
         guard chmod(path, mode_t(mode)) == 0 else { throw ServerError.system("chmod", path, errno) }
-    }
-
-    private static func groupID(_ name: String) -> gid_t? {
-        var entry = group()
-        var result: UnsafeMutablePointer<group>?
-        var scratch = [CChar](repeating: 0, count: 4096)
-        guard getgrnam_r(name, &entry, &scratch, scratch.count, &result) == 0, result != nil else { return gid_t(name) }
-        return entry.gr_gid
     }
 
     private func describe(_ listener: Listener) -> String {

@@ -48,7 +48,9 @@ public struct AccessPolicy: Sendable {
         return .refused
     }
 
-    private static func gid(named name: String) -> UInt32? {
+    /// The gid of the group `name` (or `name` itself when it is a number), nil if there is
+    /// no such group.
+    public static func gid(named name: String) -> UInt32? {
         var group = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 4096)
