@@ -117,28 +117,4 @@ struct CrossDaemonTests {
             #expect(audit["firstBadSeq"] as? Int == victimSeq, "\(audit)")
         }
     }
-
-    @Test("session_max_seconds is each daemon's own: 60 s after the logins, A's (60) has ended with error 5, B's (default) goes on")
-    func sessionMaxSecondsPerDaemon() throws {
-        let cluster = try Deployment.postgres.start(config: "[server]\nsession_max_seconds = 60", bConfig: "")
-        let (a, b) = (cluster.a, cluster.b)
-        try a.addUser()
-        let onA = try a.connect()
-        try onA.requireLogin()
-        let onB = try b.connect()
-        try onB.requireLogin()
-        let loggedIn = Date()
-        #expect(try onA.call("getAllChallenges").eventNames == ["onCredentialsAvailableForUpdate"])
-        // Kept busy: activity does not extend a login.
-        while Date().timeIntervalSince(loggedIn) < 61 {
-            sleep(5)
-            _ = try onA.call("status")
-            _ = try onB.call("status")
-        }
-        let ended = try onA.call("getAllChallenges")
-        #expect(ended.code == 5, "\(ended.code) \(ended.message)")
-        #expect(try onA.call("getAllChallenges").code == 11)
-        #expect(try onB.call("getAllChallenges").eventNames == ["onCredentialsAvailableForUpdate"])
-        #expect(a.log.contains("reason=tooOld"), "\(a.log)")
-    }
 }
