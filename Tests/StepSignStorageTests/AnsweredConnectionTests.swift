@@ -7,7 +7,9 @@ import Testing
 /// A statement on a connection that closes is answered, however the closing and the statement
 /// interleave (PostgresNIO 1.33 alone leaves a statement written after the close unanswered
 /// for good; the ledger writer waiting on one stopped every signing).
-@Suite(.enabled(if: PostgresTestServer.enabled), .timeLimit(.minutes(2)))
+// The limit is generous: in the whole suite the cooperative pool is shared with blocking tests and
+// these waited up to five minutes for a thread; a statement that is never answered still fails it.
+@Suite(.enabled(if: PostgresTestServer.enabled), .timeLimit(.minutes(10)))
 struct AnsweredConnectionTests {
     let logger = Logger(label: "stepsign.tests.answered")
 
