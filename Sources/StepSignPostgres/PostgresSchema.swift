@@ -36,6 +36,27 @@ enum PostgresSchema {
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
     static let revokedKeySQLState = "SSK01"
 
+    /// `stepsign_ledger_append`'s parameters and result, the same in v2 and v3 (`CREATE OR
+    /// REPLACE` keeps the signature), after `CREATE … FUNCTION stepsign_ledger_append(`.
+    private static let ledgerAppendParameters = """
+        signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
+        peer_uids bigint[], peer_pids integer[], peer_comms text[], auth_levels integer[],
+        created timestamptz
+    ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, last_hash bytea)
+    LANGUAGE plpgsql VOLATILE AS $$
+    """
+
+    /// The append's first steps in v2 and v3: the ledger lock, then the tail read under it.
+    private static let ledgerAppendTailRead = """
+        PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
+        SELECT l.seq, l.entry_hash INTO tail_seq, tail_hash FROM ledger l ORDER BY l.seq DESC LIMIT 1;
+        IF NOT FOUND THEN
+            tail_seq := 0;
+            tail_hash := decode(repeat('00', 32), 'hex');
+        END IF;
+        previous := tail_hash;
+    """
+
     /// The schema of SQLite's v1…v4 in one step (nothing to upgrade from on PostgreSQL). The
     /// runner stores a random `name_key` in `store_secrets` with it.
     private static let v1: [String] = [
@@ -259,23 +280,13 @@ enum PostgresSchema {
         // extended, so the daemon computes the same entries (and checks the last hash).
         """
         CREATE FUNCTION stepsign_ledger_append(
-            signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
-            peer_uids bigint[], peer_pids integer[], peer_comms text[], auth_levels integer[],
-            created timestamptz
-        ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, last_hash bytea)
-        LANGUAGE plpgsql VOLATILE AS $$
+        \(ledgerAppendParameters)
         DECLARE
             previous bytea;
             next_hash bytea;
             n integer := coalesce(array_length(jwss, 1), 0);
         BEGIN
-            PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
-            SELECT l.seq, l.entry_hash INTO tail_seq, tail_hash FROM ledger l ORDER BY l.seq DESC LIMIT 1;
-            IF NOT FOUND THEN
-                tail_seq := 0;
-                tail_hash := decode(repeat('00', 32), 'hex');
-            END IF;
-            previous := tail_hash;
+        \(ledgerAppendTailRead)
             FOR i IN 1..n LOOP
                 next_hash := sha256(previous || sha256(convert_to(jwss[i], 'UTF8')));
                 INSERT INTO ledger (seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash,
@@ -348,24 +359,14 @@ enum PostgresSchema {
         // v2's batch, its rows chained first and then inserted by one INSERT … SELECT.
         """
         CREATE OR REPLACE FUNCTION stepsign_ledger_append(
-            signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
-            peer_uids bigint[], peer_pids integer[], peer_comms text[], auth_levels integer[],
-            created timestamptz
-        ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, last_hash bytea)
-        LANGUAGE plpgsql VOLATILE AS $$
+        \(ledgerAppendParameters)
         DECLARE
             previous bytea;
             prevs bytea[] := '{}';
             hashes bytea[] := '{}';
             n integer := coalesce(array_length(jwss, 1), 0);
         BEGIN
-            PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
-            SELECT l.seq, l.entry_hash INTO tail_seq, tail_hash FROM ledger l ORDER BY l.seq DESC LIMIT 1;
-            IF NOT FOUND THEN
-                tail_seq := 0;
-                tail_hash := decode(repeat('00', 32), 'hex');
-            END IF;
-            previous := tail_hash;
+        \(ledgerAppendTailRead)
             FOR i IN 1..n LOOP
                 prevs := array_append(prevs, previous);
                 previous := sha256(previous || sha256(convert_to(jwss[i], 'UTF8')));
