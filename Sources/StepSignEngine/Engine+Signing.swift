@@ -248,7 +248,7 @@ extension Engine {
     private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, request: Request,
                                session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let (details, entry) = try await signer.sign(signing, instance: config.instance,
-                                                     authenticatorUsed: authenticatorUsed, peer: session.peer)
+                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: now)
         session.signatureIDs.insert(details.dataSignatureID)
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
         // its line at debug and is counted for the summary line of its minute. Strings are

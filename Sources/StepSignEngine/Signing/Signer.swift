@@ -8,9 +8,10 @@ struct Signer: Sendable {
     let keyring: Keyring
     let ledger: LedgerWriter
 
-    /// Signs `request` for its user and returns the reply details once the row is committed.
+    /// Signs `request` for its user at `now` (the request's time: `iat` and the time in the
+    /// UUIDv7 signature ID) and returns the reply details once the row is committed.
     func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
-              now: Date = Date()) async throws -> (SigningDetails, LedgerEntry) {
+              now: Date) async throws -> (SigningDetails, LedgerEntry) {
         let (kid, key) = keyring.signer
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
         let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)

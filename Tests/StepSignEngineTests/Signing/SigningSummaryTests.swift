@@ -1,5 +1,6 @@
 import Foundation
 @testable import StepSignEngine
+import StepSignFormat
 import Testing
 
 /// The audit lines of signing (issue 15): a signature behind a step-up keeps a `notice` line
@@ -85,6 +86,9 @@ final class SigningSummaryTests: Sendable {
         guard case let .onAuthenticateUserAndSignData(details, status)? = answer.events.first, status.code == .success else {
             Issue.record("not signed: \(answer.text)"); return
         }
+        // The signature is made at the request's time, which is the test's.
+        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+        #expect(claims.iat == Int64(Self.start.timeIntervalSince1970) + 1)
         let line = try #require(log.lines("signed").first)
         #expect(line.level == .notice)
         #expect(line.metadata["signatureID"] == details.dataSignatureID && line.metadata["authLevel"] == "1")
