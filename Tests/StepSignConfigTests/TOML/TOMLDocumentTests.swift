@@ -149,6 +149,29 @@ struct TOMLDocumentTests {
         #expect(error.line == 4)
     }
 
+    @Test("every way to define a name twice, with its line, column and message", arguments: [
+        ("a = 1\n[a]\n", 2, 1, "a is already defined as a value on line 1"),
+        ("[a]\n[a]\n", 2, 1, "table [a] is already defined on line 1"),
+        ("a.b = 1\n[a]\n", 2, 1, "table [a] is already defined on line 1"),
+        ("a = 1\na.b = 2\n", 2, 1, "a is already defined as a value on line 1"),
+        ("[a.b]\nc = 1\n[a]\n  b.d = 2\n", 4, 3, "table [a.b] is already defined on line 1; it cannot be extended with dotted keys"),
+        ("a = 1\na = 2\n", 2, 1, "duplicate key a: already defined on line 1"),
+        ("[a.b]\n[a]\nb = 1\n", 3, 1, "duplicate key a.b: already defined as a table on line 1"),
+        ("[x]\n\"a b\".c = 1\n\"a b\" = 2\n", 3, 1, "duplicate key x.\"a b\": already defined as a table on line 2"),
+    ])
+    func everyDuplicate(text: String, line: Int, column: Int, message: String) throws {
+        let error = try #require(failure(text))
+        #expect(error.reason == .duplicate)
+        #expect(error.line == line && error.column == column, "\(error.line):\(error.column)")
+        #expect(error.message == message)
+    }
+
+    @Test("a parent made by an earlier header may still get its own header, once")
+    func implicitParentGetsItsHeader() throws {
+        #expect(failure("[a.b]\nx = 1\n[a]\ny = 2\n") == nil)
+        #expect(failure("[a.b]\n[a]\n[a]\n")?.line == 3)
+    }
+
     @Test func unterminatedStringNamesItsLine() throws {
         let error = try #require(failure("a = 1\nb = \"open\nc = 2\n"))
         #expect(error.reason == .syntax)
