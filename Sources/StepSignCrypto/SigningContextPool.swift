@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 import NIOConcurrencyHelpers
 
 /// `EVP_PKEY_CTX`s initialised for signing with one key, kept for reuse.

@@ -20,7 +20,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystemShims
+internal import CSystemShims
 import StepSignCrypto
 
 // MARK: - Arguments
