@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 //
-// stepsign: a step-up signing daemon. The targets form strict layers:
+// stepsign: a step-up signing daemon for Linux only (epoll, SO_PEERCRED, prctl, glibc 2.34's
+// posix_spawn closefrom, systemd); there is deliberately no `platforms:` line, because SwiftPM
+// can only name Apple platforms there (see docs/decisions.md, "Compiler-kept layers").
+// The targets form strict layers:
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
@@ -19,7 +22,6 @@ import PackageDescription
 
 let package = Package(
     name: "stepsign",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "stepsignd", targets: ["stepsignd"]),
         .executable(name: "stepsign", targets: ["stepsign"]),
