@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "StepSignVersion"),
         .target(
             name: "StepSignCrypto",
-            dependencies: ["CLibcrypto", "COpenSSLShims", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: ["CLibcrypto", "COpenSSLShims"]
         ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignConfig"),
