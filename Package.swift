@@ -15,6 +15,7 @@
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
+//   CLoadgenShims               <sys/epoll.h>, for the load generator only
 //   StepSignVersion             the version every binary reports (and the Debian package's)
 //   stepsignd, stepsign, stepsign-verify
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
@@ -43,6 +44,8 @@ let package = Package(
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
         .target(name: "CSystemShims"),
+        // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
+        .systemLibrary(name: "CLoadgenShims"),
         .target(name: "StepSignVersion"),
         .target(
             name: "StepSignCrypto",
@@ -117,7 +120,7 @@ let package = Package(
             ]
         ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
-        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CSystemShims"]),
+        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CLoadgenShims"]),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
         // it replays corpus and regression files (the regression test runs it).
         .executableTarget(
