@@ -8,7 +8,8 @@
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
-//   StepSignConfig              the TOML configuration, with file/line/key errors
+//   StepSignConfig              the TOML configuration, with file/line/key errors, the password policy
+//   StepSignCommonPasswords     the built-in common-password list, only for those who check passwords
 //   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
 //   StepSignPostgres            the same protocol on a shared PostgreSQL (PostgresNIO), for several daemons
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
@@ -53,6 +54,9 @@ let package = Package(
         ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignConfig"),
+        // The built-in common-password list (19,640 lines), apart so that only the modules that
+        // check passwords link it: the stepsign CLI reads the policy from StepSignConfig only.
+        .target(name: "StepSignCommonPasswords", dependencies: ["StepSignConfig"]),
         .target(
             name: "StepSignStorage",
             dependencies: [
@@ -74,7 +78,8 @@ let package = Package(
         .target(
             name: "StepSignEngine",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage", "CSystemShims",
+                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords", "StepSignStorage",
+                "CSystemShims",
                 "StepSignVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -136,7 +141,7 @@ let package = Package(
             name: "StepSignFormatTests",
             dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
         ),
-        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig"]),
+        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig", "StepSignCommonPasswords"]),
         .testTarget(
             name: "StepSignStorageTests",
             dependencies: [
