@@ -1,17 +1,22 @@
 // swift-tools-version:6.0
 //
-// stepsign: a step-up signing daemon. The targets form strict layers:
+// stepsign: a step-up signing daemon for Linux only (epoll, SO_PEERCRED, prctl, glibc 2.34's
+// posix_spawn closefrom, systemd); there is deliberately no `platforms:` line, because SwiftPM
+// can only name Apple platforms there (see docs/decisions.md, "Compiler-kept layers").
+// The targets form strict layers:
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
-//   StepSignConfig              the TOML configuration, with file/line/key errors
+//   StepSignConfig              the TOML configuration, with file/line/key errors, the password policy
+//   StepSignCommonPasswords     the built-in common-password list, only for those who check passwords
 //   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
 //   StepSignPostgres            the same protocol on a shared PostgreSQL (PostgresNIO), for several daemons
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
 //   StepSignClient              a small blocking client of that protocol, for the CLI and tests
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
+//   CLoadgenShims               <sys/epoll.h>, for the load generator only
 //   StepSignVersion             the version every binary reports (and the Debian package's)
 //   stepsignd, stepsign, stepsign-verify
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
@@ -19,7 +24,6 @@ import PackageDescription
 
 let package = Package(
     name: "stepsign",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "stepsignd", targets: ["stepsignd"]),
         .executable(name: "stepsign", targets: ["stepsign"]),
@@ -41,13 +45,18 @@ let package = Package(
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
         .target(name: "CSystemShims"),
+        // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
+        .systemLibrary(name: "CLoadgenShims"),
         .target(name: "StepSignVersion"),
         .target(
             name: "StepSignCrypto",
-            dependencies: ["CLibcrypto", "COpenSSLShims", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: ["CLibcrypto", "COpenSSLShims"]
         ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
         .target(name: "StepSignConfig"),
+        // The built-in common-password list (19,640 lines), apart so that only the modules that
+        // check passwords link it: the stepsign CLI reads the policy from StepSignConfig only.
+        .target(name: "StepSignCommonPasswords", dependencies: ["StepSignConfig"]),
         .target(
             name: "StepSignStorage",
             dependencies: [
@@ -69,7 +78,8 @@ let package = Package(
         .target(
             name: "StepSignEngine",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage", "CSystemShims",
+                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords", "StepSignStorage",
+                "CSystemShims",
                 "StepSignVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -115,7 +125,7 @@ let package = Package(
             ]
         ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
-        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CSystemShims"]),
+        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CLoadgenShims"]),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
         // it replays corpus and regression files (the regression test runs it).
         .executableTarget(
@@ -131,7 +141,7 @@ let package = Package(
             name: "StepSignFormatTests",
             dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
         ),
-        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig"]),
+        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig", "StepSignCommonPasswords"]),
         .testTarget(
             name: "StepSignStorageTests",
             dependencies: [

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// Comparisons of secrets whose running time does not depend on the bytes compared.
 public enum ConstantTime {

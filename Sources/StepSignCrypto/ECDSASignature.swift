@@ -1,5 +1,5 @@
-import CLibcrypto
-import COpenSSLShims
+internal import CLibcrypto
+internal import COpenSSLShims
 
 /// Conversions between the two encodings of an ECDSA P-256 signature: JOSE's raw `r||s`
 /// (RFC 7518 §3.4, 64 bytes, each half left-padded to 32) and the DER `ECDSA-Sig-Value`

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// HMAC-SHA-256 (RFC 2104) through libcrypto's one-shot `HMAC`.
 public enum HMACSHA256 {

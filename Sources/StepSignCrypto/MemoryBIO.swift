@@ -1,5 +1,5 @@
-import CLibcrypto
-import COpenSSLShims
+internal import CLibcrypto
+internal import COpenSSLShims
 
 /// Owns one memory `BIO`: the source or sink of PEM text for libcrypto's PEM functions.
 final class MemoryBIO {

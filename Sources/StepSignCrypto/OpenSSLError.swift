@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// A failure inside libcrypto, with the OpenSSL error queue drained into it.
 ///

@@ -1,5 +1,5 @@
-import CLibcrypto
-import COpenSSLShims
+internal import CLibcrypto
+internal import COpenSSLShims
 
 /// The P-256 checks and conversions that both key classes share. Every function here
 /// borrows the `EVP_PKEY` it is given; none keeps or frees it.

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// An ECDSA P-256 private key: signs ES256, reads and writes (encrypted) PKCS#8 PEM.
 ///

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// An ECDSA P-256 public key: verifies ES256 signatures, exports as SPKI PEM and JWK.
 ///

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// C strings that outlive any `OSSL_PARAM` array pointing at them.
 ///

@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// SHA-256 through libcrypto's one-shot `EVP_Digest`.
 public enum SHA256 {

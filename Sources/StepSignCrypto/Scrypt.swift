@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// The scrypt key derivation function (RFC 7914) through OpenSSL's `EVP_KDF` "SCRYPT".
 public enum Scrypt {

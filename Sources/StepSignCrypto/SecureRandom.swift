@@ -1,4 +1,4 @@
-import CLibcrypto
+internal import CLibcrypto
 
 /// Cryptographically secure random bytes from OpenSSL's DRBG (`RAND_bytes`).
 public enum SecureRandom {

@@ -1,5 +1,5 @@
-import CLibcrypto
-import NIOConcurrencyHelpers
+internal import CLibcrypto
+import Synchronization
 
 /// `EVP_PKEY_CTX`s initialised for signing with one key, kept for reuse.
 ///
@@ -19,7 +19,7 @@ final class SigningContextPool: @unchecked Sendable {
     }
 
     private let pkey: OpaquePointer
-    private let idle = NIOLockedValueBox<[Context]>([])
+    private let idle = Mutex<[Context]>([])
     private let limit = 16
 
     init(pkey: OpaquePointer) {
@@ -27,7 +27,7 @@ final class SigningContextPool: @unchecked Sendable {
     }
 
     deinit {
-        idle.withLockedValue { contexts in
+        idle.withLock { contexts in
             for context in contexts { EVP_PKEY_CTX_free(context.pointer) }
             contexts.removeAll()
         }
@@ -35,7 +35,7 @@ final class SigningContextPool: @unchecked Sendable {
 
     /// A context ready for `EVP_PKEY_sign`; give it back with `put`.
     func take() throws(OpenSSLError) -> Context {
-        if let context = idle.withLockedValue({ $0.popLast() }) { return context }
+        if let context = idle.withLock({ $0.popLast() }) { return context }
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { throw .drain("EVP_PKEY_CTX_new_from_pkey") }
         guard EVP_PKEY_sign_init(ctx) == 1 else {
             EVP_PKEY_CTX_free(ctx)
@@ -46,7 +46,7 @@ final class SigningContextPool: @unchecked Sendable {
 
     /// Returns a context after a successful signature.
     func put(_ context: Context) {
-        let kept = idle.withLockedValue { contexts in
+        let kept = idle.withLock { contexts in
             guard contexts.count < limit else { return false }
             contexts.append(context)
             return true

@@ -20,7 +20,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystemShims
+internal import CLoadgenShims
 import StepSignCrypto
 
 // MARK: - Arguments

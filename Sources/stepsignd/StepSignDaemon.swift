@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import CSystemShims
+internal import CSystemShims
 import Logging
 import ServiceLifecycle
 import StepSignConfig

@@ -2,10 +2,6 @@
 #ifndef STEPSIGN_CSYSTEMSHIMS_H
 #define STEPSIGN_CSYSTEMSHIMS_H
 
-/// Swift's Glibc module does not export <sys/epoll.h>; the load generator (stepsign-loadgen)
-/// waits on many sockets with epoll, which costs what is ready rather than what is open.
-#include <sys/epoll.h>
-
 /// prctl(2) is variadic, and Swift cannot call variadic C functions. Marks the process
 /// non-dumpable: no core dumps, and other processes of the same user cannot ptrace it or read
 /// /proc/PID/mem. Returns 0, or -1 with errno set.

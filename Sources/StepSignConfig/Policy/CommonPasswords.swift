@@ -1,7 +1,8 @@
 /// A list of common passwords, compared ignoring case.
 ///
-/// `builtIn` is Django's list of 20,000 common passwords by Royce Williams (BSD-3-Clause;
-/// see docs/common-passwords.md), compiled into the binary. `init(contentsOf:)` reads the
+/// `builtIn` (in the module `StepSignCommonPasswords`, so that only the binaries that check
+/// passwords link it) is Django's list of 20,000 common passwords by Royce Williams
+/// (BSD-3-Clause; see docs/common-passwords.md). `init(contentsOf:)` reads the
 /// file named by `password.common_passwords_file`, which then replaces the built-in list:
 /// UTF-8, one password per line, `\n` or `\r\n` line ends, empty lines ignored. There are
 /// no comment lines: real lists (Django's included) hold passwords that start with `#`.
@@ -22,11 +23,6 @@ public struct CommonPasswords: Sendable {
     public init(contentsOf path: String) throws(ConfigError) {
         self.init(parsing: try ConfigFile.read(path, key: "password.common_passwords_file"))
     }
-
-    /// The list compiled into stepsign (Django's common passwords), built on first use.
-    public static var builtIn: CommonPasswords { builtInList }
-
-    private static let builtInList = CommonPasswords(parsing: builtInListText)
 
     /// How many distinct passwords the list holds.
     public var count: Int { entries.count }

@@ -10,7 +10,9 @@ public struct PasswordPolicyChecker: Sendable {
     /// The list used by `BlackListedCommonPassword`.
     public var commonPasswords: CommonPasswords
 
-    public init(policy: PasswordPolicy, commonPasswords: CommonPasswords = .builtIn) {
+    /// A checker of `policy` with `commonPasswords` as its list; `init(policy:)` in
+    /// `StepSignCommonPasswords` takes the built-in list.
+    public init(policy: PasswordPolicy, commonPasswords: CommonPasswords) {
         self.policy = policy
         self.commonPasswords = commonPasswords
     }

@@ -1,4 +1,4 @@
-import CSystemShims
+internal import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #endif

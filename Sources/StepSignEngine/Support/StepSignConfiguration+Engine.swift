@@ -1,3 +1,4 @@
+import StepSignCommonPasswords
 import StepSignConfig
 import StepSignCrypto
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import StepSignCommonPasswords
 @testable import StepSignConfig
 
 @Suite("Common passwords")

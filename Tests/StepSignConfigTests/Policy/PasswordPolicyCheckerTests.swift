@@ -1,4 +1,5 @@
 import Testing
+import StepSignCommonPasswords
 @testable import StepSignConfig
 
 @Suite("Password policy checks")

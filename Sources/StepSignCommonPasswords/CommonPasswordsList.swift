@@ -8,6 +8,8 @@
 //   contributors. All rights reserved. The full licence text is in
 //   docs/common-passwords.md.
 
+import StepSignConfig
+
 extension CommonPasswords {
     /// The built-in list: one lowercased password per line, in the source's order.
     static let builtInListText: String = #"""
