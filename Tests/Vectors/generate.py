@@ -17,7 +17,7 @@ if the stored file differs). Everything is derived here from SPEC.md with Python
 - the chain: entry hash = SHA-256(previous hash || SHA-256(JWS)), genesis previous hash 32
   zero bytes, hashes in lowercase hex (SPEC §5).
 
-Run: python3 Tests/Vectors/generate.py [--check]   (needs `pip install cryptography`)
+Run: python3 Tests/Vectors/generate.py [--check]   (needs cryptography >= 43: `pip install cryptography`)
 """
 import base64
 import hashlib
@@ -99,7 +99,11 @@ def claims(iss, sub, jti, iat, payload, reason, auth_level, authenticator_type, 
 
 
 def sign(key, signing_input: bytes) -> bytes:
-    der = key.sign(signing_input, ec.ECDSA(hashes.SHA256(), deterministic_signing=True))
+    try:
+        algorithm = ec.ECDSA(hashes.SHA256(), deterministic_signing=True)
+    except TypeError:
+        sys.exit("generate.py needs cryptography >= 43 (RFC 6979 deterministic ECDSA); pip install -U cryptography")
+    der = key.sign(signing_input, algorithm)
     r, s = decode_dss_signature(der)
     if s > P256_ORDER // 2:
         s = P256_ORDER - s
