@@ -69,16 +69,8 @@ struct LimitsTests {
         #expect(try servedConnection(daemon).call("status").code == 0)
     }
 
-    @Test("a connection that asks within each idle period stays open past the idle timeout")
-    func activeConnectionStaysOpen() throws {
-        let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 1")
-        let client = try RawClient(socketPath: daemon.socketPath)
-        for id in 0..<6 {
-            #expect(try client.call(#"{"id":\#(id),"op":"status"}"#).code == 0)
-            Thread.sleep(forTimeInterval: 0.5)
-        }
-        #expect(try client.call(#"{"id":6,"op":"status"}"#).id as? Int == 6)
-    }
+    // A connection that keeps asking within the idle timeout stays open: IdleConnectionHandlerTests
+    // in StepSignServerTests, on an EmbeddedEventLoop's clock.
 
     @Test("one connection past max_connections_per_uid gets error 14 and is closed; the others keep working; closing one frees a slot")
     func maxConnectionsPerUID() throws {
@@ -105,42 +97,9 @@ struct LimitsTests {
         #expect(daemon.log.contains("too many connections of one uid"))
     }
 
-    @Test("a password answering a signing challenge older than challenge_timeout_seconds is error 11; the challenge is gone")
-    func expiredSigningChallenge() throws {
-        let daemon = try DaemonHarness(config: "[server]\nchallenge_timeout_seconds = 10")
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        let challenge = try connection.call("authenticateUserAndSignData", [
-            "user": "alice", "payload": "p", "reason": "r", "authLevel": 1, "authenticatorType": 0,
-        ])
-        #expect(challenge.eventNames == ["getPassword"])
-        sleep(11)
-        let late = try connection.setPassword(Passwords.initial, mode: 12)
-        #expect(late.code == 11)
-        #expect(late.message.contains("expired"))
-        #expect(late.events.isEmpty)
-        // Gone: answering again is still 11, and a new signing is not "another authentication in progress".
-        #expect(try connection.setPassword(Passwords.initial, mode: 12).code == 11)
-        let again = try connection.signWithPassword(user: "alice", password: Passwords.initial)
-        #expect(again.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-        #expect(try daemon.connect().call("admin.auditVerify").result?["entries"] as? Int == 1)
-    }
-
-    @Test("an activation code answering a challenge older than challenge_timeout_seconds is error 11; the challenge is gone")
-    func expiredActivationChallenge() throws {
-        let daemon = try DaemonHarness(config: "[server]\nchallenge_timeout_seconds = 10")
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        _ = try connection.setUser()
-        #expect(try connection.call("forgotPassword", ["user": "alice"]).eventNames == ["getActivationCode"])
-        let code = try #require(daemon.lastActivationCode())
-        sleep(11)
-        let late = try connection.call("setActivationCode", ["activationCode": code])
-        #expect(late.code == 11)
-        #expect(late.message.contains("expired"))
-        #expect(try connection.call("setActivationCode", ["activationCode": code]).code == 11)
-        #expect(try connection.setUser().eventNames == ["getPassword"])
-    }
+    // Answers to a signing or activation-code challenge older than challenge_timeout_seconds
+    // (error 11, the challenge gone): ChallengeExpiryTests in StepSignEngineTests, on an injected
+    // clock (they slept 11 s each here); StepSignConfigurationTests reads the setting from TOML.
 
     @Test("a challenge answered within challenge_timeout_seconds is not affected")
     func challengeWithinTimeout() throws {

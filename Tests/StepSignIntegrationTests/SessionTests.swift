@@ -66,28 +66,10 @@ struct SessionTests {
         #expect(try connection.call("setActivationCode", ["activationCode": code]).code == 11)
     }
 
-    @Test("idle_timeout_seconds after its last reply, a connection is sent error 5 (id null) and closed")
-    func idleTimeout() throws {
-        let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 1")
-        let connection = try daemon.connect()
-        #expect(try connection.call("status").code == 0)
-        let reply = try ClientReply(line: connection.readLine(timeout: 10))
-        #expect(reply.code == 5)
-        #expect(reply.id is NSNull)
-        #expect(reply.events.isEmpty)
-        #expect(throws: ClientError.self) { try connection.readLine(timeout: 10) }
-    }
-
-    @Test("an idle timeout ends the session and its open login challenge")
-    func idleTimeoutEndsChallenge() throws {
-        let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 1")
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        #expect(try connection.setUser().code == 0)
-        #expect(try ClientReply(line: connection.readLine(timeout: 10)).code == 5)
-        #expect(throws: ClientError.self) { try connection.readLine(timeout: 10) }
-        #expect(try daemon.connect().setPassword(Passwords.initial, mode: 0).code == 11)
-    }
+    // The idle timeout (error 5 with id null idle_timeout_seconds after the last reply, then
+    // closed) is IdleConnectionHandlerTests in StepSignServerTests on an EmbeddedEventLoop's
+    // clock; LimitsTests.idleConnectionsFreeTheirSlots is the one real-daemon check. A closed
+    // connection's login and challenge end with it: loginIsPerConnection below.
 
     @Test("closing the connection ends the login: a new connection is not logged in")
     func loginIsPerConnection() throws {
