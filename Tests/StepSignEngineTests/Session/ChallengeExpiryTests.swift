@@ -22,7 +22,7 @@ final class ChallengeExpiryTests: Sendable {
             $0.server.challengeTimeoutSeconds = 10
             $0.forgotPassword.codeTTLSeconds = 60
         }
-        var admin = Session(peer: Self.peer, isAdmin: true)
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
         let added = await send(#"{"id":1,"op":"admin.addUser","user":"alice","password":"\#(Self.password)"}"#, &admin)
         #expect(added.error == nil, "\(added.text)")
     }
