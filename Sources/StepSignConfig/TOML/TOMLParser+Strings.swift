@@ -2,7 +2,19 @@
 extension TOMLParser {
     // MARK: - Strings
 
+    /// `"…"` on one line, with escapes.
     mutating func parseBasicString() throws(TOMLError) -> String {
+        try parseOneLineString(closedBy: "\"", escapes: true)
+    }
+
+    /// `'…'` on one line, taken as it is.
+    mutating func parseLiteralString() throws(TOMLError) -> String {
+        try parseOneLineString(closedBy: "'", escapes: false)
+    }
+
+    /// A string from its opening `quote` to the closing one on the same line; control
+    /// characters (but tab) refused, and `\` escapes read when `escapes`.
+    private mutating func parseOneLineString(closedBy quote: Unicode.Scalar, escapes: Bool) throws(TOMLError) -> String {
         let startLine = line
         let startColumn = column
         advance()  // opening quote
@@ -11,15 +23,13 @@ extension TOMLParser {
             guard let c = peek(), c != "\n", c != "\r" else {
                 throw TOMLError(
                     .syntax, line: startLine, column: startColumn,
-                    message: "unterminated string: missing closing \" on the line it starts")
+                    message: "unterminated string: missing closing \(quote) on the line it starts")
             }
             advance()
-            switch c {
-            case "\"":
-                return String(out)
-            case "\\":
+            if c == quote { return String(out) }
+            if escapes && c == "\\" {
                 out.append(try parseEscape())
-            default:
+            } else {
                 try checkNotControl(c)
                 out.append(c)
             }
@@ -62,24 +72,6 @@ extension TOMLParser {
             throw TOMLError(
                 .syntax, line: line, column: escapeColumn,
                 message: "invalid escape \\\(Self.printable(c)) in a string")
-        }
-    }
-
-    mutating func parseLiteralString() throws(TOMLError) -> String {
-        let startLine = line
-        let startColumn = column
-        advance()  // opening quote
-        var out = String.UnicodeScalarView()
-        while true {
-            guard let c = peek(), c != "\n", c != "\r" else {
-                throw TOMLError(
-                    .syntax, line: startLine, column: startColumn,
-                    message: "unterminated string: missing closing ' on the line it starts")
-            }
-            advance()
-            if c == "'" { return String(out) }
-            try checkNotControl(c)
-            out.append(c)
         }
     }
 
