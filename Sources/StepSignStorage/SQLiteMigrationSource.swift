@@ -56,8 +56,8 @@ public final class SQLiteMigrationSource: Sendable {
         try store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT user_name, hash, set_at FROM password_history ORDER BY id").map { row in
                 do {
-                    return PasswordHistoryEntry(user: try row.decode(atIndex: 0), hash: try row.decode(atIndex: 1),
-                                                setAt: Date(storageSeconds: try row.decode(atIndex: 2)))
+                    return PasswordHistoryEntry(user: try row.decode(forColumn: "user_name"), hash: try row.decode(forColumn: "hash"),
+                                                setAt: Date(storageSeconds: try row.decode(forColumn: "set_at")))
                 } catch {
                     throw StorageError.malformedRow(table: "password_history", detail: "\(error)")
                 }

@@ -42,11 +42,11 @@ extension SQLiteStore {
             }
             do {
                 return ActivationCodeRecord(
-                    user: try row.decode(atIndex: 0),
-                    codeHash: try row.decode(atIndex: 1),
-                    verificationKey: try row.decode(atIndex: 2),
-                    expiresAt: Date(storageSeconds: try row.decode(atIndex: 3)),
-                    failedAttempts: try row.decode(atIndex: 4)
+                    user: try row.decode(forColumn: "user_name"),
+                    codeHash: try row.decode(forColumn: "code_hash"),
+                    verificationKey: try row.decode(forColumn: "verification_key"),
+                    expiresAt: Date(storageSeconds: try row.decode(forColumn: "expires_at")),
+                    failedAttempts: try row.decode(forColumn: "failed_attempts")
                 )
             } catch {
                 throw StorageError.malformedRow(table: "activation_codes", detail: "\(error)")
@@ -76,9 +76,9 @@ extension SQLiteStore {
         )
         guard let row else { return (now.storageSeconds, 0, 0) }
         do {
-            let start: Double = try row.decode(atIndex: 0)
+            let start: Double = try row.decode(forColumn: "window_start")
             guard now.storageSeconds < start + Self.activationWindowSeconds else { return (now.storageSeconds, 0, 0) }
-            return (start, try row.decode(atIndex: 1), try row.decode(atIndex: 2))
+            return (start, try row.decode(forColumn: "codes_issued"), try row.decode(forColumn: "failed_attempts"))
         } catch {
             throw StorageError.malformedRow(table: "activation_budgets", detail: "\(error)")
         }

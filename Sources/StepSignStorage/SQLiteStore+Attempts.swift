@@ -38,9 +38,9 @@ extension SQLiteStore {
         guard let fetched else { return AttemptCounter() }
         do {
             return AttemptCounter(
-                failedAttempts: try fetched.decode(atIndex: 0),
-                blocked: try fetched.decode(atIndex: 1),
-                blockedUntil: (try fetched.decode(Double?.self, atIndex: 2)).map(Date.init(storageSeconds:))
+                failedAttempts: try fetched.decode(forColumn: "failed_attempts"),
+                blocked: try fetched.decode(forColumn: "blocked"),
+                blockedUntil: (try fetched.decode(Double?.self, forColumn: "blocked_until")).map(Date.init(storageSeconds:))
             )
         } catch {
             throw StorageError.malformedRow(table: "attempt counter", detail: "\(error)")

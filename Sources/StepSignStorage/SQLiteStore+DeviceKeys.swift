@@ -6,12 +6,12 @@ extension SQLiteStore {
     static func decodeDeviceKey(_ row: Row) throws -> DeviceKeyRecord {
         do {
             return DeviceKeyRecord(
-                kid: try row.decode(atIndex: 0),
-                user: try row.decode(atIndex: 1),
-                publicKeyJWK: try row.decode(atIndex: 2),
-                label: try row.decode(atIndex: 3),
-                createdAt: Date(storageSeconds: try row.decode(atIndex: 4)),
-                revokedAt: (try row.decode(Double?.self, atIndex: 5)).map(Date.init(storageSeconds:))
+                kid: try row.decode(forColumn: "kid"),
+                user: try row.decode(forColumn: "user_name"),
+                publicKeyJWK: try row.decode(forColumn: "public_key_jwk"),
+                label: try row.decode(forColumn: "label"),
+                createdAt: Date(storageSeconds: try row.decode(forColumn: "created_at")),
+                revokedAt: (try row.decode(Double?.self, forColumn: "revoked_at")).map(Date.init(storageSeconds:))
             )
         } catch {
             throw StorageError.malformedRow(table: "device_keys", detail: "\(error)")

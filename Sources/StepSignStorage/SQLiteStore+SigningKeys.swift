@@ -9,12 +9,12 @@ extension SQLiteStore {
                 .map { row in
                     do {
                         return SigningKeyRecord(
-                            kid: try row.decode(atIndex: 0),
-                            createdAt: Date(storageSeconds: try row.decode(atIndex: 1)),
-                            active: try row.decode(atIndex: 2),
-                            revokedAt: try row.decode(Double?.self, atIndex: 3).map { Date(storageSeconds: $0) },
-                            instance: try row.decode(atIndex: 4),
-                            publicKeyPEM: try row.decode(String?.self, atIndex: 5)
+                            kid: try row.decode(forColumn: "kid"),
+                            createdAt: Date(storageSeconds: try row.decode(forColumn: "created_at")),
+                            active: try row.decode(forColumn: "active"),
+                            revokedAt: try row.decode(Double?.self, forColumn: "revoked_at").map { Date(storageSeconds: $0) },
+                            instance: try row.decode(forColumn: "instance"),
+                            publicKeyPEM: try row.decode(String?.self, forColumn: "public_key")
                         )
                     } catch {
                         throw StorageError.malformedRow(table: "signing_keys", detail: "\(error)")

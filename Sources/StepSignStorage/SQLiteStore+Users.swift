@@ -11,16 +11,16 @@ extension SQLiteStore {
     static func decodeUser(_ row: Row) throws -> UserRecord {
         do {
             return UserRecord(
-                name: try row.decode(atIndex: 0),
-                passwordHash: try row.decode(atIndex: 1),
-                passwordChangedAt: Date(storageSeconds: try row.decode(atIndex: 2)),
-                passwordExpired: try row.decode(atIndex: 3),
-                mustChangePassword: try row.decode(atIndex: 4),
-                failedAttempts: try row.decode(atIndex: 5),
-                blocked: try row.decode(atIndex: 6),
-                blockedUntil: (try row.decode(Double?.self, atIndex: 7)).map(Date.init(storageSeconds:)),
-                createdAt: Date(storageSeconds: try row.decode(atIndex: 8)),
-                credentialToken: CredentialToken(bytes: try row.decode(atIndex: 9))
+                name: try row.decode(forColumn: "name"),
+                passwordHash: try row.decode(forColumn: "password_hash"),
+                passwordChangedAt: Date(storageSeconds: try row.decode(forColumn: "password_changed_at")),
+                passwordExpired: try row.decode(forColumn: "password_expired"),
+                mustChangePassword: try row.decode(forColumn: "must_change_password"),
+                failedAttempts: try row.decode(forColumn: "failed_attempts"),
+                blocked: try row.decode(forColumn: "blocked"),
+                blockedUntil: (try row.decode(Double?.self, forColumn: "blocked_until")).map(Date.init(storageSeconds:)),
+                createdAt: Date(storageSeconds: try row.decode(forColumn: "created_at")),
+                credentialToken: CredentialToken(bytes: try row.decode(forColumn: "credential_token"))
             )
         } catch {
             throw StorageError.malformedRow(table: "users", detail: "\(error)")
@@ -107,8 +107,8 @@ extension SQLiteStore {
                 let oldHash: String
                 let oldSetAt: Double
                 do {
-                    oldHash = try row.decode(atIndex: 0)
-                    oldSetAt = try row.decode(atIndex: 1)
+                    oldHash = try row.decode(forColumn: "password_hash")
+                    oldSetAt = try row.decode(forColumn: "password_changed_at")
                 } catch {
                     throw StorageError.malformedRow(table: "users", detail: "\(error)")
                 }
