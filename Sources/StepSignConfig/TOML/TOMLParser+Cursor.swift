@@ -10,17 +10,23 @@ extension TOMLParser {
     mutating func expectEndOfLine() throws(TOMLError) {
         skipSpaces()
         if peek() == "#" { try skipComment() }
+        guard peek() == nil || skipLineEnd() else {
+            throw error("expected the end of the line, found \(describeNext())")
+        }
+    }
+
+    /// Consumes a line end (`\n` or `\r\n`) if one is next.
+    mutating func skipLineEnd() -> Bool {
         switch peek() {
-        case nil:
-            return
         case "\n"?:
             advance()
         case "\r"? where peek(1) == "\n":
             advance()
             advance()
         default:
-            throw error("expected the end of the line, found \(describeNext())")
+            return false
         }
+        return true
     }
 
     mutating func skipComment() throws(TOMLError) {
@@ -34,15 +40,9 @@ extension TOMLParser {
     mutating func skipSpacesNewlinesAndComments() throws(TOMLError) {
         while true {
             skipSpaces()
-            switch peek() {
-            case "#"?:
+            if peek() == "#" {
                 try skipComment()
-            case "\n"?:
-                advance()
-            case "\r"? where peek(1) == "\n":
-                advance()
-                advance()
-            default:
+            } else if !skipLineEnd() {
                 return
             }
         }
