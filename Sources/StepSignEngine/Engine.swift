@@ -141,7 +141,7 @@ public final class Engine: Sendable {
     ///
     /// The access lists in force decide every request, so a reload that removes a peer (or its
     /// admin right) applies to its open connections too: a refused peer's request is answered
-    /// with error 4 and the connection is to be closed. The whole request sees one snapshot of
+    /// with error 13 and the connection is to be closed. The whole request sees one snapshot of
     /// the settings, from this decision to its reply.
     public func handle(line: some Collection<UInt8>, session: inout Session, now: Date = Date()) async -> Reply {
         let settings = self.settings
