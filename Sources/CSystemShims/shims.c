@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <unistd.h>
 #include "CSystemShims.h"
@@ -19,4 +20,8 @@ int stepsign_pipe_cloexec(int fds[2]) {
 
 int stepsign_spawn_addclosefrom(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
+}
+
+int stepsign_name_this_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }

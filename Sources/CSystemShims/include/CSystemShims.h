@@ -18,4 +18,9 @@ int stepsign_pipe_cloexec(int fds[2]);
 /// Makes the spawned child close every descriptor from `from` on. Returns 0 or an errno value.
 int stepsign_spawn_addclosefrom(void *actions, int from);
 
+/// pthread_setname_np is declared only under _GNU_SOURCE. Names the calling thread for
+/// `top -H`, perf and /proc/PID/task/TID/comm (at most 15 bytes are kept). Returns 0 or an
+/// errno value.
+int stepsign_name_this_thread(const char *name);
+
 #endif

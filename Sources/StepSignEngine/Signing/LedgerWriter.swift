@@ -1,3 +1,4 @@
+internal import CSystemShims
 import NIOConcurrencyHelpers
 import StepSignStorage
 import class Foundation.Thread
@@ -141,9 +142,11 @@ final class LedgerWriter: @unchecked Sendable {
 
     /// The writer thread: commits batches until no row comes for `idleSeconds`.
     private func run() {
-        // Named from inside: on Linux, a name set before `start()` never reaches the kernel,
-        // and the thread would show in `top -H` and perf as the event loop that started it.
-        Thread.current.name = "stepsign-ledger"
+        // Named from inside, by the kernel's own call: a name set before `start()` never
+        // reaches the kernel, and Foundation's `Thread.current.name` reaches it only when the
+        // starting thread has already recorded the new thread's handle — under load it has
+        // not, and the thread showed in `top -H` and perf as the event loop that started it.
+        _ = stepsign_name_this_thread("stepsign-ledger")
         while let batch = nextBatch() {
             commit(batch)
         }
