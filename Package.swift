@@ -7,8 +7,10 @@
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
+//   StepSignProtocol            the wire protocol, dependency-free: JSON (one parser, one writer, one
+//                               escaper), typed requests, replies, events, codes, the policy's JSON
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
-//   StepSignConfig              the TOML configuration, with file/line/key errors, the password policy
+//   StepSignConfig              the TOML configuration, with file/line/key errors, the policy checker
 //   StepSignCommonPasswords     the built-in common-password list, only for those who check passwords
 //   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
 //   StepSignPostgres            the same protocol on a shared PostgreSQL (PostgresNIO), for several daemons
@@ -52,10 +54,11 @@ let package = Package(
             name: "StepSignCrypto",
             dependencies: ["CLibcrypto", "COpenSSLShims"]
         ),
-        .target(name: "StepSignFormat", dependencies: ["StepSignCrypto"]),
-        .target(name: "StepSignConfig"),
+        .target(name: "StepSignProtocol"),
+        .target(name: "StepSignFormat", dependencies: ["StepSignCrypto", "StepSignProtocol"]),
+        .target(name: "StepSignConfig", dependencies: ["StepSignProtocol"]),
         // The built-in common-password list (19,640 lines), apart so that only the modules that
-        // check passwords link it: the stepsign CLI reads the policy from StepSignConfig only.
+        // check passwords link it.
         .target(name: "StepSignCommonPasswords", dependencies: ["StepSignConfig"]),
         .target(
             name: "StepSignStorage",
@@ -78,8 +81,8 @@ let package = Package(
         .target(
             name: "StepSignEngine",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords", "StepSignStorage",
-                "CSystemShims",
+                "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords",
+                "StepSignStorage", "CSystemShims",
                 "StepSignVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "StepSignServer",
             dependencies: [
-                "StepSignEngine",
+                "StepSignEngine", "StepSignProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -97,7 +100,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StepSignClient"),
+        .target(name: "StepSignClient", dependencies: ["StepSignProtocol"]),
         .executableTarget(
             name: "stepsignd",
             dependencies: [
@@ -113,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignConfig", "StepSignCrypto", "StepSignVersion",
+                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -131,17 +134,18 @@ let package = Package(
         .executableTarget(
             name: "stepsign-fuzz",
             dependencies: [
-                "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                "StepSignEngine", "StepSignProtocol", "StepSignConfig", "StepSignStorage",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
         .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
+        .testTarget(name: "StepSignProtocolTests", dependencies: ["StepSignProtocol"]),
         .testTarget(
             name: "StepSignFormatTests",
             dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
         ),
-        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig", "StepSignCommonPasswords"]),
+        .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig", "StepSignProtocol", "StepSignCommonPasswords"]),
         .testTarget(
             name: "StepSignStorageTests",
             dependencies: [
@@ -150,15 +154,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine"]),
+        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine", "StepSignProtocol"]),
         .testTarget(
             name: "StepSignServerTests",
-            dependencies: ["StepSignServer", .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: ["StepSignServer", "StepSignProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
         .testTarget(
             name: "StepSignIntegrationTests",
-            dependencies: ["StepSignClient", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport"]
+            dependencies: ["StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport"]
         ),
     ]
 )

@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignProtocol
 
 extension PasswordPolicyChecker {
     /// A checker of `policy` against the built-in list of common passwords.

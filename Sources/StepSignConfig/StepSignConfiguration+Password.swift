@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 extension StepSignConfiguration {
     /// `[password]` and `[password.policy]`: attempts, expiry, reuse, hashing and policy.
     public struct Password: Sendable, Equatable {

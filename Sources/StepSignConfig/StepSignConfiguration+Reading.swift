@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 // Reading each table of the config file into the model, with the checks documented on the
 // model's properties.
 

@@ -1,4 +1,5 @@
 import NIOPosix
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignFormat
@@ -7,13 +8,9 @@ import struct Foundation.Date
 
 extension Engine {
     /// The `admin.*` operations (SPEC §3.2); the caller has checked that the peer is an admin.
-    func handleAdmin(_ request: Request, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        switch request.op {
-        case "admin.addUser":
-            try request.allowOnly(["user", "password", "mustChangePassword"])
-            let user = try request.string("user")
-            let password = try request.string("password")
-            let mustChange = try request.optionalBool("mustChangePassword") ?? false
+    func handleAdmin(_ operation: AdminOperation, config: StepSignConfiguration, now: Date) async throws -> Reply {
+        switch operation {
+        case let .addUser(user, password, mustChange):
             try UserName.validate(user)
             if let violation = policy.violation(password: password, userID: user) {
                 throw StepSignError.invalid("the password does not meet the policy: \(violation.message)")
@@ -28,21 +25,14 @@ extension Engine {
                 throw StepSignError.invalid("user \"\(user)\" already exists")
             }
             logger.notice("user added", metadata: ["user": "\(user)"])
-            return Reply(id: request.id, result: [:])
-        case "admin.removeUser", "admin.unlockUser", "admin.expirePassword":
-            try request.allowOnly(["user"])
-            let user = try request.string("user")
-            try await validateExistingName(user)
-            let found: Bool = switch request.op {
-            case "admin.removeUser": try await store.removeUser(named: user)
-            case "admin.unlockUser": try await store.unlockUser(named: user)
-            default: try await store.expirePassword(named: user)
-            }
-            guard found else { throw StepSignError.invalid("no user \"\(user)\"") }
-            logger.notice("\(request.op)", metadata: ["user": "\(user)"])
-            return Reply(id: request.id, result: [:])
-        case "admin.listUsers":
-            try request.allowOnly([])
+            return Reply(result: [:])
+        case let .removeUser(user):
+            return try await changeExistingUser(user, "admin.removeUser") { try await $0.removeUser(named: $1) }
+        case let .unlockUser(user):
+            return try await changeExistingUser(user, "admin.unlockUser") { try await $0.unlockUser(named: $1) }
+        case let .expirePassword(user):
+            return try await changeExistingUser(user, "admin.expirePassword") { try await $0.expirePassword(named: $1) }
+        case .listUsers:
             let users = try await store.listUsers()
             var rows: [JSONValue] = []
             for user in users {
@@ -54,21 +44,18 @@ extension Engine {
                     "deviceKeys": .array(keys.map { .string($0.kid) }),
                 ])
             }
-            return Reply(id: request.id, result: ["users": .array(rows)])
-        case "admin.enrollDeviceKey":
-            return try await adminEnrollDeviceKey(request, config: config, now: now)
-        case "admin.revokeDeviceKey":
-            return try await adminRevokeDeviceKey(request, now: now)
-        case "admin.rotateKey":
-            try request.allowOnly([])
+            return Reply(result: ["users": .array(rows)])
+        case let .enrollDeviceKey(user, publicKey, label):
+            return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, config: config, now: now)
+        case let .revokeDeviceKey(user, kid):
+            return try await adminRevokeDeviceKey(user: user, kid: kid, now: now)
+        case .rotateKey:
             let kid = try await keyring.rotate()
-            return Reply(id: request.id, result: ["activeKid": .string(kid)])
-        case "admin.revokeKey":
-            try request.allowOnly(["kid"])
-            let kid = try await keyring.revoke(kid: try request.string("kid"))
-            return Reply(id: request.id, result: ["activeKid": .string(kid)])
-        case "admin.listKeys":
-            try request.allowOnly([])
+            return Reply(result: ["activeKid": .string(kid)])
+        case let .revokeKey(kid):
+            let kid = try await keyring.revoke(kid: kid)
+            return Reply(result: ["activeKid": .string(kid)])
+        case .listKeys:
             try await keyring.refresh()
             let keys = keyring.keys.map { key -> JSONValue in
                 [
@@ -79,9 +66,8 @@ extension Engine {
                     "instance": .string(key.instance),
                 ]
             }
-            return Reply(id: request.id, result: ["keys": .array(keys)])
-        case "admin.auditVerify":
-            try request.allowOnly([])
+            return Reply(result: ["keys": .array(keys)])
+        case .auditVerify:
             try await keyring.refresh()
             let options = LedgerVerifier.Options(
                 trustedKeys: keyring.trustedKeys,
@@ -94,24 +80,21 @@ extension Engine {
                     "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(audit.problem ?? "")",
                 ])
             }
-            return Reply(id: request.id, result: [
+            return Reply(result: [
                 "ok": .bool(audit.ok),
                 "entries": .int(Int64(audit.entries)),
                 "firstBadSeq": audit.firstBadSeq.map { .int($0) } ?? .null,
                 "checkpoints": .int(Int64(audit.checkpoints)),
                 "problem": audit.problem.map { .string($0) } ?? .null,
             ])
-        case "admin.exportLedger":
-            try request.allowOnly(["afterSeq", "limit"])
-            let afterSeq = try request.optionalInt("afterSeq", in: 0...Int.max) ?? 0
-            let limit = try request.optionalInt("limit", in: 1...10_000) ?? 1000
+        case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the
             // ledger's end, which is how a cut-off tail shows.
             let isLastPage = entries.count < limit
             let checkpoints = try await store.ledgerCheckpoints(
                 afterSeq: Int64(afterSeq), throughSeq: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
-            return Reply(id: request.id, result: [
+            return Reply(result: [
                 "entries": .array(entries.map { entry in
                     [
                         "seq": .int(entry.seq),
@@ -126,9 +109,16 @@ extension Engine {
                 }),
                 "checkpoints": .array(checkpoints.map { .string($0.jws) }),
             ])
-        default:
-            throw StepSignError.invalid("unknown operation \"\(request.op)\"")
         }
+    }
+
+    /// Removes, unlocks or expires the password of an existing user (error 4 if there is none).
+    private func changeExistingUser(_ user: String, _ op: String,
+                                    _ change: (any StepSignStore, String) async throws -> Bool) async throws -> Reply {
+        try await validateExistingName(user)
+        guard try await change(store, user) else { throw StepSignError.invalid("no user \"\(user)\"") }
+        logger.notice("\(op)", metadata: ["user": "\(user)"])
+        return Reply(result: [:])
     }
 }
 

@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignProtocol
 import struct Foundation.Date
 
 extension Engine {
@@ -6,17 +7,14 @@ extension Engine {
     static let updatableCredentials = ["Password"]
 
     /// `getAllChallenges`: what the logged-in user may update.
-    func getAllChallenges(_ request: Request, session: inout Session, config: StepSignConfiguration,
+    func getAllChallenges(session: inout Session, config: StepSignConfiguration,
                           now: Date) async throws -> Reply {
-        try request.allowOnly([])
         let login = try await requireLogin(&session, config: config, now: now)
-        return Reply(id: request.id, events: [.onCredentialsAvailableForUpdate(user: login.user, options: Self.updatableCredentials)])
+        return Reply(events: [.onCredentialsAvailableForUpdate(user: login.user, options: Self.updatableCredentials)])
     }
 
     /// `initiateUpdateFlowForCredential`: opens the mode-2 password challenge.
-    func initiateUpdateFlow(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["credentialType"])
-        let type = try request.string("credentialType")
+    func initiateUpdateFlow(_ type: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let login = try await requireLogin(&session, config: config, now: now)
         guard Self.updatableCredentials.contains(type) else {
             throw StepSignError.invalid("unknown credential type \"\(type)\"; supported: \(Self.updatableCredentials.joined(separator: ", "))")
@@ -28,22 +26,21 @@ extension Engine {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
         session.pending = .password(PasswordChallenge(user: login.user, mode: .update, openedAt: now))
-        return Reply(id: request.id, events: [
+        return Reply(events: [
             .getPassword(user: login.user, challengeMode: .update, attemptsLeft: attemptsLeft, status: .success,
                          info: policyInfo(config)),
         ])
     }
 
     /// Mode 2: the logged-in user replaces the password; success logs the session off.
-    func updateLoggedIn(current: String, new: String, challenge: PasswordChallenge, request: Request,
-                        session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    func updateLoggedIn(current: String, new: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let user = challenge.user
         func response(_ status: Status) -> Event {
             .onUpdateCredentialResponse(user: user, credType: "Password", status: status)
         }
         func endSession(_ status: Status) -> Reply {
             session.end()
-            return Reply(id: request.id, events: [response(status), .onUserLoggedOff(user: user), .getUser])
+            return Reply(events: [response(status), .onUserLoggedOff(user: user), .getUser])
         }
         // The SDK's flow first: a password that expired meanwhile answers 110 (and logs off).
         if try await mustReplacePassword(user: user, config: config, now: now) {
@@ -53,7 +50,7 @@ extension Engine {
         _ = try await requireLogin(&session, config: config, now: now)
         switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
         case let .rejected(attemptsLeft):
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: user, challengeMode: .update, attemptsLeft: attemptsLeft,
                              status: .authenticationFailed(attemptsLeft: attemptsLeft), info: policyInfo(config)),
             ])
@@ -63,7 +60,7 @@ extension Engine {
         case .accepted:
             let outcome = try await changePassword(user: user, to: new, config: config, now: now)
             if let refusal = outcome.status {
-                return Reply(id: request.id, events: [
+                return Reply(events: [
                     response(refusal),
                     .getPassword(user: user, challengeMode: .update, attemptsLeft: config.password.maxAttempts,
                                  status: refusal, info: policyInfo(config)),

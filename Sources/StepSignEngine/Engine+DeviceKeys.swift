@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
@@ -10,43 +11,40 @@ extension Engine {
     /// `enrollDeviceKey` (SPEC §3.2): registers an LDA device key for the session's user, on a
     /// login that still holds (else 5), younger than `lda.enroll_fresh_seconds` (else 11: log
     /// in again), of a user who is not blocked (else 148).
-    func enrollDeviceKey(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["publicKey", "label"])
+    func enrollDeviceKey(publicKey: JSONValue?, label: String?, session: inout Session, config: StepSignConfiguration,
+                         now: Date) async throws -> Reply {
         let login = try await requireLogin(&session, config: config, now: now, blocked: .userBlocked)
         guard now.timeIntervalSince(login.loggedInAt) <= Double(config.lda.enrollFreshSeconds) else {
             throw StepSignError.wrongState(
                 "enrolling a device key needs a login from the last \(config.lda.enrollFreshSeconds) seconds; log in again")
         }
-        let kid = try await addDeviceKey(request, user: login.user, config: config, now: now)
-        return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
+        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: login.user, config: config, now: now)
+        return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
     /// `admin.enrollDeviceKey`: registers an LDA device key for any user.
-    func adminEnrollDeviceKey(_ request: Request, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["user", "publicKey", "label"])
-        let user = try request.string("user")
+    func adminEnrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, config: StepSignConfiguration,
+                              now: Date) async throws -> Reply {
         try UserName.validate(user)
-        let kid = try await addDeviceKey(request, user: user, config: config, now: now)
-        return Reply(id: request.id, result: ["deviceKeyId": .string(kid)])
+        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: user, config: config, now: now)
+        return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
     /// `admin.revokeDeviceKey`: the key stops answering challenges at once.
-    func adminRevokeDeviceKey(_ request: Request, now: Date) async throws -> Reply {
-        try request.allowOnly(["user", "deviceKeyId"])
-        let user = try request.string("user")
+    func adminRevokeDeviceKey(user: String, kid: String, now: Date) async throws -> Reply {
         try await validateExistingName(user)
-        let kid = try request.string("deviceKeyId")
         guard try await store.revokeDeviceKey(user: user, kid: kid, at: now) else {
             throw StepSignError.invalid("user \"\(user)\" has no active device key \"\(kid)\"")
         }
         logger.notice("device key revoked", metadata: ["user": "\(user)", "kid": "\(kid)"])
-        return Reply(id: request.id, result: [:])
+        return Reply(result: [:])
     }
 
-    private func addDeviceKey(_ request: Request, user: String, config: StepSignConfiguration, now: Date) async throws -> String {
+    private func addDeviceKey(publicKey: JSONValue?, label: String?, user: String, config: StepSignConfiguration,
+                              now: Date) async throws -> String {
         guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-        let key = try Self.deviceKey(from: request.member("publicKey"))
-        let label = try request.optionalString("label") ?? ""
+        let key = try Self.deviceKey(from: publicKey)
+        let label = label ?? ""
         guard label.count <= Self.deviceKeyLabelLimit else {
             throw StepSignError.invalid("\"label\" must be at most \(Self.deviceKeyLabelLimit) characters")
         }
@@ -71,7 +69,7 @@ extension Engine {
         case let .string(text)?:
             jwkBytes = Array(text.utf8)
         case let .object(members)?:
-            jwkBytes = JSONWriter.bytes(.object(members))
+            jwkBytes = JSONValue.object(members).jsonBytes
         default:
             throw .invalid("\"publicKey\" must be a PEM public key or a JWK")
         }

@@ -1,4 +1,5 @@
 import NIOPosix
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
@@ -8,9 +9,7 @@ extension Engine {
     /// `forgotPassword` (SPEC §3.2): only from an open mode-0 challenge of that user, and only
     /// when `forgot_password.enabled`; otherwise error 170. At most
     /// `forgot_password.max_codes_per_hour` codes per name and hour (then error 14).
-    func forgotPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["user"])
-        let user = try request.string("user")
+    func forgotPassword(_ user: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try UserName.validate(user)
         guard config.forgotPassword.enabled else {
             throw StepSignError(.notSupported, "forgot password is disabled (forgot_password.enabled)")
@@ -20,7 +19,7 @@ extension Engine {
         }
         let (verificationKey, failures) = try await issueActivationCode(user: user, peer: session.peer, config: config, now: now)
         session.pending = .activationCode(ActivationChallenge(user: user, verificationKey: verificationKey, openedAt: now))
-        return Reply(id: request.id, events: [
+        return Reply(events: [
             .getActivationCode(user: user, verificationKey: verificationKey,
                                attemptsLeft: max(0, config.forgotPassword.maxAttempts - failures), status: .success),
         ])
@@ -28,8 +27,7 @@ extension Engine {
 
     /// `resendActivationCode`: a new code and verification key; the old code stops working.
     /// Wrong codes so far still count, and so does this code against the hourly budget.
-    func resendActivationCode(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly([])
+    func resendActivationCode(session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         guard case var .activationCode(challenge)? = session.pending else {
             throw StepSignError.wrongState("no activation code challenge is open")
         }
@@ -37,7 +35,7 @@ extension Engine {
                                                                          config: config, now: now)
         challenge.verificationKey = verificationKey
         session.pending = .activationCode(challenge)
-        return Reply(id: request.id, events: [
+        return Reply(events: [
             .getActivationCode(user: challenge.user, verificationKey: challenge.verificationKey,
                                attemptsLeft: max(0, config.forgotPassword.maxAttempts - failures), status: .success),
         ])
@@ -45,9 +43,7 @@ extension Engine {
 
     /// `setActivationCode`: a right code leads to a new password (Path B, mode 1), or to the
     /// device key's consent (Path A). Reserve, then check, then consume (SPEC §5.1).
-    func setActivationCode(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["activationCode"])
-        let typed = try request.string("activationCode")
+    func setActivationCode(_ typed: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         guard case let .activationCode(challenge)? = session.pending else {
             throw StepSignError.wrongState("no activation code challenge is open")
         }
@@ -66,9 +62,9 @@ extension Engine {
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
             if try await !activeDeviceKeys(user: user, config: config).isEmpty {
                 session.pending = .ldaConsent(user: user, openedAt: now)
-                return Reply(id: request.id, events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
+                return Reply(events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
             }
-            return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
+            return Reply(events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
         }
         guard case let .granted(attemptsLeft) = accepted.1, attemptsLeft > 0 else {
             logger.info("activation code rejected, no attempt left", metadata: ["user": "\(user)"])
@@ -78,14 +74,14 @@ extension Engine {
             // may be right (SPEC §5.1); the last of them removes it if it is wrong.
             if case .granted = accepted.1 { try await store.deleteActivationCode(user: user) }
             session.pending = nil
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: 0,
                                    status: .activationAttemptsExhausted),
                 .getUser,
             ])
         }
         logger.info("activation code rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
-        return Reply(id: request.id, events: [
+        return Reply(events: [
             .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: attemptsLeft,
                                status: .invalidActivationCode(attemptsLeft: attemptsLeft)),
         ])
@@ -99,9 +95,7 @@ extension Engine {
     }
 
     /// `setUserConsentForLDA` (Path A): yes → the device signs a login challenge; no → Path B.
-    func setUserConsentForLDA(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["consent"])
-        guard let consent = try request.optionalBool("consent") else { throw StepSignError.invalid("missing parameter \"consent\"") }
+    func setUserConsentForLDA(_ consent: Bool, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         guard case let .ldaConsent(user, _)? = session.pending else {
             throw StepSignError.wrongState("no LDA consent is asked for")
         }
@@ -109,11 +103,11 @@ extension Engine {
                                                               reason: DeviceChallengeText.loginReason, peer: session.peer,
                                                               config: config)
         else {
-            return Reply(id: request.id, events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
+            return Reply(events: [askForNewPassword(user: user, session: &session, config: config, now: now)])
         }
         session.pending = .loginDeviceSignature(user: user, challenge: device, openedAt: now)
-        return Reply(id: request.id, events: [
-            .getLDASignature(user: user, challengeMode: .set, challenge: device.bytes, deviceKeys: device.deviceKeyIDs,
+        return Reply(events: [
+            .getLDASignature(user: user, challengeMode: .set, challenge: Base64URL.encode(device.bytes), deviceKeys: device.deviceKeyIDs,
                              attemptsLeft: config.forgotPassword.maxAttempts, status: .success),
         ])
     }
@@ -121,7 +115,7 @@ extension Engine {
     /// Path A: the device's signature over the login challenge logs the user in and unblocks.
     /// Wrong signatures draw on the name's activation-code budget, reserved before the check.
     func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge,
-                                    request: Request, session: inout Session, config: StepSignConfiguration,
+                                    session: inout Session, config: StepSignConfiguration,
                                     now: Date) async throws -> Reply {
         let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: config.forgotPassword.maxAttempts,
                                                                    now: now)
@@ -130,22 +124,22 @@ extension Engine {
            try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: config),
            try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
             _ = try await store.unlockUser(named: user)
-            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
+            return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
               let fresh = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
                                                     reason: DeviceChallengeText.loginReason, peer: session.peer, config: config)
         else {
             session.pending = nil
-            return Reply(id: request.id, events: [
-                .getLDASignature(user: user, challengeMode: .set, challenge: challenge.bytes, deviceKeys: challenge.deviceKeyIDs,
+            return Reply(events: [
+                .getLDASignature(user: user, challengeMode: .set, challenge: Base64URL.encode(challenge.bytes), deviceKeys: challenge.deviceKeyIDs,
                                  attemptsLeft: 0, status: .attemptsExhausted),
                 .getUser,
             ])
         }
         session.pending = .loginDeviceSignature(user: user, challenge: fresh, openedAt: now)
-        return Reply(id: request.id, events: [
-            .getLDASignature(user: user, challengeMode: .set, challenge: fresh.bytes, deviceKeys: fresh.deviceKeyIDs,
+        return Reply(events: [
+            .getLDASignature(user: user, challengeMode: .set, challenge: Base64URL.encode(fresh.bytes), deviceKeys: fresh.deviceKeyIDs,
                              attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft)),
         ])
     }

@@ -1,11 +1,10 @@
 import StepSignConfig
+import StepSignProtocol
 import struct Foundation.Date
 
 extension Engine {
     /// `setUser` (SPEC §3.2): opens the mode-0 password challenge. Unknown users look the same.
-    func setUser(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["user"])
-        let user = try request.string("user")
+    func setUser(_ user: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         try UserName.validate(user)
         guard try await currentLogin(&session, config: config, now: now) == nil else {
             throw StepSignError.wrongState("already logged in; logOff first")
@@ -15,17 +14,14 @@ extension Engine {
         }
         let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now)
         session.pending = .password(PasswordChallenge(user: user, mode: .verify, openedAt: now))
-        return Reply(id: request.id, events: [
+        return Reply(events: [
             .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft ?? 0,
                          status: attemptsLeft == nil ? .attemptsExhausted : .success, info: forgotPasswordInfo(config)),
         ])
     }
 
     /// `setPassword` (SPEC §3.2): answers the open password challenge of mode 0, 1 or 12.
-    func setPassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["password", "challengeMode"])
-        let password = try request.string("password")
-        let mode = try request.int("challengeMode", in: 0...100)
+    func setPassword(_ password: String, mode: Int, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         switch session.pending {
         case let .signing(challenge)? where challenge.authenticator == .password || challenge.authenticator.isDeviceKey:
             // A client whose device cannot answer getLDASignature may fall back to the password.
@@ -34,17 +30,17 @@ extension Engine {
             }
             // A signing opened by a login signs as its user: the login must still hold.
             _ = try await currentLogin(&session, config: config, now: now)
-            return try await answerSigningPassword(password, challenge: challenge, request: request, session: &session,
+            return try await answerSigningPassword(password, challenge: challenge, session: &session,
                                                    config: config, now: now)
         case let .password(challenge)? where challenge.mode == .verify || challenge.mode == .set:
             guard mode == challenge.mode.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode \(challenge.mode.rawValue), not \(mode)")
             }
             if challenge.mode == .verify {
-                return try await verifyLoginPassword(password, challenge: challenge, request: request, session: &session,
+                return try await verifyLoginPassword(password, challenge: challenge, session: &session,
                                                      config: config, now: now)
             }
-            return try await setNewPassword(password, challenge: challenge, request: request, session: &session,
+            return try await setNewPassword(password, challenge: challenge, session: &session,
                                             config: config, now: now)
         default:
             throw StepSignError.wrongState("no password challenge of mode \(mode) is open")
@@ -52,8 +48,7 @@ extension Engine {
     }
 
     /// Mode 0: the password of a login.
-    private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, request: Request,
-                                     session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let user = challenge.user
         guard try await passwords.attemptsLeft(user: user, config: config, now: now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
@@ -64,21 +59,21 @@ extension Engine {
             if try await mustReplacePassword(user: user, config: config, now: now) {
                 session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: now))
                 let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) ?? 0
-                return Reply(id: request.id, events: [
+                return Reply(events: [
                     .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft,
                                  status: .passwordExpired, info: policyInfo(config)),
                 ])
             }
-            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
+            return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
         case let .rejected(attemptsLeft):
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft,
                              status: .authenticationFailed(attemptsLeft: attemptsLeft), info: forgotPasswordInfo(config)),
             ])
         case .exhausted:
             session.pending = nil
             logger.warning("login attempts exhausted, user blocked", metadata: ["user": "\(user)"])
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: 0, status: .attemptsExhausted,
                              info: forgotPasswordInfo(config)),
                 .getUser,
@@ -87,26 +82,22 @@ extension Engine {
     }
 
     /// Mode 1: the new password after a right activation code (forgot password, Path B).
-    private func setNewPassword(_ password: String, challenge: PasswordChallenge, request: Request,
-                                session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func setNewPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let user = challenge.user
         let outcome = try await changePassword(user: user, to: password, config: config, now: now)
         guard case let .changed(token) = outcome else {
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts,
                              status: outcome.status ?? .passwordReused, info: policyInfo(config)),
             ])
         }
         _ = try await store.unlockUser(named: user)
-        return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
+        return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
     }
 
     /// `updatePassword` (SPEC §3.2): mode 4 (expired, during login) or mode 2 (logged in).
-    func updatePassword(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["currentPassword", "newPassword", "challengeMode"])
-        let current = try request.string("currentPassword")
-        let new = try request.string("newPassword")
-        let mode = try request.int("challengeMode", in: 0...100)
+    func updatePassword(current: String, new: String, mode: Int, session: inout Session, config: StepSignConfiguration,
+                        now: Date) async throws -> Reply {
         guard case let .password(challenge)? = session.pending,
               challenge.mode == .updateOnExpiry || challenge.mode == .update
         else { throw StepSignError.wrongState("no password update challenge is open") }
@@ -117,16 +108,13 @@ extension Engine {
             throw StepSignError(.samePassword, "the current and the new password are the same")
         }
         if challenge.mode == .update {
-            return try await updateLoggedIn(current: current, new: new, challenge: challenge, request: request,
-                                            session: &session, config: config, now: now)
+            return try await updateLoggedIn(current: current, new: new, challenge: challenge, session: &session, config: config, now: now)
         }
-        return try await updateExpired(current: current, new: new, challenge: challenge, request: request,
-                                       session: &session, config: config, now: now)
+        return try await updateExpired(current: current, new: new, challenge: challenge, session: &session, config: config, now: now)
     }
 
     /// Mode 4: replace an expired password, then log in.
-    private func updateExpired(current: String, new: String, challenge: PasswordChallenge, request: Request,
-                               session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func updateExpired(current: String, new: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let user = challenge.user
         func prompt(_ status: Status, attemptsLeft: Int) -> Event {
             .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
@@ -134,33 +122,31 @@ extension Engine {
         }
         switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
         case let .rejected(attemptsLeft):
-            return Reply(id: request.id, events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
+            return Reply(events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
         case .exhausted:
             session.pending = nil
-            return Reply(id: request.id, events: [prompt(.attemptsExhausted, attemptsLeft: 0), .getUser])
+            return Reply(events: [prompt(.attemptsExhausted, attemptsLeft: 0), .getUser])
         case .accepted:
             let outcome = try await changePassword(user: user, to: new, config: config, now: now)
             guard case let .changed(token) = outcome else {
-                return Reply(id: request.id, events: [prompt(outcome.status ?? .passwordReused,
+                return Reply(events: [prompt(outcome.status ?? .passwordReused,
                                                              attemptsLeft: config.password.maxAttempts)])
             }
-            return Reply(id: request.id, events: [try logIn(user, token: token, session: &session, now: now)])
+            return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
         }
     }
 
     /// `logOff`: ends the login (error 5 if it had already ended).
-    func logOff(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly([])
+    func logOff(session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let login = try await requireLogin(&session, config: config, now: now)
         session.end()
         logger.info("logged off", metadata: ["user": "\(login.user)"])
-        return Reply(id: request.id, events: [.onUserLoggedOff(user: login.user), .getUser])
+        return Reply(events: [.onUserLoggedOff(user: login.user), .getUser])
     }
 
     /// `resetAuthState`: cancels an open login-flow challenge; a login stays.
-    func resetAuthState(_ request: Request, session: inout Session) throws -> Reply {
-        try request.allowOnly([])
+    func resetAuthState(session: inout Session) -> Reply {
         if session.pending?.isLoginFlow == true { session.pending = nil }
-        return Reply(id: request.id, events: [.getUser])
+        return Reply(events: [.getUser])
     }
 }

@@ -1,4 +1,5 @@
 import NIOPosix
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage

@@ -1,30 +1,28 @@
 import StepSignCrypto
+import StepSignProtocol
 import struct Foundation.Date
 
 extension Engine {
     /// `getPublicKeys`: the JWKS or PEM bundle of every daemon's keys, retired ones included,
     /// read from the store now (another daemon may have rotated or revoked since).
-    func getPublicKeys(_ request: Request) async throws -> Reply {
-        try request.allowOnly(["format"])
-        let format = try request.optionalString("format") ?? "jwks"
+    func getPublicKeys(format: String?) async throws -> Reply {
+        let format = format ?? "jwks"
         guard format == "jwks" || format == "pem" else { throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"") }
         try await keyring.refresh()
         let trusted = keyring.trustedKeys
-        if format == "pem" { return Reply(id: request.id, result: ["pem": .string(trusted.pemBundle)]) }
-        return Reply(id: request.id, result: ["jwks": Self.jwksJSON(trusted.jwks)])
+        if format == "pem" { return Reply(result: ["pem": .string(trusted.pemBundle)]) }
+        return Reply(result: ["jwks": Self.jwksJSON(trusted.jwks)])
     }
 
     /// `getSignature`: the ledger row, for the session that made it or an admin.
-    func getSignature(_ request: Request, session: Session) async throws -> Reply {
-        try request.allowOnly(["signatureID"])
-        let signatureID = try request.string("signatureID")
+    func getSignature(_ signatureID: String, session: Session) async throws -> Reply {
         guard session.isAdmin || session.signatureIDs.contains(signatureID) else {
             throw StepSignError(.permissionDenied, "only the session that made a signature, or an admin, may read it")
         }
         guard let entry = try await store.ledgerEntry(signatureID: signatureID) else {
             throw StepSignError.invalid("no signature \"\(signatureID)\"")
         }
-        return Reply(id: request.id, result: [
+        return Reply(result: [
             "signatureID": .string(entry.signatureID),
             "user": .string(entry.user),
             "iat": .int(entry.iat),

@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignProtocol
 import StepSignStorage
 import struct Foundation.Date
 

@@ -1,4 +1,5 @@
 import Logging
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
@@ -6,14 +7,10 @@ import struct Foundation.Date
 
 extension Engine {
     /// `authenticateUserAndSignData` (SPEC §3.2): checks, then one step-up challenge or the result.
-    func authenticateUserAndSignData(_ request: Request, session: inout Session, config: StepSignConfiguration,
+    func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, config: StepSignConfiguration,
                                      now: Date) async throws -> Reply {
-        try request.allowOnly(["payload", "reason", "authLevel", "authenticatorType", "user"])
-        let payload = try request.string("payload")
-        let reason = try request.string("reason")
-        let level = try request.int("authLevel", in: 0...100)
-        let type = try request.int("authenticatorType", in: 0...100)
-        let named = try request.optionalString("user")
+        let payload = parameters.payload, reason = parameters.reason, named = parameters.user
+        let level = parameters.authLevel, type = parameters.authenticatorType
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
@@ -38,20 +35,20 @@ extension Engine {
             guard config.signing.allowLevel0 else {
                 throw StepSignError(.notSupported, "level 0 signing is disabled (signing.allow_level_0)")
             }
-            return try await finishSigning(signing, authenticatorUsed: "none", request: request, session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, config: config, now: now)
         case .strongestEnrolled:
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
             if let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: config) {
                 session.pending = .signing(SigningChallenge(request: signing, authenticator: .deviceKey(device), openedAt: now))
-                return Reply(id: request.id, events: [
-                    .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: device.bytes,
+                return Reply(events: [
+                    .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(device.bytes),
                                      deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: .success),
                 ])
             }
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: .success, info: []),
             ])
         case .idvBiometric:
@@ -63,18 +60,16 @@ extension Engine {
             }
             let challenge = try idvChallenge(for: signing, peer: session.peer)
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: now))
-            return Reply(id: request.id, events: [
-                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: challenge.text,
+            return Reply(events: [
+                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: Base64URL.encode(challenge.text),
                                  attemptsLeft: attemptsLeft, status: .success),
             ])
         }
     }
 
     /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
-    func setLDASignature(_ request: Request, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        try request.allowOnly(["deviceKeyId", "signature"])
-        let kid = try request.string("deviceKeyId")
-        let signature = try request.string("signature")
+    func setLDASignature(kid: String, signature: String, session: inout Session, config: StepSignConfiguration,
+                         now: Date) async throws -> Reply {
         switch session.pending {
         case let .signing(challenge)?:
             guard case let .deviceKey(device) = challenge.authenticator else {
@@ -91,19 +86,19 @@ extension Engine {
                try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
                 try await passwords.giveBack(user: signing.user, now: now)
                 session.pending = nil
-                return try await finishSigning(signing, authenticatorUsed: "lda", request: request, session: &session, config: config, now: now)
+                return try await finishSigning(signing, authenticatorUsed: "lda", session: &session, config: config, now: now)
             }
             logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
-            return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
+            return try await failStepUp(challenge, reservation: reservation, session: &session, config: config,
                                         now: now) { attemptsLeft, fresh in
                 guard case let .deviceKey(next)? = fresh else { return nil }
-                return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: next.bytes,
+                return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(next.bytes),
                                         deviceKeys: next.deviceKeyIDs, attemptsLeft: attemptsLeft,
                                         status: .authenticationFailed(attemptsLeft: attemptsLeft))
             }
         case let .loginDeviceSignature(user, device, _)?:
             return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
-                                                        request: request, session: &session, config: config, now: now)
+                                                        session: &session, config: config, now: now)
         default:
             throw StepSignError.wrongState("no device key challenge is open")
         }
@@ -116,10 +111,8 @@ extension Engine {
     }
 
     /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.
-    func setIDVBiometricAssertion(_ request: Request, session: inout Session, config: StepSignConfiguration,
+    func setIDVBiometricAssertion(_ assertion: String, session: inout Session, config: StepSignConfiguration,
                                   now: Date) async throws -> Reply {
-        try request.allowOnly(["assertion"])
-        let assertion = try request.string("assertion")
         guard case let .signing(challenge)? = session.pending, case let .idvBiometric(idv) = challenge.authenticator else {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
@@ -135,13 +128,13 @@ extension Engine {
         if case .granted = reservation, rejection == nil {
             try await passwords.giveBack(user: signing.user, now: now)
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", request: request, session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", session: &session, config: config, now: now)
         }
         logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
-        return try await failStepUp(challenge, reservation: reservation, request: request, session: &session, config: config,
+        return try await failStepUp(challenge, reservation: reservation, session: &session, config: config,
                                     now: now) { attemptsLeft, fresh in
             guard case let .idvBiometric(next)? = fresh else { return nil }
-            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: next.text,
+            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: Base64URL.encode(next.text),
                                     attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
         }
     }
@@ -176,8 +169,7 @@ extension Engine {
     /// A failed device or IDV answer, its attempt already taken: asks again with a fresh
     /// challenge (a new nonce, so an answer to the old one cannot be replayed) or, when no
     /// attempt is left, ends the signing with 153.
-    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, request: Request,
-                            session: inout Session, config: StepSignConfiguration, now: Date,
+    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session, config: StepSignConfiguration, now: Date,
                             retry: (Int, StepUpAuthenticator?) -> Event?) async throws -> Reply {
         let signing = challenge.request
         switch PasswordAuthenticator.failure(reservation) {
@@ -195,17 +187,17 @@ extension Engine {
             guard let fresh, let event = retry(attemptsLeft, fresh) else {
                 // No device key is left (all revoked): fall back to the password.
                 session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
-                return Reply(id: request.id, events: [
+                return Reply(events: [
                     .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
                                  status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
                 ])
             }
             session.pending = .signing(SigningChallenge(request: signing, authenticator: fresh, openedAt: now))
-            return Reply(id: request.id, events: [event])
+            return Reply(events: [event])
         case .exhausted, .accepted:
             session.pending = nil
             logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: challenge.authenticator.used),
                                                status: .attemptsExhausted),
             ])
@@ -213,7 +205,7 @@ extension Engine {
     }
 
     /// `setPassword` mode 12: the password step-up of a signing.
-    func answerSigningPassword(_ password: String, challenge: SigningChallenge, request: Request, session: inout Session,
+    func answerSigningPassword(_ password: String, challenge: SigningChallenge, session: inout Session,
                                config: StepSignConfiguration, now: Date) async throws -> Reply {
         let signing = challenge.request
         switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: config, now: now) {
@@ -223,30 +215,29 @@ extension Engine {
             // signed. The right answer has given its attempt back already.
             if try await mustReplacePassword(user: signing.user, config: config, now: now) {
                 logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
-                return Reply(id: request.id, events: [
+                return Reply(events: [
                     .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
                 ])
             }
-            return try await finishSigning(signing, authenticatorUsed: "password", request: request, session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "password", session: &session, config: config, now: now)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: challenge.openedAt))
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
                              status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
             ])
         case .exhausted:
             session.pending = nil
             logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
-            return Reply(id: request.id, events: [
+            return Reply(events: [
                 .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .attemptsExhausted),
             ])
         }
     }
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
-    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, request: Request,
-                               session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
         let (details, entry) = try await signer.sign(signing, instance: config.instance,
                                                      authenticatorUsed: authenticatorUsed, peer: session.peer, now: now)
         session.signatureIDs.insert(details.dataSignatureID)
@@ -262,6 +253,6 @@ extension Engine {
         if signing.authLevel == 0 {
             logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: now))
         }
-        return Reply(id: request.id, events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
+        return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import StepSignProtocol
 import NIOConcurrencyHelpers
 import StepSignConfig
 import StepSignCrypto
@@ -171,87 +172,81 @@ public final class Engine: Sendable {
     }
 
     private func handle(_ request: Request, session: inout Session, settings: Settings, now: Date) async -> Reply {
+        var reply: Reply
         do {
-            return try await dispatch(request, session: &session, settings: settings, now: now)
+            reply = try await dispatch(request, session: &session, settings: settings, now: now)
         } catch let error as StepSignError {
-            return Reply(id: request.id, error: error)
+            reply = Reply(error: error)
         } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
             // The one error 15 that cannot say "nothing was signed" (docs/decisions.md): the
             // signature was handed to no one, but its ledger row may exist.
             logger.error("request failed", metadata: ["op": "\(request.op)", "error": "ledger commit outcome unknown",
                                                       "signatureIDs": "\(signatureIDs.joined(separator: ","))"])
-            return Reply(id: request.id, error: .internalError(
+            reply = Reply(error: .internalError(
                 "internal error: the database connection broke while the signature was being recorded; "
                     + "it was not returned, but may be in the ledger; safe to retry"))
         } catch {
             logger.error("request failed", metadata: ["op": "\(request.op)", "error": "\(error)"])
-            return Reply(id: request.id, error: .internalError("internal error; nothing was signed or changed"))
+            reply = Reply(error: .internalError("internal error; nothing was signed or changed"))
         }
+        reply.id = request.id
+        return reply
     }
 
+    /// Expires a stale challenge, refuses admin operations to other peers (13) before reading
+    /// their parameters, decodes the operation once, and runs it.
     private func dispatch(_ request: Request, session: inout Session, settings: Settings, now: Date) async throws -> Reply {
         try expireChallenge(request, session: &session, timeout: settings.config.server.challengeTimeoutSeconds, now: now)
-        if request.op.hasPrefix("admin.") {
-            guard session.isAdmin else {
-                throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
-            }
-            return try await handleAdmin(request, config: settings.config, now: now)
+        if Operation.isAdmin(request.op), !session.isAdmin {
+            throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
         }
-        switch request.op {
-        case "authenticateUserAndSignData":
-            return try await authenticateUserAndSignData(request, session: &session, config: settings.config, now: now)
-        case "setPassword":
-            return try await setPassword(request, session: &session, config: settings.config, now: now)
-        case "setUser":
-            return try await setUser(request, session: &session, config: settings.config, now: now)
-        case "updatePassword":
-            return try await updatePassword(request, session: &session, config: settings.config, now: now)
-        case "getAllChallenges":
-            return try await getAllChallenges(request, session: &session, config: settings.config, now: now)
-        case "initiateUpdateFlowForCredential":
-            return try await initiateUpdateFlow(request, session: &session, config: settings.config, now: now)
-        case "forgotPassword":
-            return try await forgotPassword(request, session: &session, config: settings.config, now: now)
-        case "resendActivationCode":
-            return try await resendActivationCode(request, session: &session, config: settings.config, now: now)
-        case "setActivationCode":
-            return try await setActivationCode(request, session: &session, config: settings.config, now: now)
-        case "setLDASignature":
-            return try await setLDASignature(request, session: &session, config: settings.config, now: now)
-        case "setIDVBiometricAssertion":
-            return try await setIDVBiometricAssertion(request, session: &session, config: settings.config, now: now)
-        case "setUserConsentForLDA":
-            return try await setUserConsentForLDA(request, session: &session, config: settings.config, now: now)
-        case "enrollDeviceKey":
-            return try await enrollDeviceKey(request, session: &session, config: settings.config, now: now)
-        case "logOff":
-            return try await logOff(request, session: &session, config: settings.config, now: now)
-        case "resetAuthState":
-            return try resetAuthState(request, session: &session)
-        case "resetAuthenticateUserAndSignDataState":
-            try request.allowOnly([])
+        let config = settings.config
+        switch try Operation(request) {
+        case let .authenticateUserAndSignData(parameters):
+            return try await authenticateUserAndSignData(parameters, session: &session, config: config, now: now)
+        case let .setPassword(password, mode):
+            return try await setPassword(password, mode: mode, session: &session, config: config, now: now)
+        case let .setUser(user):
+            return try await setUser(user, session: &session, config: config, now: now)
+        case let .updatePassword(current, new, mode):
+            return try await updatePassword(current: current, new: new, mode: mode, session: &session, config: config, now: now)
+        case .getAllChallenges:
+            return try await getAllChallenges(session: &session, config: config, now: now)
+        case let .initiateUpdateFlowForCredential(type):
+            return try await initiateUpdateFlow(type, session: &session, config: config, now: now)
+        case let .forgotPassword(user):
+            return try await forgotPassword(user, session: &session, config: config, now: now)
+        case .resendActivationCode:
+            return try await resendActivationCode(session: &session, config: config, now: now)
+        case let .setActivationCode(code):
+            return try await setActivationCode(code, session: &session, config: config, now: now)
+        case let .setLDASignature(kid, signature):
+            return try await setLDASignature(kid: kid, signature: signature, session: &session, config: config, now: now)
+        case let .setIDVBiometricAssertion(assertion):
+            return try await setIDVBiometricAssertion(assertion, session: &session, config: config, now: now)
+        case let .setUserConsentForLDA(consent):
+            return try await setUserConsentForLDA(consent, session: &session, config: config, now: now)
+        case let .enrollDeviceKey(publicKey, label):
+            return try await enrollDeviceKey(publicKey: publicKey, label: label, session: &session, config: config, now: now)
+        case .logOff:
+            return try await logOff(session: &session, config: config, now: now)
+        case .resetAuthState:
+            return resetAuthState(session: &session)
+        case .resetAuthenticateUserAndSignDataState:
             if case .signing = session.pending { session.pending = nil }
-            return Reply(id: request.id)
-        case "getPublicKeys":
-            return try await getPublicKeys(request)
-        case "getSignature":
-            return try await getSignature(request, session: session)
-        case "getCheckpoint":
-            try request.allowOnly([])
-            return Reply(id: request.id, result: ["checkpoint": .string(try await checkpointer.checkpointNow())])
-        case "status":
-            try request.allowOnly([])
-            return Reply(id: request.id, result: try await statusResult(now: now))
-        default:
-            throw StepSignError.invalid("unknown operation \"\(request.op)\"")
+            return Reply()
+        case let .getPublicKeys(format):
+            return try await getPublicKeys(format: format)
+        case let .getSignature(signatureID):
+            return try await getSignature(signatureID, session: session)
+        case .getCheckpoint:
+            return Reply(result: ["checkpoint": .string(try await checkpointer.checkpointNow())])
+        case .status:
+            return Reply(result: try await statusResult(now: now))
+        case let .admin(operation):
+            return try await handleAdmin(operation, config: config, now: now)
         }
     }
-
-    /// The operations that answer an open challenge.
-    static let challengeAnswers: Set<String> = [
-        "setPassword", "updatePassword", "setActivationCode", "resendActivationCode", "setLDASignature",
-        "setIDVBiometricAssertion", "setUserConsentForLDA",
-    ]
 
     /// Drops a challenge open longer than `server.challenge_timeout_seconds`; a request that
     /// answers it is error 11. Other requests go on as if none were open.
@@ -260,7 +255,7 @@ public final class Engine: Sendable {
               now.timeIntervalSince(pending.openedAt) > Double(timeout) else { return }
         session.pending = nil
         logger.info("challenge expired", metadata: ["op": "\(request.op)", "peerPID": "\(session.peer.pid)"])
-        if Self.challengeAnswers.contains(request.op) {
+        if Operation.challengeAnswers.contains(request.op) {
             throw StepSignError.wrongState("the challenge expired")
         }
     }

@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The protected header of every JWS stepsign makes: `{"alg":"ES256","kid":…,"typ":…}`, members
 /// in that fixed order.
 enum ES256Header {

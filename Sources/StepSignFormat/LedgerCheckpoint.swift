@@ -1,5 +1,6 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import StepSignProtocol
 #else
 import Foundation
 #endif

@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The claims of a stepsign signature (SPEC §2), the JWS payload.
 public struct SignatureClaims: Codable, Sendable, Equatable {
     /// The daemon instance name (`instance` in the config).

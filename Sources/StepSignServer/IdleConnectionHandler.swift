@@ -1,4 +1,5 @@
 import NIOCore
+import StepSignProtocol
 import StepSignEngine
 
 /// Closes a connection that has been idle for the idle timeout in force (SPEC §3): it is sent

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignProtocol
 #endif
 import Logging
 import NIOConcurrencyHelpers
@@ -119,24 +120,24 @@ public final class SocketServer: Service, Sendable {
                 let limit = engine.maxConnections
                 guard open <= limit else {
                     logger.warning("connection refused: too many connections", metadata: ["max": "\(limit)"])
-                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later"))))
+                    try await outbound.write(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later")).buffer())
                     return
                 }
                 guard let peer else {
-                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.permissionDenied, "peer credentials unavailable"))))
+                    try await outbound.write(Reply(id: .null, error: StepSignError(.permissionDenied, "peer credentials unavailable")).buffer())
                     return
                 }
                 let decision = engine.admit(peer)
                 guard decision != .refused else {
                     logger.warning("refused peer", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "comm": "\(peer.comm)"])
-                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.permissionDenied, "this peer may not use stepsignd"))))
+                    try await outbound.write(Reply(id: .null, error: StepSignError(.permissionDenied, "this peer may not use stepsignd")).buffer())
                     return
                 }
                 let perUID = engine.config.server.maxConnectionsPerUID
                 guard claimSlot(uid: peer.uid, limit: perUID) else {
                     logger.warning("connection refused: too many connections of one uid",
                                    metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "max": "\(perUID)"])
-                    try await outbound.write(Self.buffer(Reply(id: .null, error: StepSignError(.busy, "too many connections of this uid (server.max_connections_per_uid); try again later"))))
+                    try await outbound.write(Reply(id: .null, error: StepSignError(.busy, "too many connections of this uid (server.max_connections_per_uid); try again later")).buffer())
                     return
                 }
                 defer { releaseSlot(uid: peer.uid) }
@@ -144,7 +145,7 @@ public final class SocketServer: Service, Sendable {
                 try await withGracefulShutdownHandler {
                     for try await frame in inbound {
                         let reply = await handle(frame, session: &session)
-                        try await outbound.write(Self.buffer(reply))
+                        try await outbound.write(reply.buffer())
                         if reply.closesConnection { return }
                     }
                 } onGracefulShutdown: {
@@ -187,10 +188,6 @@ public final class SocketServer: Service, Sendable {
             let open = counts[uid, default: 1] - 1
             counts[uid] = open > 0 ? open : nil
         }
-    }
-
-    private static func buffer(_ reply: Reply) -> ByteBuffer {
-        ByteBuffer(bytes: reply.line)
     }
 
     private static func setPermissions(path: String, mode: UInt16, group: String) throws {

@@ -1,4 +1,5 @@
 import Dispatch
+import StepSignProtocol
 import Foundation
 import Logging
 import StepSignConfig
@@ -96,7 +97,7 @@ enum FuzzHarness {
     /// A value the parser accepts is written back as JSON that parses to the same value.
     private static func checkParser(_ line: [UInt8]) {
         guard let value = try? JSONParser.parse(line) else { return }
-        let written = JSONWriter.bytes(value)
+        let written = value.jsonBytes
         guard let again = try? JSONParser.parse(written) else {
             fatalError("written JSON does not parse: \(String(decoding: written, as: UTF8.self))")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignProtocol
 import Foundation
 
 /// `stepsign admin ...`: user, key and audit administration (admin peers only).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignProtocol
 import Foundation
 
 /// `stepsign device enroll`: a user registers a device key for LDA challenges.

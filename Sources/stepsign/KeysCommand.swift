@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignProtocol
 
 /// `stepsign keys export [--jwks|--pem]`: the daemon's public keys, for `stepsign-verify`.
 struct KeysCommand: ParsableCommand {

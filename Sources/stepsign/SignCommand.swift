@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignProtocol
 import Foundation
 import StepSignClient
 

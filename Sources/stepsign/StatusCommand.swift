@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignProtocol
 
 /// `stepsign status`: the daemon's version, uptime, active key and signature count.
 struct StatusCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import Logging
 @testable import StepSignEngine
 import StepSignConfig

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import NIOCore
 import NIOPosix
 @testable import StepSignServer

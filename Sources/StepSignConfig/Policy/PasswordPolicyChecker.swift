@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// Checks passwords against a `PasswordPolicy` and a list of common passwords.
 ///
 /// Character classes, per `Character`: a digit is `isNumber`; an uppercase letter

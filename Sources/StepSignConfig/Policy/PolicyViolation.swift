@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The first rule of a `PasswordPolicy` that a password breaks.
 ///
 /// `message` names the rule by its SDK field name, e.g. "must contain at least 1 digit

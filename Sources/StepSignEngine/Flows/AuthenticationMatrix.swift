@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The (authLevel, authenticatorType) pairs of SPEC §3.2 and what each one requires.
 enum AuthenticationMatrix {
     /// What a pair asks of the user.

@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignProtocol
 import StepSignStorage
 
 /// What became of a new password (modes 1, 2 and 4).

@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import StepSignProtocol
 
 /// The one challenge a session may have open: what the next answer must be (SPEC §3.2).
 ///

@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// A validated `authenticateUserAndSignData` request.
 struct SigningRequest: Sendable {
     var user: String

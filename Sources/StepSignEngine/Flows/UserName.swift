@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// What a user ID may be (SPEC §3 "User IDs"): 1 to 64 characters, not blank, and nothing
 /// that does not show as itself: no whitespace, no control characters (category Cc) and no
 /// format characters (category Cf: zero-width characters, bidi controls such as U+202E, soft

@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import StepSignProtocol
 
 /// What a notifier delivers to a user who asked to reset a forgotten password.
 ///
@@ -27,12 +28,14 @@ public struct ActivationMessage: Sendable, Equatable, CustomStringConvertible, C
 
     /// The JSON object, without a line end.
     public var json: [UInt8] {
-        JSONWriter.bytes(.object([
-            ("user", .string(user)),
-            ("verificationKey", .string(verificationKey)),
-            ("activationCode", .string(activationCode)),
-            ("expiresAt", .string(RFC3339Timestamp.string(expiresAt))),
-        ]))
+        var writer = JSONWriter(capacity: 160 + user.utf8.count)
+        writer.beginObject()
+        writer.member("user", user)
+        writer.member("verificationKey", verificationKey)
+        writer.member("activationCode", activationCode)
+        writer.member("expiresAt", RFC3339Timestamp.string(expiresAt))
+        writer.endObject()
+        return writer.bytes
     }
 
     /// The JSON object followed by `\n`: what the outbox appends and a notifier reads on stdin.

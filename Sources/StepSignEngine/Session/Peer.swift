@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The process on the other end of a connection, from `SO_PEERCRED` and `/proc`.
 public struct Peer: Sendable, Equatable {
     public var uid: UInt32

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignProtocol
 #endif
 import Logging
 import NIOConcurrencyHelpers

@@ -1,4 +1,5 @@
 import StepSignCrypto
+import StepSignProtocol
 import StepSignFormat
 import StepSignStorage
 import struct Foundation.Date

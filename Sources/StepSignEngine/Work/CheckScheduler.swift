@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import StepSignProtocol
 import NIOCore
 import NIOPosix
 

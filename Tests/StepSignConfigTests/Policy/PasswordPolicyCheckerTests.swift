@@ -1,4 +1,5 @@
 import Testing
+import StepSignProtocol
 import StepSignCommonPasswords
 @testable import StepSignConfig
 

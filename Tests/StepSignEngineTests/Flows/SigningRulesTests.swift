@@ -1,4 +1,5 @@
 @testable import StepSignEngine
+import StepSignProtocol
 import Testing
 
 @Suite("Signing rules")

@@ -1,4 +1,5 @@
 @testable import StepSignEngine
+import StepSignProtocol
 import Testing
 
 /// SPEC §3 "User IDs": 1–64 characters, no control characters, no Unicode format characters

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 @testable import StepSignEngine
 import StepSignConfig
 import StepSignStorage

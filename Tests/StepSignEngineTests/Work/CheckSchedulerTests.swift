@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import StepSignProtocol
 import NIOPosix
 @testable import StepSignEngine
 import Testing

@@ -30,7 +30,7 @@ public struct StepSignError: Error, Sendable, Equatable, CustomStringConvertible
         case unsupportedAuthCombination = 214
     }
 
-    static func invalid(_ message: String) -> StepSignError { StepSignError(.invalidArguments, message) }
-    static func wrongState(_ message: String) -> StepSignError { StepSignError(.wrongState, message) }
-    static func internalError(_ message: String) -> StepSignError { StepSignError(.internalError, message) }
+    public static func invalid(_ message: String) -> StepSignError { StepSignError(.invalidArguments, message) }
+    public static func wrongState(_ message: String) -> StepSignError { StepSignError(.wrongState, message) }
+    public static func internalError(_ message: String) -> StepSignError { StepSignError(.internalError, message) }
 }

@@ -1,4 +1,4 @@
-@testable import StepSignEngine
+@testable import StepSignProtocol
 import Testing
 
 @Suite("Request decoding")

@@ -47,8 +47,8 @@ extension PasswordPolicy: CustomStringConvertible {
         return "Password must " + Self.sentence(requirements) + "."
     }
 
-    /// "1 digit", "2 digits".
-    static func count(_ n: Int, _ noun: String) -> String {
+    /// "1 digit", "2 digits" (also the policy checker's messages).
+    public static func count(_ n: Int, _ noun: String) -> String {
         "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
 

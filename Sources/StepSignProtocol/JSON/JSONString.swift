@@ -1,0 +1,58 @@
+/// RFC 8259 string escaping: the one escaper of the wire protocol, the signature claims and
+/// the policy JSON.
+///
+/// `"` and `\` are escaped, control characters become `\n`, `\r`, `\t` or `\u00XX`, and
+/// everything else is written as its UTF-8 bytes (which Swift strings guarantee to be valid).
+public enum JSONString {
+    /// Appends `text` as a quoted, escaped JSON string to `out`.
+    ///
+    /// Most strings on the hot path (JWS, IDs, payloads) need no escaping: they are scanned
+    /// over their contiguous UTF-8 and copied in one piece.
+    @inlinable
+    public static func append(_ text: String, to out: inout some JSONOutput) {
+        out.appendByte(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in bytes.indices where needsEscape(bytes[index]) {
+                if index > start { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
+                appendEscaped(bytes[index], to: &out)
+                start = index + 1
+            }
+            if start < bytes.count { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start...])) }
+        }
+        out.appendByte(UInt8(ascii: "\""))
+    }
+
+    /// `text` as a JSON string literal, quotes included.
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 2)
+        append(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @inlinable
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    @usableFromInline
+    static func appendEscaped(_ byte: UInt8, to out: inout some JSONOutput) {
+        out.appendByte(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.appendByte(byte)
+        case 0x0A: out.appendByte(UInt8(ascii: "n"))
+        case 0x0D: out.appendByte(UInt8(ascii: "r"))
+        case 0x09: out.appendByte(UInt8(ascii: "t"))
+        default:
+            out.appendLiteral("u00")
+            out.appendByte(hexDigit(byte >> 4))
+            out.appendByte(hexDigit(byte & 0x0F))
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+}

@@ -1,0 +1,120 @@
+/// A callback the SDK would have raised, carried in a reply's `events` (SPEC §3.1).
+public enum Event: Sendable, Equatable {
+    case getUser
+    case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)])
+    case getActivationCode(user: String, verificationKey: String, attemptsLeft: Int, status: Status)
+    case getUserConsentForLDA(user: String, challengeMode: ChallengeMode)
+    /// `challenge` is base64url without padding, as it goes on the wire.
+    case getLDASignature(user: String, challengeMode: ChallengeMode, challenge: String, deviceKeys: [String],
+                         attemptsLeft: Int, status: Status)
+    /// `challenge` is base64url without padding, as it goes on the wire.
+    case getIDVBiometric(user: String, challengeMode: ChallengeMode, nonce: String, challenge: String, attemptsLeft: Int,
+                         status: Status)
+    case onUserLoggedIn(user: String, sessionID: String)
+    case onUserLoggedOff(user: String)
+    case onCredentialsAvailableForUpdate(user: String, options: [String])
+    case onUpdateCredentialResponse(user: String, credType: String, status: Status)
+    case onAuthenticateUserAndSignData(details: SigningDetails, status: Status)
+
+    public static func == (lhs: Event, rhs: Event) -> Bool { lhs.jsonBytes == rhs.jsonBytes }
+
+    /// The event's name on the wire (its `event` member).
+    public var name: String {
+        switch self {
+        case .getUser: "getUser"
+        case .getPassword: "getPassword"
+        case .getActivationCode: "getActivationCode"
+        case .getUserConsentForLDA: "getUserConsentForLDA"
+        case .getLDASignature: "getLDASignature"
+        case .getIDVBiometric: "getIDVBiometric"
+        case .onUserLoggedIn: "onUserLoggedIn"
+        case .onUserLoggedOff: "onUserLoggedOff"
+        case .onCredentialsAvailableForUpdate: "onCredentialsAvailableForUpdate"
+        case .onUpdateCredentialResponse: "onUpdateCredentialResponse"
+        case .onAuthenticateUserAndSignData: "onAuthenticateUserAndSignData"
+        }
+    }
+
+    /// Writes the event as it goes on the wire: an object whose first member is `event`.
+    public func write<Output>(to writer: inout JSONWriter<Output>) {
+        writer.beginObject()
+        switch self {
+        case .getUser:
+            writer.member("event", "getUser")
+        case let .getPassword(user, mode, attemptsLeft, status, info):
+            writer.member("event", "getPassword")
+            writer.member("user", user)
+            writer.member("challengeMode", mode.rawValue)
+            writer.member("attemptsLeft", attemptsLeft)
+            status.write(as: "status", to: &writer)
+            writer.member("info", .object(info.map { ($0.0, .string($0.1)) }))
+        case let .getActivationCode(user, verificationKey, attemptsLeft, status):
+            writer.member("event", "getActivationCode")
+            writer.member("user", user)
+            writer.member("verificationKey", verificationKey)
+            writer.member("attemptsLeft", attemptsLeft)
+            status.write(as: "status", to: &writer)
+        case let .getUserConsentForLDA(user, mode):
+            writer.member("event", "getUserConsentForLDA")
+            writer.member("user", user)
+            writer.member("challengeMode", mode.rawValue)
+        case let .getLDASignature(user, mode, challenge, deviceKeys, attemptsLeft, status):
+            writer.member("event", "getLDASignature")
+            writer.member("user", user)
+            writer.member("challengeMode", mode.rawValue)
+            writer.member("challenge", challenge)
+            writer.member("deviceKeys", .array(deviceKeys.map { .string($0) }))
+            writer.member("attemptsLeft", attemptsLeft)
+            status.write(as: "status", to: &writer)
+        case let .getIDVBiometric(user, mode, nonce, challenge, attemptsLeft, status):
+            writer.member("event", "getIDVBiometric")
+            writer.member("user", user)
+            writer.member("challengeMode", mode.rawValue)
+            writer.member("nonce", nonce)
+            writer.member("challenge", challenge)
+            writer.member("attemptsLeft", attemptsLeft)
+            status.write(as: "status", to: &writer)
+        case let .onCredentialsAvailableForUpdate(user, options):
+            writer.member("event", "onCredentialsAvailableForUpdate")
+            writer.member("user", user)
+            writer.member("options", .array(options.map { .string($0) }))
+        case let .onUpdateCredentialResponse(user, credType, status):
+            writer.member("event", "onUpdateCredentialResponse")
+            writer.member("user", user)
+            writer.member("credType", credType)
+            status.write(as: "status", to: &writer)
+        case let .onUserLoggedIn(user, sessionID):
+            writer.member("event", "onUserLoggedIn")
+            writer.member("user", user)
+            writer.key("session")
+            writer.beginObject()
+            writer.member("id", sessionID)
+            writer.endObject()
+        case let .onUserLoggedOff(user):
+            writer.member("event", "onUserLoggedOff")
+            writer.member("user", user)
+        case let .onAuthenticateUserAndSignData(details, status):
+            writer.member("event", "onAuthenticateUserAndSignData")
+            details.write(as: "details", to: &writer)
+            status.write(as: "status", to: &writer)
+            writer.key("error")
+            writer.beginObject()
+            writer.member("code", 0)
+            writer.member("message", "Success")
+            writer.endObject()
+        }
+        writer.endObject()
+    }
+
+    /// The event's compact JSON.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The event as a JSON value (for tests and tools; the server writes ``write(to:)``).
+    public var json: JSONValue {
+        (try? JSONParser.parse(jsonBytes)) ?? .null
+    }
+}

@@ -1,0 +1,40 @@
+/// The `details` of `onAuthenticateUserAndSignData` (SPEC §3.1).
+public struct SigningDetails: Sendable, Equatable {
+    public var dataPayload: String
+    public var dataPayloadLength: Int
+    public var reason: String
+    /// The JWS; empty when nothing was signed.
+    public var payloadSignature: String
+    /// The signature ID; empty when nothing was signed.
+    public var dataSignatureID: String
+    public var authLevel: Int
+    public var authenticatorType: Int
+    public var authenticatorUsed: String
+
+    public init(dataPayload: String, dataPayloadLength: Int, reason: String, payloadSignature: String,
+                dataSignatureID: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
+        self.dataPayload = dataPayload
+        self.dataPayloadLength = dataPayloadLength
+        self.reason = reason
+        self.payloadSignature = payloadSignature
+        self.dataSignatureID = dataSignatureID
+        self.authLevel = authLevel
+        self.authenticatorType = authenticatorType
+        self.authenticatorUsed = authenticatorUsed
+    }
+
+    /// Writes `"key":{…}` with the members in the order of SPEC §3.1.
+    func write<Output>(as key: StaticString, to writer: inout JSONWriter<Output>) {
+        writer.key(key)
+        writer.beginObject()
+        writer.member("dataPayload", dataPayload)
+        writer.member("dataPayloadLength", dataPayloadLength)
+        writer.member("reason", reason)
+        writer.member("payloadSignature", payloadSignature)
+        writer.member("dataSignatureID", dataSignatureID)
+        writer.member("authLevel", authLevel)
+        writer.member("authenticatorType", authenticatorType)
+        writer.member("authenticatorUsed", authenticatorUsed)
+        writer.endObject()
+    }
+}

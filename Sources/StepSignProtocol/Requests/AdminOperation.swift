@@ -1,0 +1,63 @@
+/// An `admin.*` operation of SPEC §3.2 with its parameters, decoded once.
+public enum AdminOperation: Sendable {
+    case addUser(user: String, password: String, mustChangePassword: Bool)
+    case removeUser(user: String)
+    case unlockUser(user: String)
+    case expirePassword(user: String)
+    case listUsers
+    /// `publicKey` is checked as a JWK by the engine (nil when absent).
+    case enrollDeviceKey(user: String, publicKey: JSONValue?, label: String?)
+    case revokeDeviceKey(user: String, deviceKeyID: String)
+    case rotateKey
+    case revokeKey(kid: String)
+    case listKeys
+    case auditVerify
+    case exportLedger(afterSeq: Int, limit: Int)
+
+    /// Decodes the admin operation and parameters of `request`.
+    public init(_ request: Request) throws(StepSignError) {
+        switch request.op {
+        case "admin.addUser":
+            try request.allowOnly(["user", "password", "mustChangePassword"])
+            self = .addUser(user: try request.string("user"), password: try request.string("password"),
+                            mustChangePassword: try request.optionalBool("mustChangePassword") ?? false)
+        case "admin.removeUser":
+            try request.allowOnly(["user"])
+            self = .removeUser(user: try request.string("user"))
+        case "admin.unlockUser":
+            try request.allowOnly(["user"])
+            self = .unlockUser(user: try request.string("user"))
+        case "admin.expirePassword":
+            try request.allowOnly(["user"])
+            self = .expirePassword(user: try request.string("user"))
+        case "admin.listUsers":
+            try request.allowOnly([])
+            self = .listUsers
+        case "admin.enrollDeviceKey":
+            try request.allowOnly(["user", "publicKey", "label"])
+            self = .enrollDeviceKey(user: try request.string("user"), publicKey: request.member("publicKey"),
+                                    label: try request.optionalString("label"))
+        case "admin.revokeDeviceKey":
+            try request.allowOnly(["user", "deviceKeyId"])
+            self = .revokeDeviceKey(user: try request.string("user"), deviceKeyID: try request.string("deviceKeyId"))
+        case "admin.rotateKey":
+            try request.allowOnly([])
+            self = .rotateKey
+        case "admin.revokeKey":
+            try request.allowOnly(["kid"])
+            self = .revokeKey(kid: try request.string("kid"))
+        case "admin.listKeys":
+            try request.allowOnly([])
+            self = .listKeys
+        case "admin.auditVerify":
+            try request.allowOnly([])
+            self = .auditVerify
+        case "admin.exportLedger":
+            try request.allowOnly(["afterSeq", "limit"])
+            self = .exportLedger(afterSeq: try request.optionalInt("afterSeq", in: 0...Int.max) ?? 0,
+                                 limit: try request.optionalInt("limit", in: 1...10_000) ?? 1000)
+        default:
+            throw .invalid("unknown operation \"\(request.op)\"")
+        }
+    }
+}

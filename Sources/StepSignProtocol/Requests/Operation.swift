@@ -1,0 +1,134 @@
+/// One operation of SPEC §3.2 with its parameters, decoded once: every parameter has its type
+/// and range, and a member the operation does not take is refused (code 4), so a misspelt
+/// parameter is an error and not silently ignored.
+public enum Operation: Sendable {
+    case authenticateUserAndSignData(SignDataParameters)
+    case setUser(user: String)
+    case setPassword(password: String, challengeMode: Int)
+    case updatePassword(currentPassword: String, newPassword: String, challengeMode: Int)
+    case getAllChallenges
+    case initiateUpdateFlowForCredential(credentialType: String)
+    case forgotPassword(user: String)
+    case resendActivationCode
+    case setActivationCode(activationCode: String)
+    case setUserConsentForLDA(consent: Bool)
+    case setLDASignature(deviceKeyID: String, signature: String)
+    case setIDVBiometricAssertion(assertion: String)
+    /// `publicKey` is checked as a JWK by the engine (nil when absent).
+    case enrollDeviceKey(publicKey: JSONValue?, label: String?)
+    case logOff
+    case resetAuthState
+    case resetAuthenticateUserAndSignDataState
+    case getPublicKeys(format: String?)
+    case getSignature(signatureID: String)
+    case getCheckpoint
+    case status
+    /// An `admin.*` operation; only admin peers may send one.
+    case admin(AdminOperation)
+
+    /// Whether `op` names an admin operation: the engine refuses it (13) to other peers before
+    /// its parameters are read.
+    public static func isAdmin(_ op: String) -> Bool { op.hasPrefix("admin.") }
+
+    /// The operations that answer an open challenge (an expired challenge makes them error 11).
+    public static let challengeAnswers: Set<String> = [
+        "setPassword", "updatePassword", "setActivationCode", "resendActivationCode", "setLDASignature",
+        "setIDVBiometricAssertion", "setUserConsentForLDA",
+    ]
+
+    /// Decodes the operation and parameters of `request`.
+    public init(_ request: Request) throws(StepSignError) {
+        switch request.op {
+        case "authenticateUserAndSignData":
+            try request.allowOnly(["payload", "reason", "authLevel", "authenticatorType", "user"])
+            self = .authenticateUserAndSignData(SignDataParameters(
+                payload: try request.string("payload"),
+                reason: try request.string("reason"),
+                authLevel: try request.int("authLevel", in: 0...100),
+                authenticatorType: try request.int("authenticatorType", in: 0...100),
+                user: try request.optionalString("user")))
+        case "setUser":
+            try request.allowOnly(["user"])
+            self = .setUser(user: try request.string("user"))
+        case "setPassword":
+            try request.allowOnly(["password", "challengeMode"])
+            self = .setPassword(password: try request.string("password"),
+                                challengeMode: try request.int("challengeMode", in: 0...100))
+        case "updatePassword":
+            try request.allowOnly(["currentPassword", "newPassword", "challengeMode"])
+            self = .updatePassword(currentPassword: try request.string("currentPassword"),
+                                   newPassword: try request.string("newPassword"),
+                                   challengeMode: try request.int("challengeMode", in: 0...100))
+        case "getAllChallenges":
+            try request.allowOnly([])
+            self = .getAllChallenges
+        case "initiateUpdateFlowForCredential":
+            try request.allowOnly(["credentialType"])
+            self = .initiateUpdateFlowForCredential(credentialType: try request.string("credentialType"))
+        case "forgotPassword":
+            try request.allowOnly(["user"])
+            self = .forgotPassword(user: try request.string("user"))
+        case "resendActivationCode":
+            try request.allowOnly([])
+            self = .resendActivationCode
+        case "setActivationCode":
+            try request.allowOnly(["activationCode"])
+            self = .setActivationCode(activationCode: try request.string("activationCode"))
+        case "setUserConsentForLDA":
+            try request.allowOnly(["consent"])
+            guard let consent = try request.optionalBool("consent") else { throw .invalid("missing parameter \"consent\"") }
+            self = .setUserConsentForLDA(consent: consent)
+        case "setLDASignature":
+            try request.allowOnly(["deviceKeyId", "signature"])
+            self = .setLDASignature(deviceKeyID: try request.string("deviceKeyId"), signature: try request.string("signature"))
+        case "setIDVBiometricAssertion":
+            try request.allowOnly(["assertion"])
+            self = .setIDVBiometricAssertion(assertion: try request.string("assertion"))
+        case "enrollDeviceKey":
+            try request.allowOnly(["publicKey", "label"])
+            self = .enrollDeviceKey(publicKey: request.member("publicKey"), label: try request.optionalString("label"))
+        case "logOff":
+            try request.allowOnly([])
+            self = .logOff
+        case "resetAuthState":
+            try request.allowOnly([])
+            self = .resetAuthState
+        case "resetAuthenticateUserAndSignDataState":
+            try request.allowOnly([])
+            self = .resetAuthenticateUserAndSignDataState
+        case "getPublicKeys":
+            try request.allowOnly(["format"])
+            self = .getPublicKeys(format: try request.optionalString("format"))
+        case "getSignature":
+            try request.allowOnly(["signatureID"])
+            self = .getSignature(signatureID: try request.string("signatureID"))
+        case "getCheckpoint":
+            try request.allowOnly([])
+            self = .getCheckpoint
+        case "status":
+            try request.allowOnly([])
+            self = .status
+        default:
+            guard Self.isAdmin(request.op) else { throw .invalid("unknown operation \"\(request.op)\"") }
+            self = .admin(try AdminOperation(request))
+        }
+    }
+}
+
+/// The parameters of `authenticateUserAndSignData` (SPEC §3.2).
+public struct SignDataParameters: Sendable {
+    public var payload: String
+    public var reason: String
+    public var authLevel: Int
+    public var authenticatorType: Int
+    /// The user to sign for when the session is not logged in; absent or the login's user when it is.
+    public var user: String?
+
+    public init(payload: String, reason: String, authLevel: Int, authenticatorType: Int, user: String?) {
+        self.payload = payload
+        self.reason = reason
+        self.authLevel = authLevel
+        self.authenticatorType = authenticatorType
+        self.user = user
+    }
+}
