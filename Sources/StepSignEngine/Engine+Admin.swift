@@ -8,19 +8,19 @@ import struct Foundation.Date
 
 extension Engine {
     /// The `admin.*` operations (SPEC §3.2); the caller has checked that the peer is an admin.
-    func handleAdmin(_ operation: AdminOperation, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    func handleAdmin(_ operation: AdminOperation, context: RequestContext) async throws -> Reply {
         switch operation {
         case let .addUser(user, password, mustChange):
             try UserName.validate(user)
-            if let violation = policy.violation(password: password, userID: user) {
+            if let violation = context.policy.violation(password: password, userID: user) {
                 throw StepSignError.invalid("the password does not meet the policy: \(violation.message)")
             }
-            let parameters = config.password.scryptParameters
+            let parameters = context.config.password.scryptParameters
             let hash = try await NIOThreadPool.singleton.runIfActive {
                 try PasswordHash.make(password: password, parameters: parameters)
             }
             do {
-                try await store.addUser(NewUser(name: user, passwordHash: hash, mustChangePassword: mustChange, createdAt: now))
+                try await store.addUser(NewUser(name: user, passwordHash: hash, mustChangePassword: mustChange, createdAt: context.now))
             } catch StorageError.userExists {
                 throw StepSignError.invalid("user \"\(user)\" already exists")
             }
@@ -39,16 +39,16 @@ extension Engine {
                 let keys = try await store.deviceKeys(user: user.name, includeRevoked: false)
                 rows.append([
                     "user": .string(user.name),
-                    "blocked": .bool(user.isBlocked(at: now)),
-                    "passwordExpired": .bool(user.isPasswordExpired(maxAgeDays: config.password.maxAgeDays, at: now)),
+                    "blocked": .bool(user.isBlocked(at: context.now)),
+                    "passwordExpired": .bool(user.isPasswordExpired(maxAgeDays: context.config.password.maxAgeDays, at: context.now)),
                     "deviceKeys": .array(keys.map { .string($0.kid) }),
                 ])
             }
             return Reply(result: ["users": .array(rows)])
         case let .enrollDeviceKey(user, publicKey, label):
-            return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, config: config, now: now)
+            return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, context: context)
         case let .revokeDeviceKey(user, kid):
-            return try await adminRevokeDeviceKey(user: user, kid: kid, now: now)
+            return try await adminRevokeDeviceKey(user: user, kid: kid, now: context.now)
         case .rotateKey:
             let kid = try await keyring.rotate()
             return Reply(result: ["activeKid": .string(kid)])
@@ -72,7 +72,7 @@ extension Engine {
             let options = LedgerVerifier.Options(
                 trustedKeys: keyring.trustedKeys,
                 revokedKids: Set(keyring.keys.filter { $0.revokedAt != nil }.map(\.kid)),
-                checkpointEntries: config.ledger.checkpointEntries
+                checkpointEntries: context.config.ledger.checkpointEntries
             )
             let audit = try await store.auditLedger(options: options)
             if !audit.ok {

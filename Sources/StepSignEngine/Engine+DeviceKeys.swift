@@ -11,22 +11,20 @@ extension Engine {
     /// `enrollDeviceKey` (SPEC §3.2): registers an LDA device key for the session's user, on a
     /// login that still holds (else 5), younger than `lda.enroll_fresh_seconds` (else 11: log
     /// in again), of a user who is not blocked (else 148).
-    func enrollDeviceKey(publicKey: JSONValue?, label: String?, session: inout Session, config: StepSignConfiguration,
-                         now: Date) async throws -> Reply {
-        let login = try await requireLogin(&session, config: config, now: now, blocked: .userBlocked)
-        guard now.timeIntervalSince(login.loggedInAt) <= Double(config.lda.enrollFreshSeconds) else {
+    func enrollDeviceKey(publicKey: JSONValue?, label: String?, session: inout Session, context: RequestContext) async throws -> Reply {
+        let login = try await requireLogin(&session, context: context, blocked: .userBlocked)
+        guard context.now.timeIntervalSince(login.loggedInAt) <= Double(context.config.lda.enrollFreshSeconds) else {
             throw StepSignError.wrongState(
-                "enrolling a device key needs a login from the last \(config.lda.enrollFreshSeconds) seconds; log in again")
+                "enrolling a device key needs a login from the last \(context.config.lda.enrollFreshSeconds) seconds; log in again")
         }
-        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: login.user, config: config, now: now)
+        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: login.user, context: context)
         return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
     /// `admin.enrollDeviceKey`: registers an LDA device key for any user.
-    func adminEnrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, config: StepSignConfiguration,
-                              now: Date) async throws -> Reply {
+    func adminEnrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, context: RequestContext) async throws -> Reply {
         try UserName.validate(user)
-        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: user, config: config, now: now)
+        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: user, context: context)
         return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
@@ -40,9 +38,8 @@ extension Engine {
         return Reply(result: [:])
     }
 
-    private func addDeviceKey(publicKey: JSONValue?, label: String?, user: String, config: StepSignConfiguration,
-                              now: Date) async throws -> String {
-        guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+    private func addDeviceKey(publicKey: JSONValue?, label: String?, user: String, context: RequestContext) async throws -> String {
+        guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
         let key = try Self.deviceKey(from: publicKey)
         let label = label ?? ""
         guard label.count <= Self.deviceKeyLabelLimit else {
@@ -50,7 +47,7 @@ extension Engine {
         }
         let jwk = String(decoding: try JSONEncoder().encode(key.jwk), as: UTF8.self)
         do {
-            try await store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: now))
+            try await store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now))
         } catch StorageError.noSuchUser {
             throw StepSignError.invalid("no user \"\(user)\"")
         } catch StorageError.deviceKeyExists {

@@ -4,24 +4,24 @@ import struct Foundation.Date
 
 extension Engine {
     /// `setUser` (SPEC §3.2): opens the mode-0 password challenge. Unknown users look the same.
-    func setUser(_ user: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    func setUser(_ user: String, session: inout Session, context: RequestContext) async throws -> Reply {
         try UserName.validate(user)
-        guard try await currentLogin(&session, config: config, now: now) == nil else {
+        guard try await currentLogin(&session, context: context) == nil else {
             throw StepSignError.wrongState("already logged in; logOff first")
         }
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
-        let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now)
-        session.pending = .password(PasswordChallenge(user: user, mode: .verify, openedAt: now))
+        let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now)
+        session.pending = .password(PasswordChallenge(user: user, mode: .verify, openedAt: context.now))
         return Reply(events: [
             .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft ?? 0,
-                         status: attemptsLeft == nil ? .attemptsExhausted : .success, info: forgotPasswordInfo(config)),
+                         status: attemptsLeft == nil ? .attemptsExhausted : .success, info: forgotPasswordInfo(context.config)),
         ])
     }
 
     /// `setPassword` (SPEC §3.2): answers the open password challenge of mode 0, 1 or 12.
-    func setPassword(_ password: String, mode: Int, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    func setPassword(_ password: String, mode: Int, session: inout Session, context: RequestContext) async throws -> Reply {
         switch session.pending {
         case let .signing(challenge)? where challenge.authenticator == .password || challenge.authenticator.isDeviceKey:
             // A client whose device cannot answer getLDASignature may fall back to the password.
@@ -29,75 +29,74 @@ extension Engine {
                 throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
             }
             // A signing opened by a login signs as its user: the login must still hold.
-            _ = try await currentLogin(&session, config: config, now: now)
+            _ = try await currentLogin(&session, context: context)
             return try await answerSigningPassword(password, challenge: challenge, session: &session,
-                                                   config: config, now: now)
+                                                   context: context)
         case let .password(challenge)? where challenge.mode == .verify || challenge.mode == .set:
             guard mode == challenge.mode.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode \(challenge.mode.rawValue), not \(mode)")
             }
             if challenge.mode == .verify {
                 return try await verifyLoginPassword(password, challenge: challenge, session: &session,
-                                                     config: config, now: now)
+                                                     context: context)
             }
             return try await setNewPassword(password, challenge: challenge, session: &session,
-                                            config: config, now: now)
+                                            context: context)
         default:
             throw StepSignError.wrongState("no password challenge of mode \(mode) is open")
         }
     }
 
     /// Mode 0: the password of a login.
-    private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, context: RequestContext) async throws -> Reply {
         let user = challenge.user
-        guard try await passwords.attemptsLeft(user: user, config: config, now: now) != nil else {
+        guard try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
         let token = try await credentialToken(user: user)
-        switch try await passwords.verify(user: user, password: password, uid: session.peer.uid, config: config, now: now) {
+        switch try await passwords.verify(user: user, password: password, uid: session.peer.uid, config: context.config, now: context.now) {
         case .accepted:
-            if try await mustReplacePassword(user: user, config: config, now: now) {
-                session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: now))
-                let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) ?? 0
+            if try await mustReplacePassword(user: user, context: context) {
+                session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: context.now))
+                let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) ?? 0
                 return Reply(events: [
                     .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft,
-                                 status: .passwordExpired, info: policyInfo(config)),
+                                 status: .passwordExpired, info: policyInfo(context.config)),
                 ])
             }
-            return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
+            return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
         case let .rejected(attemptsLeft):
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft,
-                             status: .authenticationFailed(attemptsLeft: attemptsLeft), info: forgotPasswordInfo(config)),
+                             status: .authenticationFailed(attemptsLeft: attemptsLeft), info: forgotPasswordInfo(context.config)),
             ])
         case .exhausted:
             session.pending = nil
             logger.warning("login attempts exhausted, user blocked", metadata: ["user": "\(user)"])
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: 0, status: .attemptsExhausted,
-                             info: forgotPasswordInfo(config)),
+                             info: forgotPasswordInfo(context.config)),
                 .getUser,
             ])
         }
     }
 
     /// Mode 1: the new password after a right activation code (forgot password, Path B).
-    private func setNewPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func setNewPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, context: RequestContext) async throws -> Reply {
         let user = challenge.user
-        let outcome = try await changePassword(user: user, to: password, config: config, now: now)
+        let outcome = try await changePassword(user: user, to: password, context: context)
         guard case let .changed(token) = outcome else {
             return Reply(events: [
-                .getPassword(user: user, challengeMode: .set, attemptsLeft: config.password.maxAttempts,
-                             status: outcome.status ?? .passwordReused, info: policyInfo(config)),
+                .getPassword(user: user, challengeMode: .set, attemptsLeft: context.config.password.maxAttempts,
+                             status: outcome.status ?? .passwordReused, info: policyInfo(context.config)),
             ])
         }
         _ = try await store.unlockUser(named: user)
-        return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
+        return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
     }
 
     /// `updatePassword` (SPEC §3.2): mode 4 (expired, during login) or mode 2 (logged in).
-    func updatePassword(current: String, new: String, mode: Int, session: inout Session, config: StepSignConfiguration,
-                        now: Date) async throws -> Reply {
+    func updatePassword(current: String, new: String, mode: Int, session: inout Session, context: RequestContext) async throws -> Reply {
         guard case let .password(challenge)? = session.pending,
               challenge.mode == .updateOnExpiry || challenge.mode == .update
         else { throw StepSignError.wrongState("no password update challenge is open") }
@@ -108,37 +107,37 @@ extension Engine {
             throw StepSignError(.samePassword, "the current and the new password are the same")
         }
         if challenge.mode == .update {
-            return try await updateLoggedIn(current: current, new: new, challenge: challenge, session: &session, config: config, now: now)
+            return try await updateLoggedIn(current: current, new: new, challenge: challenge, session: &session, context: context)
         }
-        return try await updateExpired(current: current, new: new, challenge: challenge, session: &session, config: config, now: now)
+        return try await updateExpired(current: current, new: new, challenge: challenge, session: &session, context: context)
     }
 
     /// Mode 4: replace an expired password, then log in.
-    private func updateExpired(current: String, new: String, challenge: PasswordChallenge, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
+    private func updateExpired(current: String, new: String, challenge: PasswordChallenge, session: inout Session, context: RequestContext) async throws -> Reply {
         let user = challenge.user
         func prompt(_ status: Status, attemptsLeft: Int) -> Event {
             .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
-                         info: policyInfo(config))
+                         info: policyInfo(context.config))
         }
-        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: config, now: now) {
+        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
         case .exhausted:
             session.pending = nil
             return Reply(events: [prompt(.attemptsExhausted, attemptsLeft: 0), .getUser])
         case .accepted:
-            let outcome = try await changePassword(user: user, to: new, config: config, now: now)
+            let outcome = try await changePassword(user: user, to: new, context: context)
             guard case let .changed(token) = outcome else {
                 return Reply(events: [prompt(outcome.status ?? .passwordReused,
-                                                             attemptsLeft: config.password.maxAttempts)])
+                                                             attemptsLeft: context.config.password.maxAttempts)])
             }
-            return Reply(events: [try logIn(user, token: token, session: &session, now: now)])
+            return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
         }
     }
 
     /// `logOff`: ends the login (error 5 if it had already ended).
-    func logOff(session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        let login = try await requireLogin(&session, config: config, now: now)
+    func logOff(session: inout Session, context: RequestContext) async throws -> Reply {
+        let login = try await requireLogin(&session, context: context)
         session.end()
         logger.info("logged off", metadata: ["user": "\(login.user)"])
         return Reply(events: [.onUserLoggedOff(user: login.user), .getUser])

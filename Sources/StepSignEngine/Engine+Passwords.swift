@@ -9,13 +9,12 @@ extension Engine {
     /// Checks a new password against the policy and the history, and stores it if it passes.
     ///
     /// The history is the current password plus the `password.history` before it.
-    func changePassword(user: String, to newPassword: String, config: StepSignConfiguration,
-                        now: Date) async throws -> PasswordChangeOutcome {
-        if let violation = policy.violation(password: newPassword, userID: user) {
+    func changePassword(user: String, to newPassword: String, context: RequestContext) async throws -> PasswordChangeOutcome {
+        if let violation = context.policy.violation(password: newPassword, userID: user) {
             return .policyViolated(violation)
         }
-        let history = try await store.passwordHistory(user: user, limit: config.password.history + 1)
-        let parameters = config.password.scryptParameters
+        let history = try await store.passwordHistory(user: user, limit: context.config.password.history + 1)
+        let parameters = context.config.password.scryptParameters
         let outcome = try await NIOThreadPool.singleton.runIfActive { () throws -> (reused: Bool, hash: String) in
             for old in history where try PasswordHash.verify(password: newPassword, encoded: old) {
                 return (true, "")
@@ -23,16 +22,16 @@ extension Engine {
             return (false, try PasswordHash.make(password: newPassword, parameters: parameters))
         }
         if outcome.reused { return .reused }
-        let token = try await store.setPassword(user: user, hash: outcome.hash, at: now, historyLimit: config.password.history)
+        let token = try await store.setPassword(user: user, hash: outcome.hash, at: context.now, historyLimit: context.config.password.history)
         logger.notice("password changed", metadata: ["user": "\(user)"])
         return .changed(token)
     }
 
     /// Whether `user`'s password must be replaced before the user may log in: expired by age
     /// or by an admin, or marked `mustChangePassword`.
-    func mustReplacePassword(user: String, config: StepSignConfiguration, now: Date) async throws -> Bool {
+    func mustReplacePassword(user: String, context: RequestContext) async throws -> Bool {
         guard let record = try await store.user(named: user) else { return false }
-        return record.mustChangePassword || record.isPasswordExpired(maxAgeDays: config.password.maxAgeDays, at: now)
+        return record.mustChangePassword || record.isPasswordExpired(maxAgeDays: context.config.password.maxAgeDays, at: context.now)
     }
 
     /// `info` of a mode-0 challenge.

@@ -14,11 +14,11 @@ extension Engine {
     ///
     /// - Parameter blocked: the code for a user blocked while the credentials did not change
     ///   (`enrollDeviceKey` answers 148 there, SPEC §3.2); the login ends either way.
-    func currentLogin(_ session: inout Session, config: StepSignConfiguration, now: Date,
+    func currentLogin(_ session: inout Session, context: RequestContext,
                       blocked: StepSignError.Code = .sessionExpired) async throws -> Session.Login? {
         guard let login = session.login else { return nil }
         let user = try await store.user(named: login.user)
-        guard let end = LoginEnd.check(login, user: user, maxSeconds: config.server.sessionMaxSeconds, now: now) else {
+        guard let end = LoginEnd.check(login, user: user, maxSeconds: context.config.server.sessionMaxSeconds, now: context.now) else {
             return login
         }
         session.end()
@@ -28,9 +28,9 @@ extension Engine {
 
     /// The session's login if it still holds (see ``currentLogin(_:config:now:blocked:)``);
     /// error 11 when the session is not logged in.
-    func requireLogin(_ session: inout Session, config: StepSignConfiguration, now: Date,
+    func requireLogin(_ session: inout Session, context: RequestContext,
                       blocked: StepSignError.Code = .sessionExpired) async throws -> Session.Login {
-        guard let login = try await currentLogin(&session, config: config, now: now, blocked: blocked) else {
+        guard let login = try await currentLogin(&session, context: context, blocked: blocked) else {
             throw StepSignError.wrongState("not logged in")
         }
         return login

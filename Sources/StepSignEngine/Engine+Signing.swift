@@ -7,14 +7,13 @@ import struct Foundation.Date
 
 extension Engine {
     /// `authenticateUserAndSignData` (SPEC §3.2): checks, then one step-up challenge or the result.
-    func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, config: StepSignConfiguration,
-                                     now: Date) async throws -> Reply {
+    func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, context: RequestContext) async throws -> Reply {
         let payload = parameters.payload, reason = parameters.reason, named = parameters.user
         let level = parameters.authLevel, type = parameters.authenticatorType
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user: String
-        if let login = try await currentLogin(&session, config: config, now: now) {
+        if let login = try await currentLogin(&session, context: context) {
             guard named == nil || named == login.user else {
                 throw StepSignError.invalid("\"user\" must be absent or the logged-in user")
             }
@@ -32,34 +31,34 @@ extension Engine {
 
         switch try AuthenticationMatrix.requirement(level: level, type: type) {
         case .none:
-            guard config.signing.allowLevel0 else {
+            guard context.config.signing.allowLevel0 else {
                 throw StepSignError(.notSupported, "level 0 signing is disabled (signing.allow_level_0)")
             }
-            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
         case .strongestEnrolled:
-            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
+            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            if let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: config) {
-                session.pending = .signing(SigningChallenge(request: signing, authenticator: .deviceKey(device), openedAt: now))
+            if let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config) {
+                session.pending = .signing(SigningChallenge(request: signing, authenticator: .deviceKey(device), openedAt: context.now))
                 return Reply(events: [
                     .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(device.bytes),
                                      deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: .success),
                 ])
             }
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: context.now))
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: .success, info: []),
             ])
         case .idvBiometric:
-            guard idvKeys != nil else {
+            guard context.idvKeys != nil else {
                 throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
             }
-            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: config, now: now) else {
+            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
             let challenge = try idvChallenge(for: signing, peer: session.peer)
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: now))
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: context.now))
             return Reply(events: [
                 .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: Base64URL.encode(challenge.text),
                                  attemptsLeft: attemptsLeft, status: .success),
@@ -68,29 +67,27 @@ extension Engine {
     }
 
     /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
-    func setLDASignature(kid: String, signature: String, session: inout Session, config: StepSignConfiguration,
-                         now: Date) async throws -> Reply {
+    func setLDASignature(kid: String, signature: String, session: inout Session, context: RequestContext) async throws -> Reply {
         switch session.pending {
         case let .signing(challenge)?:
             guard case let .deviceKey(device) = challenge.authenticator else {
                 throw StepSignError.wrongState("the open challenge is not a device key challenge")
             }
-            guard config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+            guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
             // A signing opened by a login signs as its user: the login must still hold.
-            _ = try await currentLogin(&session, config: config, now: now)
+            _ = try await currentLogin(&session, context: context)
             let signing = challenge.request
             // Reserve, then check (SPEC §5.1): the attempt is taken before the signature is looked at.
-            let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
+            let reservation = try await passwords.reserve(user: signing.user, config: context.config, now: context.now)
             if case .granted = reservation,
-               try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: config),
-               try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(config, now: now), now: now) {
-                try await passwords.giveBack(user: signing.user, now: now)
+               try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: context.config),
+               try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(context), now: context.now) {
+                try await passwords.giveBack(user: signing.user, now: context.now)
                 session.pending = nil
-                return try await finishSigning(signing, authenticatorUsed: "lda", session: &session, config: config, now: now)
+                return try await finishSigning(signing, authenticatorUsed: "lda", session: &session, context: context)
             }
             logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
-            return try await failStepUp(challenge, reservation: reservation, session: &session, config: config,
-                                        now: now) { attemptsLeft, fresh in
+            return try await failStepUp(challenge, reservation: reservation, session: &session, context: context) { attemptsLeft, fresh in
                 guard case let .deviceKey(next)? = fresh else { return nil }
                 return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(next.bytes),
                                         deviceKeys: next.deviceKeyIDs, attemptsLeft: attemptsLeft,
@@ -98,7 +95,7 @@ extension Engine {
             }
         case let .loginDeviceSignature(user, device, _)?:
             return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
-                                                        session: &session, config: config, now: now)
+                                                        session: &session, context: context)
         default:
             throw StepSignError.wrongState("no device key challenge is open")
         }
@@ -106,33 +103,31 @@ extension Engine {
 
     /// Until when a nonce of a challenge opened `now` must stay used: past that the challenge
     /// has expired anyway.
-    func challengeExpiry(_ config: StepSignConfiguration, now: Date) -> Date {
-        now.addingTimeInterval(Double(config.server.challengeTimeoutSeconds) + 60)
+    func challengeExpiry(_ context: RequestContext) -> Date {
+        context.now.addingTimeInterval(Double(context.config.server.challengeTimeoutSeconds) + 60)
     }
 
     /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.
-    func setIDVBiometricAssertion(_ assertion: String, session: inout Session, config: StepSignConfiguration,
-                                  now: Date) async throws -> Reply {
+    func setIDVBiometricAssertion(_ assertion: String, session: inout Session, context: RequestContext) async throws -> Reply {
         guard case let .signing(challenge)? = session.pending, case let .idvBiometric(idv) = challenge.authenticator else {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
-        guard let keys = idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
+        guard let keys = context.idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
         // A signing opened by a login signs as its user: the login must still hold.
-        _ = try await currentLogin(&session, config: config, now: now)
+        _ = try await currentLogin(&session, context: context)
         let signing = challenge.request
-        let reservation = try await passwords.reserve(user: signing.user, config: config, now: now)
+        let reservation = try await passwords.reserve(user: signing.user, config: context.config, now: context.now)
         var rejection: IDVAssertionVerifier.Rejection?
         if case .granted = reservation {
-            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, challenge: idv, config: config, now: now)
+            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, challenge: idv, context: context)
         }
         if case .granted = reservation, rejection == nil {
-            try await passwords.giveBack(user: signing.user, now: now)
+            try await passwords.giveBack(user: signing.user, now: context.now)
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", session: &session, context: context)
         }
         logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
-        return try await failStepUp(challenge, reservation: reservation, session: &session, config: config,
-                                    now: now) { attemptsLeft, fresh in
+        return try await failStepUp(challenge, reservation: reservation, session: &session, context: context) { attemptsLeft, fresh in
             guard case let .idvBiometric(next)? = fresh else { return nil }
             return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: Base64URL.encode(next.text),
                                     attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
@@ -149,19 +144,19 @@ extension Engine {
     /// Why `assertion` does not approve `challenge` (the signing for `user`), or nil when it
     /// does (and it is now used up, on every connection and daemon sharing the store).
     private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, challenge: IDVChallenge,
-                                   config: StepSignConfiguration, now: Date) async throws -> IDVAssertionVerifier.Rejection? {
+                                   context: RequestContext) async throws -> IDVAssertionVerifier.Rejection? {
         let nonce = challenge.nonce
         let use: IDVAssertionVerifier.SingleUse
         do {
-            use = try idvVerifier.verify(assertion, issuer: config.idv.issuer, keys: keys,
-                                         maxAgeSeconds: config.idv.maxAgeSeconds, user: user, challenge: challenge, now: now)
+            use = try idvVerifier.verify(assertion, issuer: context.config.idv.issuer, keys: keys,
+                                         maxAgeSeconds: context.config.idv.maxAgeSeconds, user: user, challenge: challenge, now: context.now)
         } catch {
             return error
         }
         // The IDV server vouches for a person; stepsign signs only for its own users.
         guard try await store.user(named: user) != nil else { return .unknownUser }
-        guard try await store.useOnce(use.value, expiresAt: use.expiresAt, now: now),
-              try await store.useOnce("idv-nonce:" + nonce, expiresAt: challengeExpiry(config, now: now), now: now)
+        guard try await store.useOnce(use.value, expiresAt: use.expiresAt, now: context.now),
+              try await store.useOnce("idv-nonce:" + nonce, expiresAt: challengeExpiry(context), now: context.now)
         else { return .replayed }
         return nil
     }
@@ -169,7 +164,7 @@ extension Engine {
     /// A failed device or IDV answer, its attempt already taken: asks again with a fresh
     /// challenge (a new nonce, so an answer to the old one cannot be replayed) or, when no
     /// attempt is left, ends the signing with 153.
-    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session, config: StepSignConfiguration, now: Date,
+    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session, context: RequestContext,
                             retry: (Int, StepUpAuthenticator?) -> Event?) async throws -> Reply {
         let signing = challenge.request
         switch PasswordAuthenticator.failure(reservation) {
@@ -178,7 +173,7 @@ extension Engine {
             switch challenge.authenticator {
             case .deviceKey:
                 fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
-                                                  peer: session.peer, config: config).map { .deviceKey($0) }
+                                                  peer: session.peer, config: context.config).map { .deviceKey($0) }
             case .idvBiometric:
                 fresh = .idvBiometric(try idvChallenge(for: signing, peer: session.peer))
             case .password:
@@ -186,13 +181,13 @@ extension Engine {
             }
             guard let fresh, let event = retry(attemptsLeft, fresh) else {
                 // No device key is left (all revoked): fall back to the password.
-                session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: now))
+                session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: context.now))
                 return Reply(events: [
                     .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
                                  status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
                 ])
             }
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: fresh, openedAt: now))
+            session.pending = .signing(SigningChallenge(request: signing, authenticator: fresh, openedAt: context.now))
             return Reply(events: [event])
         case .exhausted, .accepted:
             session.pending = nil
@@ -206,20 +201,20 @@ extension Engine {
 
     /// `setPassword` mode 12: the password step-up of a signing.
     func answerSigningPassword(_ password: String, challenge: SigningChallenge, session: inout Session,
-                               config: StepSignConfiguration, now: Date) async throws -> Reply {
+                               context: RequestContext) async throws -> Reply {
         let signing = challenge.request
-        switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: config, now: now) {
+        switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: context.config, now: context.now) {
         case .accepted:
             session.pending = nil
             // Only a password change may use a password that must be replaced: 118, nothing
             // signed. The right answer has given its attempt back already.
-            if try await mustReplacePassword(user: signing.user, config: config, now: now) {
+            if try await mustReplacePassword(user: signing.user, context: context) {
                 logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
                 return Reply(events: [
                     .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
                 ])
             }
-            return try await finishSigning(signing, authenticatorUsed: "password", session: &session, config: config, now: now)
+            return try await finishSigning(signing, authenticatorUsed: "password", session: &session, context: context)
         case let .rejected(attemptsLeft):
             logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])
             session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: challenge.openedAt))
@@ -237,9 +232,9 @@ extension Engine {
     }
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
-    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, session: inout Session, config: StepSignConfiguration, now: Date) async throws -> Reply {
-        let (details, entry) = try await signer.sign(signing, instance: config.instance,
-                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: now)
+    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, session: inout Session, context: RequestContext) async throws -> Reply {
+        let (details, entry) = try await signer.sign(signing, instance: context.config.instance,
+                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now)
         session.signatureIDs.insert(details.dataSignatureID)
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
         // its line at debug and is counted for the summary line of its minute. Strings are
@@ -251,7 +246,7 @@ extension Engine {
             "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
         ])
         if signing.authLevel == 0 {
-            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: now))
+            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
         }
         return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }

@@ -83,9 +83,6 @@ public final class Engine: Sendable {
         )
     }
 
-    /// The IDV server's keys in force, or nil when `idv.issuer` is empty.
-    var idvKeys: TrustedKeys? { settings.idvKeys }
-
     /// The configuration in force.
     public var config: StepSignConfiguration { settings.config }
 
@@ -94,9 +91,6 @@ public final class Engine: Sendable {
 
     /// `server.max_connections` in force.
     public var maxConnections: Int { settings.config.server.maxConnections }
-
-    /// The password policy in force, with its common-password list.
-    var policy: PasswordPolicyChecker { settings.policy }
 
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
     /// be (an unreadable common-password file, scrypt parameters that cannot hash), the old one
@@ -200,36 +194,36 @@ public final class Engine: Sendable {
         if Operation.isAdmin(request.op), !session.isAdmin {
             throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
         }
-        let config = settings.config
+        let context = RequestContext(settings: settings, now: now)
         switch try Operation(request) {
         case let .authenticateUserAndSignData(parameters):
-            return try await authenticateUserAndSignData(parameters, session: &session, config: config, now: now)
+            return try await authenticateUserAndSignData(parameters, session: &session, context: context)
         case let .setPassword(password, mode):
-            return try await setPassword(password, mode: mode, session: &session, config: config, now: now)
+            return try await setPassword(password, mode: mode, session: &session, context: context)
         case let .setUser(user):
-            return try await setUser(user, session: &session, config: config, now: now)
+            return try await setUser(user, session: &session, context: context)
         case let .updatePassword(current, new, mode):
-            return try await updatePassword(current: current, new: new, mode: mode, session: &session, config: config, now: now)
+            return try await updatePassword(current: current, new: new, mode: mode, session: &session, context: context)
         case .getAllChallenges:
-            return try await getAllChallenges(session: &session, config: config, now: now)
+            return try await getAllChallenges(session: &session, context: context)
         case let .initiateUpdateFlowForCredential(type):
-            return try await initiateUpdateFlow(type, session: &session, config: config, now: now)
+            return try await initiateUpdateFlow(type, session: &session, context: context)
         case let .forgotPassword(user):
-            return try await forgotPassword(user, session: &session, config: config, now: now)
+            return try await forgotPassword(user, session: &session, context: context)
         case .resendActivationCode:
-            return try await resendActivationCode(session: &session, config: config, now: now)
+            return try await resendActivationCode(session: &session, context: context)
         case let .setActivationCode(code):
-            return try await setActivationCode(code, session: &session, config: config, now: now)
+            return try await setActivationCode(code, session: &session, context: context)
         case let .setLDASignature(kid, signature):
-            return try await setLDASignature(kid: kid, signature: signature, session: &session, config: config, now: now)
+            return try await setLDASignature(kid: kid, signature: signature, session: &session, context: context)
         case let .setIDVBiometricAssertion(assertion):
-            return try await setIDVBiometricAssertion(assertion, session: &session, config: config, now: now)
+            return try await setIDVBiometricAssertion(assertion, session: &session, context: context)
         case let .setUserConsentForLDA(consent):
-            return try await setUserConsentForLDA(consent, session: &session, config: config, now: now)
+            return try await setUserConsentForLDA(consent, session: &session, context: context)
         case let .enrollDeviceKey(publicKey, label):
-            return try await enrollDeviceKey(publicKey: publicKey, label: label, session: &session, config: config, now: now)
+            return try await enrollDeviceKey(publicKey: publicKey, label: label, session: &session, context: context)
         case .logOff:
-            return try await logOff(session: &session, config: config, now: now)
+            return try await logOff(session: &session, context: context)
         case .resetAuthState:
             return resetAuthState(session: &session)
         case .resetAuthenticateUserAndSignDataState:
@@ -244,7 +238,7 @@ public final class Engine: Sendable {
         case .status:
             return Reply(result: try await statusResult(now: now))
         case let .admin(operation):
-            return try await handleAdmin(operation, config: config, now: now)
+            return try await handleAdmin(operation, context: context)
         }
     }
 
