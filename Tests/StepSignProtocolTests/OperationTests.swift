@@ -1,0 +1,104 @@
+import StepSignProtocol
+import Testing
+
+/// Every operation of SPEC §3.2 is decoded once, with its parameters typed and checked.
+@Suite("Operation decoding")
+struct OperationTests {
+    private func operation(_ text: String) throws -> Operation {
+        try Operation(Request.decode(Array(text.utf8)).get())
+    }
+
+    /// Each operation name with a request that carries every parameter it takes.
+    static let complete: [String] = [
+        #"{"id":1,"op":"authenticateUserAndSignData","payload":"p","reason":"r","authLevel":1,"authenticatorType":1,"user":"u"}"#,
+        #"{"id":1,"op":"setUser","user":"u"}"#,
+        #"{"id":1,"op":"setPassword","password":"x","challengeMode":0}"#,
+        #"{"id":1,"op":"updatePassword","currentPassword":"a","newPassword":"b","challengeMode":2}"#,
+        #"{"id":1,"op":"getAllChallenges"}"#,
+        #"{"id":1,"op":"initiateUpdateFlowForCredential","credentialType":"password"}"#,
+        #"{"id":1,"op":"forgotPassword","user":"u"}"#,
+        #"{"id":1,"op":"resendActivationCode"}"#,
+        #"{"id":1,"op":"setActivationCode","activationCode":"c"}"#,
+        #"{"id":1,"op":"setUserConsentForLDA","consent":true}"#,
+        #"{"id":1,"op":"setLDASignature","deviceKeyId":"k","signature":"s"}"#,
+        #"{"id":1,"op":"setIDVBiometricAssertion","assertion":"a"}"#,
+        #"{"id":1,"op":"enrollDeviceKey","publicKey":{"kty":"EC"},"label":"l"}"#,
+        #"{"id":1,"op":"logOff"}"#,
+        #"{"id":1,"op":"resetAuthState"}"#,
+        #"{"id":1,"op":"resetAuthenticateUserAndSignDataState"}"#,
+        #"{"id":1,"op":"getPublicKeys","format":"pem"}"#,
+        #"{"id":1,"op":"getSignature","signatureID":"s"}"#,
+        #"{"id":1,"op":"getCheckpoint"}"#,
+        #"{"id":1,"op":"status"}"#,
+        #"{"id":1,"op":"admin.addUser","user":"u","password":"p","mustChangePassword":true}"#,
+        #"{"id":1,"op":"admin.removeUser","user":"u"}"#,
+        #"{"id":1,"op":"admin.unlockUser","user":"u"}"#,
+        #"{"id":1,"op":"admin.expirePassword","user":"u"}"#,
+        #"{"id":1,"op":"admin.listUsers"}"#,
+        #"{"id":1,"op":"admin.enrollDeviceKey","user":"u","publicKey":{},"label":"l"}"#,
+        #"{"id":1,"op":"admin.revokeDeviceKey","user":"u","deviceKeyId":"k"}"#,
+        #"{"id":1,"op":"admin.rotateKey"}"#,
+        #"{"id":1,"op":"admin.revokeKey","kid":"k"}"#,
+        #"{"id":1,"op":"admin.listKeys"}"#,
+        #"{"id":1,"op":"admin.auditVerify"}"#,
+        #"{"id":1,"op":"admin.exportLedger","afterSeq":5,"limit":10}"#,
+    ]
+
+    @Test("all 32 operations decode with every parameter they take", arguments: complete)
+    func decodesComplete(_ line: String) throws {
+        _ = try operation(line)
+    }
+
+    @Test("every operation refuses a member it does not take, by name", arguments: complete)
+    func refusesUnknownMember(_ line: String) throws {
+        let op = try Request.decode(Array(line.utf8)).get().op
+        let extended = String(line.dropLast()) + #","extra":1}"#
+        #expect(throws: StepSignError.invalid("unknown parameter \"extra\" for \(op)")) { try operation(extended) }
+    }
+
+    @Test("parameters arrive typed")
+    func typed() throws {
+        guard case let .authenticateUserAndSignData(parameters) = try operation(Self.complete[0]) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(parameters.payload == "p" && parameters.reason == "r" && parameters.user == "u")
+        #expect(parameters.authLevel == 1 && parameters.authenticatorType == 1)
+        guard case let .admin(.exportLedger(afterSeq, limit)) = try operation(Self.complete.last!) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(afterSeq == 5 && limit == 10)
+        guard case let .admin(.exportLedger(defaultAfter, defaultLimit)) = try operation(#"{"id":1,"op":"admin.exportLedger"}"#) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(defaultAfter == 0 && defaultLimit == 1000)
+        guard case let .enrollDeviceKey(publicKey, label) = try operation(#"{"id":1,"op":"enrollDeviceKey"}"#) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(publicKey == nil && label == nil)
+    }
+
+    @Test("missing, mistyped and out-of-range parameters are code 4 with their name")
+    func badParameters() {
+        let cases: [(String, String)] = [
+            (#"{"id":1,"op":"setUser"}"#, #"missing parameter "user""#),
+            (#"{"id":1,"op":"setUser","user":5}"#, #""user" must be a string"#),
+            (#"{"id":1,"op":"setPassword","password":"x","challengeMode":101}"#, #""challengeMode" must be an integer from 0 to 100"#),
+            (#"{"id":1,"op":"setPassword","password":"x","challengeMode":1.5}"#, #""challengeMode" must be an integer from 0 to 100"#),
+            (#"{"id":1,"op":"setUserConsentForLDA"}"#, #"missing parameter "consent""#),
+            (#"{"id":1,"op":"setUserConsentForLDA","consent":"yes"}"#, #""consent" must be true or false"#),
+            (#"{"id":1,"op":"admin.exportLedger","limit":0}"#, #""limit" must be an integer from 1 to 10000"#),
+            (#"{"id":1,"op":"admin.exportLedger","afterSeq":-1}"#, "\"afterSeq\" must be an integer from 0 to \(Int.max)"),
+        ]
+        for (line, message) in cases {
+            #expect(throws: StepSignError.invalid(message)) { try operation(line) }
+        }
+    }
+
+    @Test("an unknown operation, user or admin, is code 4 naming it")
+    func unknown() {
+        #expect(throws: StepSignError.invalid(#"unknown operation "frobnicate""#)) { try operation(#"{"id":1,"op":"frobnicate"}"#) }
+        #expect(throws: StepSignError.invalid(#"unknown operation "admin.frobnicate""#)) {
+            try operation(#"{"id":1,"op":"admin.frobnicate"}"#)
+        }
+    }
+}
