@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "StepSignVersion"),
         .target(
             name: "StepSignCrypto",
-            dependencies: ["CLibcrypto", "COpenSSLShims"]
+            dependencies: ["CLibcrypto", "COpenSSLShims", "StepSignProtocol"]
         ),
         .target(name: "StepSignProtocol"),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto", "StepSignProtocol"]),

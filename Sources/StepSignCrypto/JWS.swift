@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StepSignProtocol
 
 /// JSON Web Signature (RFC 7515) in compact serialization, ES256 only.
 public enum JWS {
@@ -24,7 +25,7 @@ public enum JWS {
 
     /// Splits and decodes a compact JWS. Surrounding whitespace is not accepted; every part
     /// must be strict base64url; the header must be a JSON object with a string `alg` and no
-    /// member named twice (``JSONDuplicateMembers``). Does not check the signature.
+    /// member named twice (the protocol's strict ``JSONParser`` reads it first). Does not check the signature.
     public static func parse(_ compact: String) throws(JWSError) -> CompactJWS {
         let text = Array(compact.utf8)
         guard text.count <= maximumLength else { throw .malformed("longer than \(maximumLength) bytes") }
@@ -35,10 +36,9 @@ public enum JWS {
         guard let payload = Base64URL.decode(ascii: parts[1]) else { throw .malformed("payload is not base64url") }
         guard let signature = Base64URL.decode(ascii: parts[2]) else { throw .malformed("signature is not base64url") }
         do {
-            try JSONDuplicateMembers.check(headerJSON)
-        } catch .duplicate(let name) {
-            throw .duplicateHeaderMember(name)
+            _ = try JSONParser.parse(headerJSON)
         } catch {
+            if let name = error.duplicateMember { throw .duplicateHeaderMember(name) }
             throw .invalidHeader("not a JSON object with a string alg")
         }
         let header: JWSHeader

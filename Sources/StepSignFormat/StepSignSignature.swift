@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StepSignProtocol
 import StepSignCrypto
 
 /// stepsign's signature: a compact JWS, ES256, header
@@ -55,13 +56,13 @@ public enum StepSignSignature {
         return (jws, kid)
     }
 
-    /// Decodes signed JSON after refusing duplicate members (``JSONDuplicateMembers``).
+    /// Decodes signed JSON after the strict ``JSONParser`` has read it (no duplicate member, valid
+    /// UTF-8, no lone surrogate): Foundation's decoder alone would keep one of two equal members.
     static func decodeStrictly<T: Decodable>(_ type: T.Type, from payload: [UInt8]) throws(SignatureVerificationError) -> T {
         do {
-            try JSONDuplicateMembers.check(payload)
-        } catch .duplicate(let name) {
-            throw .duplicateMember(name)
+            _ = try JSONParser.parse(payload)
         } catch {
+            if let name = error.duplicateMember { throw .duplicateMember(name) }
             throw .malformedClaims(error.description)
         }
         do {

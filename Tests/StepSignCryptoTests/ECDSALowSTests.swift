@@ -16,21 +16,4 @@ struct ECDSALowSTests {
             #expect(ECDSALowS.normalized(twin) == raw)
         }
     }
-
-    @Test("duplicate member names are found at any depth and after unescaping")
-    func duplicates() throws {
-        #expect(throws: JSONDuplicateMembers.Finding.duplicate("sub")) {
-            try JSONDuplicateMembers.check(Array(#"{"sub":"a","x":1,"sub":"b"}"#.utf8))
-        }
-        #expect(throws: JSONDuplicateMembers.Finding.duplicate("payload")) {
-            try JSONDuplicateMembers.check(Array(#"{"payload":"a","p\u0061yload":"b"}"#.utf8))
-        }
-        #expect(throws: JSONDuplicateMembers.Finding.duplicate("uid")) {
-            try JSONDuplicateMembers.check(Array(#"{"peer":{"uid":1,"uid":2}}"#.utf8))
-        }
-        try JSONDuplicateMembers.check(Array(#"{"a":{"b":1},"b":[{"a":1},{"a":2}],"c":"\"}\ud83d\ude00"}"#.utf8))
-        #expect(throws: JSONDuplicateMembers.Finding.malformed) {
-            try JSONDuplicateMembers.check(Array(#"{"a":1"#.utf8))
-        }
-    }
 }

@@ -68,4 +68,22 @@ struct JSONParserTests {
                                 "a": [1, "two", nil, false], "o": ["k": "v"]]
         #expect(try JSONParser.parse(value.jsonBytes) == value)
     }
+
+    @Test("a duplicate member is found at any depth and after unescaping, and named (RFC 7515 §5.2)")
+    func duplicates() throws {
+        func duplicate(_ text: String) -> String? {
+            do {
+                _ = try JSONParser.parse(Array(text.utf8))
+                return nil
+            } catch {
+                return error.duplicateMember
+            }
+        }
+        #expect(duplicate(#"{"sub":"a","x":1,"sub":"b"}"#) == "sub")
+        #expect(duplicate(#"{"payload":"a","p\u0061yload":"b"}"#) == "payload")
+        #expect(duplicate(#"{"peer":{"uid":1,"uid":2}}"#) == "uid")
+        _ = try JSONParser.parse(Array(#"{"a":{"b":1},"b":[{"a":1},{"a":2}],"c":"\"}\ud83d\ude00"}"#.utf8))
+        #expect(duplicate(#"{"a":1"#) == nil)
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(Array(#"{"a":1"#.utf8)) }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignCrypto
 
 /// Checks an IDV server's biometric assertion (SPEC §3.2, `setIDVBiometricAssertion`).
@@ -54,7 +55,7 @@ final class IDVAssertionVerifier: Sendable {
         guard candidates.contains(where: { jws.isValidES256(key: $0) }) else { throw .badSignature }
         // The same strict rule as stepsign-verify: a member named twice is refused, never
         // read as whichever copy Foundation keeps (JWS.parse refuses it in the header).
-        guard (try? JSONDuplicateMembers.check(jws.payload)) != nil else { throw .malformed }
+        guard (try? JSONParser.parse(jws.payload)) != nil else { throw .malformed }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload)) else { throw .malformed }
         guard claims.iss == issuer else { throw .wrongIssuer }
         guard claims.sub == user else { throw .wrongSubject }

@@ -8,7 +8,17 @@ public struct JSONParser {
         /// Byte offset of the problem.
         public var offset: Int
         public var reason: String
+        /// The name an object holds twice, when that is the problem: a strict JOSE reader must
+        /// refuse such a header or claims set (RFC 7515 §5.2, RFC 7519 §4), because other
+        /// readers keep one or the other member.
+        public var duplicateMember: String?
         public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+
+        public init(offset: Int, reason: String, duplicateMember: String? = nil) {
+            self.offset = offset
+            self.reason = reason
+            self.duplicateMember = duplicateMember
+        }
     }
 
     /// The deepest nesting of arrays and objects accepted.
@@ -113,7 +123,7 @@ public struct JSONParser {
                 duplicate = !names.insert(key).inserted
             }
             if duplicate {
-                throw Error(offset: keyOffset, reason: "duplicate member \"\(key)\"")
+                throw Error(offset: keyOffset, reason: "duplicate member \"\(key)\"", duplicateMember: key)
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw fail("expected ':'") }
