@@ -77,20 +77,27 @@ extension Engine {
         }
     }
 
-    /// The user's device keys that may answer challenges now (none when LDA is off).
-    func activeDeviceKeys(user: String, config: StepSignConfiguration) async throws -> [String: P256PublicKey] {
-        guard config.lda.enabled else { return [:] }
-        var keys: [String: P256PublicKey] = [:]
-        for record in try await store.deviceKeys(user: user, includeRevoked: false) {
-            guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(record.publicKeyJWK.utf8)),
-                  let key = try? P256PublicKey(jwk: jwk)
-            else {
-                logger.error("unreadable device key in the store", metadata: ["user": "\(user)", "kid": "\(record.kid)"])
-                continue
-            }
-            keys[record.kid] = key
+    /// The IDs of the user's device keys that may answer challenges now (none when LDA is off).
+    ///
+    /// Only the IDs: a key was checked as a P-256 JWK when it was enrolled, and is decoded only
+    /// when a signature by it is checked (``isValidDeviceSignature``), one key per answer.
+    func activeDeviceKeyIDs(user: String, config: StepSignConfiguration) async throws -> [String] {
+        guard config.lda.enabled else { return [] }
+        return try await store.deviceKeys(user: user, includeRevoked: false).map(\.kid).sorted()
+    }
+
+    /// The active device key `kid` of `user`, decoded; nil if there is none (or LDA is off).
+    private func activeDeviceKey(user: String, kid: String, config: StepSignConfiguration) async throws -> P256PublicKey? {
+        guard config.lda.enabled,
+              let record = try await store.deviceKeys(user: user, includeRevoked: false).first(where: { $0.kid == kid })
+        else { return nil }
+        guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(record.publicKeyJWK.utf8)),
+              let key = try? P256PublicKey(jwk: jwk)
+        else {
+            logger.error("unreadable device key in the store", metadata: ["user": "\(user)", "kid": "\(kid)"])
+            return nil
         }
-        return keys
+        return key
     }
 
     /// A fresh device challenge for `user`, or nil if the user has no usable device key.
@@ -99,13 +106,13 @@ extension Engine {
     @_optimize(none)
     func deviceChallenge(user: String, payload: String, reason: String, peer: Peer,
                          config: StepSignConfiguration) async throws -> DeviceChallenge? {
-        let keys = try await activeDeviceKeys(user: user, config: config)
-        guard !keys.isEmpty else { return nil }
+        let keyIDs = try await activeDeviceKeyIDs(user: user, config: config)
+        guard !keyIDs.isEmpty else { return nil }
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
         return DeviceChallenge(
             nonce: nonce,
             bytes: DeviceChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer),
-            deviceKeyIDs: keys.keys.sorted()
+            deviceKeyIDs: keyIDs
         )
     }
 
@@ -113,7 +120,7 @@ extension Engine {
     func isValidDeviceSignature(_ signature: String, kid: String, challenge: DeviceChallenge, user: String,
                                 config: StepSignConfiguration) async throws -> Bool {
         guard challenge.deviceKeyIDs.contains(kid),
-              let key = try await activeDeviceKeys(user: user, config: config)[kid],
+              let key = try await activeDeviceKey(user: user, kid: kid, config: config),
               let raw = Base64URL.decode(signature)
         else { return false }
         return key.isValidSignatureES256(raw, for: challenge.bytes)

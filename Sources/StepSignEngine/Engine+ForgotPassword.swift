@@ -60,7 +60,7 @@ extension Engine {
         }
         if accepted.0 {
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
-            if try await !activeDeviceKeys(user: user, config: context.config).isEmpty {
+            if try await !activeDeviceKeyIDs(user: user, config: context.config).isEmpty {
                 session.pending = .ldaConsent(user: user, openedAt: context.now)
                 return Reply(events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
             }
