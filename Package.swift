@@ -139,6 +139,17 @@ let package = Package(
             ]
         ),
         .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
+        // The engine on a real store for tests: the engine tests and the in-process side of the
+        // integration scenarios (one scenario, run in-process and against the real daemon).
+        .target(
+            name: "StepSignEngineTestSupport",
+            dependencies: [
+                "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/StepSignEngineTestSupport"
+        ),
         .testTarget(name: "StepSignCryptoTests", dependencies: ["StepSignCrypto", "StepSignTestSupport"]),
         .testTarget(name: "StepSignProtocolTests", dependencies: ["StepSignProtocol"]),
         .testTarget(
@@ -154,7 +165,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine", "StepSignProtocol"]),
+        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine", "StepSignProtocol", "StepSignEngineTestSupport"]),
         .testTarget(
             name: "StepSignServerTests",
             dependencies: ["StepSignServer", "StepSignProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]
@@ -162,7 +173,10 @@ let package = Package(
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
         .testTarget(
             name: "StepSignIntegrationTests",
-            dependencies: ["StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport"]
+            dependencies: [
+                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport",
+                "StepSignEngineTestSupport", "StepSignEngine", "StepSignConfig",
+            ]
         ),
     ]
 )

@@ -6,6 +6,7 @@ import StepSignConfig
 import StepSignCrypto
 import StepSignFormat
 import StepSignStorage
+import StepSignEngineTestSupport
 import Testing
 
 /// The engine's flows without a socket: a real SQLite store and keyring in a temp directory.

@@ -5,6 +5,7 @@ import Logging
 import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
+import StepSignEngineTestSupport
 import Testing
 
 /// SPEC §5.1 against the engine, many sessions answering at once: every answer takes its

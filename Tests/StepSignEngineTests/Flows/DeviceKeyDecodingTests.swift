@@ -3,6 +3,7 @@ import StepSignProtocol
 @testable import StepSignEngine
 import StepSignCrypto
 import StepSignStorage
+import StepSignEngineTestSupport
 import Testing
 
 /// Device keys are decoded only when a signature by one is checked, one key per answer; a key

@@ -3,6 +3,7 @@ import StepSignProtocol
 @testable import StepSignEngine
 import StepSignConfig
 import StepSignStorage
+import StepSignEngineTestSupport
 import Testing
 
 /// Time limits on open challenges, with the clock in the test's hand (SPEC §3, §6):

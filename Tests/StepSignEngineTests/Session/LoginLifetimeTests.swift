@@ -4,6 +4,7 @@ import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 @testable import StepSignStorage
+import StepSignEngineTestSupport
 import Testing
 
 /// How long a login lasts, with the clock in the test's hand (SPEC §3, §6):

@@ -1,6 +1,7 @@
 import Foundation
 @testable import StepSignEngine
 import StepSignFormat
+import StepSignEngineTestSupport
 import Testing
 
 /// The audit lines of signing (issue 15): a signature behind a step-up keeps a `notice` line

@@ -1,13 +1,13 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-@testable import StepSignEngine
+import StepSignEngine
 import StepSignConfig
 import StepSignStorage
 
 /// An engine on a real SQLite store and keyring in a fresh temp directory, with cheap scrypt
 /// (`scrypt_n = 1024`) and whatever `configure` changes.
-func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
+public func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
                     configure: (inout StepSignConfiguration) -> Void = { _ in }) async throws
     -> (engine: Engine, directory: String)
 {
@@ -19,30 +19,41 @@ func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
     // default, the test peers 1000 and 1001 are clients.
     config.access.clientUIDs = [1000, 1001]
     configure(&config)
+    return (try await makeTestEngine(config, directory: directory, logger: logger), directory)
+}
+
+/// An engine with `config` on a real SQLite store and keyring in `directory` (created).
+public func makeTestEngine(_ config: StepSignConfiguration, directory: String, logger: Logger = Logger(label: "test"))
+    async throws -> Engine
+{
+    var config = config
+    config.server.stateDir = directory
     let store = try SQLiteStore.open(stateDirectory: directory)
     let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
-    return (try Engine(configuration: config, store: store, keyring: keyring, logger: logger), directory)
+    return try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
 }
 
 /// A peer the test engine admits as an admin (uid 0, `access.admin_uids`' default).
-let testAdminPeer = Peer(uid: 0, gid: 0, pid: 1, comm: "admin", groups: [])
+public let testAdminPeer = Peer(uid: 0, gid: 0, pid: 1, comm: "admin", groups: [])
 
 /// The lines a logger wrote, kept in memory for a test to read.
-final class CapturedLog: Sendable {
-    struct Line: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
+public final class CapturedLog: Sendable {
+    public struct Line: Sendable {
+        public let level: Logger.Level
+        public let message: String
+        public let metadata: [String: String]
     }
+
+    public init() {}
 
     private let box = NIOLockedValueBox<[Line]>([])
 
-    var lines: [Line] { box.withLockedValue { $0 } }
+    public var lines: [Line] { box.withLockedValue { $0 } }
 
-    func lines(_ message: String) -> [Line] { lines.filter { $0.message == message } }
+    public func lines(_ message: String) -> [Line] { lines.filter { $0.message == message } }
 
     /// A logger at `level` that writes here.
-    func logger(level: Logger.Level = .debug) -> Logger {
+    public func logger(level: Logger.Level = .debug) -> Logger {
         var logger = Logger(label: "test") { _ in Handler(log: self) }
         logger.logLevel = level
         return logger

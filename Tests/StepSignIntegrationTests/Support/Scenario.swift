@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import StepSignConfig
+import StepSignEngine
+import StepSignEngineTestSupport
+import StepSignProtocol
+
+/// Where a scenario runs, in the style of hummingbird's `.router` and `.live` test clients:
+/// in-process against the engine, on an injected clock, or against the real `stepsignd` over its
+/// real socket. Both are given the same configuration text and the same request lines, and both
+/// answers are read back from the reply line's bytes, so one scenario checks both.
+enum ScenarioPlace: String, CaseIterable, Sendable, CustomStringConvertible {
+    case inProcess = "in-process engine"
+    case live = "real daemon"
+
+    var description: String { rawValue }
+}
+
+/// The daemon or engine a scenario talks to, with the harness's configuration plus `extra`.
+final class ScenarioHost: @unchecked Sendable {
+    let place: ScenarioPlace
+    private let daemon: DaemonHarness?
+    private let engine: Engine?
+    private let directory: String?
+    /// The in-process engine's clock; the real daemon's is the wall clock.
+    private(set) var now: Date
+
+    init(_ place: ScenarioPlace, config extra: String = "") async throws {
+        self.place = place
+        now = Date()
+        switch place {
+        case .live:
+            daemon = try DaemonHarness(config: extra)
+            engine = nil
+            directory = nil
+        case .inProcess:
+            let text = DaemonHarness.config(extra)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString)").path
+            engine = try await makeTestEngine(StepSignConfiguration.parse(text, file: "scenario.toml"), directory: directory)
+            self.directory = directory
+            daemon = nil
+        }
+    }
+
+    deinit {
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// A new connection (a new session) of this test process's uid.
+    func connect() throws -> ScenarioConnection {
+        if let daemon { return ScenarioConnection(raw: try RawClient(socketPath: daemon.socketPath)) }
+        let peer = Peer(uid: getuid(), gid: getgid(), pid: getpid(), comm: "scenario", groups: [])
+        return ScenarioConnection(host: self, engine: engine!, session: Session(peer: peer, isAdmin: false))
+    }
+
+    /// Moves the in-process clock on; a scenario that needs it runs in-process only.
+    func advance(seconds: Double) {
+        precondition(place == .inProcess, "the real daemon runs on the wall clock")
+        now += seconds
+    }
+}
+
+/// One session: request lines out, reply lines back, through the socket or the engine.
+final class ScenarioConnection: @unchecked Sendable {
+    private let raw: RawClient?
+    private weak var host: ScenarioHost?
+    private let engine: Engine?
+    private var session: Session?
+    private var nextID = 1
+
+    fileprivate init(raw: RawClient) {
+        self.raw = raw
+        engine = nil
+    }
+
+    fileprivate init(host: ScenarioHost, engine: Engine, session: Session) {
+        raw = nil
+        self.host = host
+        self.engine = engine
+        self.session = session
+    }
+
+    /// Sends `op` with `parameters` (in order) and returns its reply.
+    func call(_ op: String, _ parameters: KeyValuePairs<String, JSONValue> = [:]) async throws -> ScenarioReply {
+        let members: [(String, JSONValue)] = [("id", .int(Int64(nextID))), ("op", .string(op))] + parameters.map { ($0.key, $0.value) }
+        nextID += 1
+        let line = JSONValue.object(members).jsonBytes
+        let replyLine: [UInt8]
+        if let raw {
+            try raw.send(line + [0x0A])
+            guard case let .line(bytes) = raw.next() else { throw ScenarioError.noReply(op) }
+            replyLine = bytes
+        } else {
+            var session = session!
+            let reply = await engine!.handle(line: line, session: &session, now: host!.now)
+            self.session = session
+            replyLine = Array(reply.line.dropLast())
+        }
+        return try ScenarioReply(line: replyLine)
+    }
+}
+
+/// A reply line, decoded by the protocol module's parser: the same for both places.
+struct ScenarioReply: Sendable {
+    let object: JSONValue
+
+    init(line: [UInt8]) throws {
+        object = try JSONParser.parse(line)
+    }
+
+    /// `error.code`; 0 means accepted.
+    var code: Int { object["error"]?["code"]?.intValue.map { Int($0) } ?? -1 }
+
+    /// The name of each event, in order.
+    var eventNames: [String] {
+        guard case let .array(events)? = object["events"] else { return [] }
+        return events.compactMap { $0["event"]?.stringValue }
+    }
+
+    /// The first event named `name`.
+    func event(_ name: String) -> JSONValue? {
+        guard case let .array(events)? = object["events"] else { return nil }
+        return events.first { $0["event"]?.stringValue == name }
+    }
+
+    /// `status.code` of the first event named `name`.
+    func status(of name: String) -> Int? {
+        event(name)?["status"]?["code"]?.intValue.map { Int($0) }
+    }
+}
+
+enum ScenarioError: Error {
+    case noReply(String)
+}
