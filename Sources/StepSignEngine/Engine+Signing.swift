@@ -39,17 +39,9 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            if let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config) {
-                session.pending = .signing(SigningChallenge(request: signing, authenticator: .deviceKey(device), openedAt: context.now))
-                return Reply(events: [
-                    .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(device.bytes),
-                                     deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: .success),
-                ])
-            }
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: context.now))
-            return Reply(events: [
-                .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: .success, info: []),
-            ])
+            let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config)
+            return openStepUp(device.map { .deviceKey($0) } ?? .password, for: signing, attemptsLeft: attemptsLeft,
+                              session: &session, context: context)
         case .idvBiometric:
             guard context.idvKeys != nil else {
                 throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
@@ -57,13 +49,17 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            let challenge = try idvChallenge(for: signing, peer: session.peer)
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .idvBiometric(challenge), openedAt: context.now))
-            return Reply(events: [
-                .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce, challenge: Base64URL.encode(challenge.text),
-                                 attemptsLeft: attemptsLeft, status: .success),
-            ])
+            return openStepUp(.idvBiometric(try idvChallenge(for: signing, peer: session.peer)), for: signing,
+                              attemptsLeft: attemptsLeft, session: &session, context: context)
         }
+    }
+
+    /// Opens (or, after a wrong answer, reopens) the step-up challenge of `signing` with
+    /// `authenticator` and asks for its answer.
+    private func openStepUp(_ authenticator: StepUpAuthenticator, for signing: SigningRequest, attemptsLeft: Int,
+                            status: Status = .success, session: inout Session, context: RequestContext) -> Reply {
+        session.pending = .signing(SigningChallenge(request: signing, authenticator: authenticator, openedAt: context.now))
+        return Reply(events: [authenticator.stepUpEvent(user: signing.user, attemptsLeft: attemptsLeft, status: status)])
     }
 
     /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
@@ -87,12 +83,7 @@ extension Engine {
                 return try await finishSigning(signing, authenticatorUsed: "lda", session: &session, context: context)
             }
             logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
-            return try await failStepUp(challenge, reservation: reservation, session: &session, context: context) { attemptsLeft, fresh in
-                guard case let .deviceKey(next)? = fresh else { return nil }
-                return .getLDASignature(user: signing.user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(next.bytes),
-                                        deviceKeys: next.deviceKeyIDs, attemptsLeft: attemptsLeft,
-                                        status: .authenticationFailed(attemptsLeft: attemptsLeft))
-            }
+            return try await failStepUp(challenge, reservation: reservation, session: &session, context: context)
         case let .loginDeviceSignature(user, device, _)?:
             return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
                                                         session: &session, context: context)
@@ -127,11 +118,7 @@ extension Engine {
             return try await finishSigning(signing, authenticatorUsed: "idv-biometric", session: &session, context: context)
         }
         logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
-        return try await failStepUp(challenge, reservation: reservation, session: &session, context: context) { attemptsLeft, fresh in
-            guard case let .idvBiometric(next)? = fresh else { return nil }
-            return .getIDVBiometric(user: signing.user, challengeMode: .stepUpForSigning, nonce: next.nonce, challenge: Base64URL.encode(next.text),
-                                    attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft))
-        }
+        return try await failStepUp(challenge, reservation: reservation, session: &session, context: context)
     }
 
     /// A new IDV challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
@@ -162,33 +149,27 @@ extension Engine {
     }
 
     /// A failed device or IDV answer, its attempt already taken: asks again with a fresh
-    /// challenge (a new nonce, so an answer to the old one cannot be replayed) or, when no
-    /// attempt is left, ends the signing with 153.
-    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session, context: RequestContext,
-                            retry: (Int, StepUpAuthenticator?) -> Event?) async throws -> Reply {
+    /// challenge of the same authenticator (a new nonce, so an answer to the old one cannot be
+    /// replayed; the password when no device key is left) or, when no attempt is left, ends the
+    /// signing with 153.
+    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session,
+                            context: RequestContext) async throws -> Reply {
         let signing = challenge.request
         switch PasswordAuthenticator.failure(reservation) {
         case let .rejected(attemptsLeft):
-            let fresh: StepUpAuthenticator?
+            let fresh: StepUpAuthenticator
             switch challenge.authenticator {
             case .deviceKey:
+                // No device key left (all revoked meanwhile): fall back to the password.
                 fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
-                                                  peer: session.peer, config: context.config).map { .deviceKey($0) }
+                                                  peer: session.peer, config: context.config).map { .deviceKey($0) } ?? .password
             case .idvBiometric:
                 fresh = .idvBiometric(try idvChallenge(for: signing, peer: session.peer))
             case .password:
                 fresh = .password
             }
-            guard let fresh, let event = retry(attemptsLeft, fresh) else {
-                // No device key is left (all revoked): fall back to the password.
-                session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: context.now))
-                return Reply(events: [
-                    .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
-                                 status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
-                ])
-            }
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: fresh, openedAt: context.now))
-            return Reply(events: [event])
+            return openStepUp(fresh, for: signing, attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft),
+                              session: &session, context: context)
         case .exhausted, .accepted:
             session.pending = nil
             logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])

@@ -1,3 +1,4 @@
+import StepSignCrypto
 import struct Foundation.Date
 import StepSignProtocol
 
@@ -80,6 +81,21 @@ extension StepUpAuthenticator {
         case .password: "password"
         case .deviceKey: "lda"
         case .idvBiometric: "idv-biometric"
+        }
+    }
+
+    /// The mode-12 event that asks `user` for this authenticator's answer: the first time
+    /// (status 100) and after a wrong answer (102, with a fresh challenge for device keys and IDV).
+    func stepUpEvent(user: String, attemptsLeft: Int, status: Status) -> Event {
+        switch self {
+        case .password:
+            .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: status, info: [])
+        case let .deviceKey(device):
+            .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(device.bytes),
+                             deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: status)
+        case let .idvBiometric(idv):
+            .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: idv.nonce, challenge: Base64URL.encode(idv.text),
+                             attemptsLeft: attemptsLeft, status: status)
         }
     }
 }
