@@ -128,7 +128,10 @@ let package = Package(
             ]
         ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
-        .executableTarget(name: "stepsign-loadgen", dependencies: ["StepSignCrypto", "CLoadgenShims"]),
+        .executableTarget(
+            name: "stepsign-loadgen",
+            dependencies: ["StepSignCrypto", "CLoadgenShims", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
         // it replays corpus and regression files (the regression test runs it).
         .executableTarget(
