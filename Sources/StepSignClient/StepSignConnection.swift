@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import StepSignProtocol
 
 /// A blocking connection to `stepsignd`: one request out, one reply line back (SPEC §3).
 ///
@@ -54,15 +55,24 @@ public final class StepSignConnection {
     }
 
     /// Sends `op` with `parameters` and waits for its reply.
-    public func call(_ op: String, _ parameters: [String: Any] = [:], timeout: Double = 60) throws -> ClientReply {
+    ///
+    /// The line is `{"id":N,"op":…}` and then the parameters in the order given, written by the
+    /// protocol's ``JSONWriter``. Values are anything with one JSON form (``JSONValueConvertible``:
+    /// strings, numbers, booleans, arrays, `JSONValue`), so a call reads
+    /// `call("setUser", ["user": name])`.
+    public func call(_ op: String, _ parameters: KeyValuePairs<String, any JSONValueConvertible> = [:],
+                     timeout: Double = 60) throws -> ClientReply {
+        try call(op, parameters.map { ($0.key, $0.value.jsonValue) }, timeout: timeout)
+    }
+
+    /// Sends `op` with `parameters` (in order) and waits for its reply.
+    public func call(_ op: String, _ parameters: [(String, JSONValue)], timeout: Double = 60) throws -> ClientReply {
         let id = nextID
         nextID += 1
-        var object = parameters
-        object["id"] = id
-        object["op"] = op
-        let data = try JSONSerialization.data(withJSONObject: object)
+        var line = JSONValue.object([("id", .int(Int64(id))), ("op", .string(op))] + parameters).jsonBytes
+        line.append(0x0A)
         do {
-            try send(Array(data) + [0x0A])
+            try send(line)
         } catch let error as ClientError {
             // A refused peer (error 13) or one connection too many (14) is sent one line and
             // closed, possibly before the request went out: that line is the answer to report.

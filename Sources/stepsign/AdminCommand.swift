@@ -72,19 +72,19 @@ struct AdminCommand: ParsableCommand {
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.listUsers").requireAccepted("admin.listUsers")
-                    let users = reply.result?["users"] as? [[String: Any]] ?? []
+                    let users = reply.result?["users"]?.arrayValue ?? []
                     if output.json {
-                        JSONOutput.print(users.map { JSONOutput.withFields($0, ["user", "blocked", "passwordExpired", "deviceKeys"]) })
+                        JSONOutput.print(.array(users.map { JSONOutput.withFields($0, ["user", "blocked", "passwordExpired", "deviceKeys"]) }))
                         return
                     }
                     if users.isEmpty { print("no users") }
                     for user in users {
                         var notes: [String] = []
-                        if user["blocked"] as? Bool == true { notes.append("blocked") }
-                        if user["passwordExpired"] as? Bool == true { notes.append("password expired") }
-                        let devices = (user["deviceKeys"] as? [String])?.count ?? 0
+                        if user["blocked"]?.boolValue == true { notes.append("blocked") }
+                        if user["passwordExpired"]?.boolValue == true { notes.append("password expired") }
+                        let devices = (user["deviceKeys"]?.arrayValue?.compactMap(\.stringValue))?.count ?? 0
                         notes.append(devices == 1 ? "1 device key" : "\(devices) device keys")
-                        print("\(user["user"] as? String ?? "?"): \(notes.joined(separator: ", "))")
+                        print("\(user["user"]?.stringValue ?? "?"): \(notes.joined(separator: ", "))")
                     }
                 }
             }
@@ -140,15 +140,15 @@ struct AdminCommand: ParsableCommand {
             func run() throws {
                 try runReportingErrors {
                     let reply = try global.connect().call("admin.listKeys").requireAccepted("admin.listKeys")
-                    let keys = reply.result?["keys"] as? [[String: Any]] ?? []
+                    let keys = reply.result?["keys"]?.arrayValue ?? []
                     if output.json {
-                        JSONOutput.print(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance"]) })
+                        JSONOutput.print(.array(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance"]) }))
                         return
                     }
                     for key in keys {
-                        let state = key["revoked"] as? Bool == true ? "revoked" : key["active"] as? Bool == true ? "active" : "retired"
-                        let created = (key["createdAt"] as? Int).map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
-                        print("\(key["kid"] as? String ?? "?")  \(state), created \(created) by \(key["instance"] as? String ?? "?")")
+                        let state = key["revoked"]?.boolValue == true ? "revoked" : key["active"]?.boolValue == true ? "active" : "retired"
+                        let created = (key["createdAt"]?.int).map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
+                        print("\(key["kid"]?.stringValue ?? "?")  \(state), created \(created) by \(key["instance"]?.stringValue ?? "?")")
                     }
                 }
             }
@@ -175,17 +175,17 @@ struct AdminCommand: ParsableCommand {
                     let reply = try global.connect().call("admin.auditVerify", timeout: 24 * 3600)
                         .requireAccepted("admin.auditVerify")
                     let result = JSONOutput.withFields(reply.result ?? [:], ["ok", "entries", "firstBadSeq", "checkpoints", "problem"])
-                    let ok = result["ok"] as? Bool == true
+                    let ok = result["ok"]?.boolValue == true
                     if output.json {
                         JSONOutput.print(result)
                     } else if ok {
-                        let entries = result["entries"] as? Int ?? 0, checkpoints = result["checkpoints"] as? Int ?? 0
+                        let entries = result["entries"]?.int ?? 0, checkpoints = result["checkpoints"]?.int ?? 0
                         print("ledger ok: \(entries) \(entries == 1 ? "entry" : "entries") checked, "
                               + "\(checkpoints) \(checkpoints == 1 ? "checkpoint" : "checkpoints")")
                     } else {
-                        let seq = (result["firstBadSeq"] as? Int).map { "first bad seq \($0): " } ?? ""
-                        let entries = result["entries"] as? Int ?? 0
-                        print("ledger broken: \(seq)\(result["problem"] as? String ?? "") "
+                        let seq = (result["firstBadSeq"]?.int).map { "first bad seq \($0): " } ?? ""
+                        let entries = result["entries"]?.int ?? 0
+                        print("ledger broken: \(seq)\(result["problem"]?.stringValue ?? "") "
                               + "(\(entries) \(entries == 1 ? "entry" : "entries") checked)")
                     }
                     guard ok else { throw ExitCode(1) }
@@ -215,15 +215,15 @@ struct AdminCommand: ParsableCommand {
                     while true {
                         let reply = try connection.call("admin.exportLedger", ["afterSeq": after, "limit": pageSize])
                             .requireAccepted("admin.exportLedger")
-                        let entries = reply.result?["entries"] as? [[String: Any]] ?? []
+                        let entries = reply.result?["entries"]?.arrayValue ?? []
                         for entry in entries { JSONOutput.print(entry) }
                         // Checkpoint lines follow their page's entries (stepsign-verify ledger reads both).
-                        for checkpoint in reply.result?["checkpoints"] as? [String] ?? [] {
-                            JSONOutput.print(["checkpoint": checkpoint])
+                        for checkpoint in reply.result?["checkpoints"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+                            JSONOutput.print(["checkpoint": .string(checkpoint)])
                         }
                         exported += entries.count
                         if progress { FileHandle.standardError.write(Data("\rexported \(exported) entries".utf8)) }
-                        guard let last = entries.last?["seq"] as? Int, entries.count == pageSize else { return }
+                        guard let last = entries.last?["seq"]?.int, entries.count == pageSize else { return }
                         after = last
                     }
                 }
@@ -233,10 +233,10 @@ struct AdminCommand: ParsableCommand {
 }
 
 /// Prints the `activeKid` of `result`: the kid alone, or `{activeKid}` as JSON.
-private func printActiveKid(_ result: [String: Any]?, json: Bool) {
-    let kid = result?["activeKid"] as? String
+private func printActiveKid(_ result: JSONValue?, json: Bool) {
+    let kid = result?["activeKid"]?.stringValue
     if json {
-        JSONOutput.print(["activeKid": kid as Any? ?? NSNull()])
+        JSONOutput.print(["activeKid": kid.map { .string($0) } ?? .null])
     } else {
         print("active key \(kid ?? "?")")
     }

@@ -1,10 +1,11 @@
 import Foundation
 import StepSignCrypto
+import StepSignProtocol
 
 /// Answers a `getLDASignature` with a local device key: shows the challenge text, then signs it.
 enum DeviceAnswer {
     /// The kid and base64url r||s signature for `event`'s challenge.
-    static func sign(_ event: [String: Any], keyFile: String) throws -> (kid: String, signature: String) {
+    static func sign(_ event: JSONValue, keyFile: String) throws -> (kid: String, signature: String) {
         guard let data = FileManager.default.contents(atPath: keyFile) else {
             throw CLIError("cannot read the device key \(keyFile)", exitCode: 2)
         }
@@ -15,11 +16,11 @@ enum DeviceAnswer {
             throw CLIError("\(keyFile) is not a P-256 private key: \(error)", exitCode: 2)
         }
         let kid = key.publicKey.thumbprint
-        let offered = event["deviceKeys"] as? [String] ?? []
+        let offered = event["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard offered.contains(kid) else {
             throw CLIError("the key in \(keyFile) (\(kid)) is not one of the user's device keys: \(offered.joined(separator: ", "))")
         }
-        guard let encoded = event["challenge"] as? String, let challenge = Base64URL.decode(encoded) else {
+        guard let encoded = event["challenge"]?.stringValue, let challenge = Base64URL.decode(encoded) else {
             throw CLIError("the daemon sent a malformed challenge")
         }
         let text = String(decoding: challenge, as: UTF8.self)

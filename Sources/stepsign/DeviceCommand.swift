@@ -25,9 +25,9 @@ struct DeviceCommand: ParsableCommand {
                 }
                 let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)
                 let reply = try flow.send("enrollDeviceKey", ["publicKey": String(decoding: data, as: UTF8.self), "label": label])
-                let kid = reply.result?["deviceKeyId"] as? String
+                let kid = reply.result?["deviceKeyId"]?.stringValue
                 if output.json {
-                    JSONOutput.print(["deviceKeyId": kid as Any? ?? NSNull()])
+                    JSONOutput.print(["deviceKeyId": kid.map { .string($0) } ?? .null])
                 } else {
                     print(kid ?? "")
                 }

@@ -57,10 +57,10 @@ struct ForgotPasswordCommand: ParsableCommand {
             var reply = try flow.send("forgotPassword", ["user": user])
             var asked = false
             while let event = reply.event("getActivationCode") {
-                let status = event["status"] as? [String: Any] ?? [:]
-                let key = event["verificationKey"] as? String ?? ""
-                if let code = status["code"] as? Int, code != 100 {
-                    let message = status["message"] as? String ?? "status \(code)"
+                let status = event["status"] ?? [:]
+                let key = event["verificationKey"]?.stringValue ?? ""
+                if let code = status["code"]?.int, code != 100 {
+                    let message = status["message"]?.stringValue ?? "status \(code)"
                     if code == 153 || codes.isScripted { throw CLIError("the activation code was not accepted: \(message)") }
                     FileHandle.standardError.write(Data("stepsign: \(message); type the code again (the message with the verification key \"\(key)\").\n".utf8))
                 } else if !asked {

@@ -24,7 +24,7 @@ struct KeysCommand: ParsableCommand {
                     .requireAccepted("getPublicKeys")
                 switch format {
                 case .jwks: JSONOutput.print(reply.result?["jwks"] ?? [:])
-                case .pem: print(reply.result?["pem"] as? String ?? "", terminator: "")
+                case .pem: print(reply.result?["pem"]?.stringValue ?? "", terminator: "")
                 }
             }
         }

@@ -1,7 +1,6 @@
 import Foundation
 import StepSignProtocol
 import StepSignClient
-import StepSignConfig
 
 /// Drives the login flows of SPEC §3.2 for the CLI: answers each event the daemon sends,
 /// asking the person (or reading the script's files) for what it needs.
@@ -36,7 +35,7 @@ final class LoginFlow {
     }
 
     /// Sends `op` and fails unless it was accepted.
-    func send(_ op: String, _ parameters: [String: Any] = [:]) throws -> ClientReply {
+    func send(_ op: String, _ parameters: KeyValuePairs<String, any JSONValueConvertible> = [:]) throws -> ClientReply {
         try connection.call(op, parameters).requireAccepted(op)
     }
 
@@ -49,17 +48,17 @@ final class LoginFlow {
     func answer(_ reply: ClientReply) throws {
         var reply = reply
         while true {
-            guard let event = reply.events.last, let name = event["event"] as? String else {
+            guard let event = reply.events.last, let name = event["event"]?.stringValue else {
                 throw CLIError("the daemon sent no event")
             }
             switch name {
             case "onUserLoggedIn":
-                sessionID = (event["session"] as? [String: Any])?["id"] as? String
+                sessionID = (event["session"])?["id"]?.stringValue
                 return
             case "getUser":
                 throw CLIError(Self.statusMessage(of: reply.events.dropLast().last) ?? "the daemon ended the login")
             case "getPassword":
-                let mode = event["challengeMode"] as? Int ?? -1
+                let mode = event["challengeMode"]?.int ?? -1
                 try reportStatus(event)
                 switch mode {
                 case 0:
@@ -108,8 +107,8 @@ final class LoginFlow {
     }
 
     /// Shows the policy in words and reads a new password (twice on a terminal).
-    func readNewPassword(_ event: [String: Any]) throws -> String {
-        if let info = event["info"] as? [String: Any], let json = info["RELID_PASSWORD_POLICY"] as? String,
+    func readNewPassword(_ event: JSONValue) throws -> String {
+        if let info = event["info"], let json = info["RELID_PASSWORD_POLICY"]?.stringValue,
            let policy = PasswordPolicy(relidPolicyJSON: json) {
             FileHandle.standardError.write(Data("\(policy.description)\n".utf8))
         }
@@ -118,20 +117,20 @@ final class LoginFlow {
 
     /// Prints a challenge's status when it is not success; a scripted answer that was refused
     /// stops here, so a script does not burn its remaining attempts.
-    func reportStatus(_ event: [String: Any]) throws {
-        guard let status = event["status"] as? [String: Any], let code = status["code"] as? Int, code != 100 else { return }
-        let message = status["message"] as? String ?? "status \(code)"
+    func reportStatus(_ event: JSONValue) throws {
+        guard let status = event["status"], let code = status["code"]?.int, code != 100 else { return }
+        let message = status["message"]?.stringValue ?? "status \(code)"
         // Said once: as the error that stops here, or as a note before asking again.
         if code != 118 {  // expired: informational, the new password is asked next
-            let mode = event["challengeMode"] as? Int
-            let reader = event["event"] as? String == "getLDASignature" ? nil : (mode == 0 ? passwords : newPasswords)
+            let mode = event["challengeMode"]?.int
+            let reader = event["event"]?.stringValue == "getLDASignature" ? nil : (mode == 0 ? passwords : newPasswords)
             let scripted = reader?.isScripted ?? true || (code == 102 && passwords.isScripted)
             if scripted || code == 153 { throw CLIError(message) }
         }
         FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
     }
 
-    static func statusMessage(of event: [String: Any]?) -> String? {
-        (event?["status"] as? [String: Any])?["message"] as? String
+    static func statusMessage(of event: JSONValue?) -> String? {
+        (event?["status"])?["message"]?.stringValue
     }
 }

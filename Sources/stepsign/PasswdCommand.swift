@@ -13,14 +13,14 @@ struct PasswdCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)
-            let options = try flow.send("getAllChallenges").event("onCredentialsAvailableForUpdate")?["options"] as? [String] ?? []
+            let options = try flow.send("getAllChallenges").event("onCredentialsAvailableForUpdate")?["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
             guard options.contains("Password") else { throw CLIError("the daemon offers no password update") }
             var reply = try flow.send("initiateUpdateFlowForCredential", ["credentialType": "Password"])
             while true {
                 if let response = reply.event("onUpdateCredentialResponse"),
-                   let status = response["status"] as? [String: Any], let code = status["code"] as? Int {
+                   let status = response["status"], let code = status["code"]?.int {
                     guard code == 100 else {
-                        let message = status["message"] as? String ?? "status \(code)"
+                        let message = status["message"]?.stringValue ?? "status \(code)"
                         if code == 110 || code == 153 || passwords.new.isScripted { throw CLIError("password not changed: \(message)") }
                         FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
                         reply = try askAgain(reply, flow: flow)
@@ -36,11 +36,11 @@ struct PasswdCommand: ParsableCommand {
 
     /// Answers the mode-2 `getPassword` in `reply`.
     private func askAgain(_ reply: ClientReply, flow: LoginFlow) throws -> ClientReply {
-        guard let event = reply.event("getPassword"), event["challengeMode"] as? Int == 2 else {
+        guard let event = reply.event("getPassword"), event["challengeMode"]?.int == 2 else {
             throw CLIError("unexpected reply: \(reply.eventNames.joined(separator: ", "))")
         }
-        if let status = event["status"] as? [String: Any], status["code"] as? Int == 102 {
-            let message = status["message"] as? String ?? "the current password was not accepted"
+        if let status = event["status"], status["code"]?.int == 102 {
+            let message = status["message"]?.stringValue ?? "the current password was not accepted"
             if passwords.current.isScripted { throw CLIError(message) }
             FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
         }

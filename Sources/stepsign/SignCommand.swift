@@ -45,15 +45,15 @@ struct SignCommand: ParsableCommand {
                 "user": user, "payload": payloadText, "reason": reason, "authLevel": level, "authenticatorType": type,
             ]).requireAccepted("signing")
             while true {
-                guard let event = reply.events.last, let name = event["event"] as? String else {
+                guard let event = reply.events.last, let name = event["event"]?.stringValue else {
                     throw CLIError("the daemon sent no event")
                 }
                 switch name {
                 case "getPassword":
-                    let attemptsLeft = event["attemptsLeft"] as? Int ?? 0
-                    let status = event["status"] as? [String: Any]
-                    if let code = status?["code"] as? Int, code != 100 {
-                        let message = status?["message"] as? String ?? "status \(code)"
+                    let attemptsLeft = event["attemptsLeft"]?.int ?? 0
+                    let status = event["status"]
+                    if let code = status?["code"]?.int, code != 100 {
+                        let message = status?["message"]?.stringValue ?? "status \(code)"
                         // A scripted password will not do better: stop, saying why once.
                         if passwords.isScripted { throw CLIError(message) }
                         FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
@@ -76,21 +76,21 @@ struct SignCommand: ParsableCommand {
                 case "getIDVBiometric":
                     try reportRetry(event)
                     guard let idvCommand else { throw CLIError("the daemon asks for an IDV assertion; give --idv-command") }
-                    let nonce = event["nonce"] as? String ?? ""
-                    let challenge = event["challenge"] as? String ?? ""
+                    let nonce = event["nonce"]?.stringValue ?? ""
+                    let challenge = event["challenge"]?.stringValue ?? ""
                     let assertion = try IDVCommand.run(idvCommand, nonce: nonce, challenge: challenge)
                     reply = try connection.call("setIDVBiometricAssertion", ["assertion": assertion])
                         .requireAccepted("IDV assertion")
                 case "onAuthenticateUserAndSignData":
-                    let status = event["status"] as? [String: Any] ?? [:]
-                    let details = event["details"] as? [String: Any] ?? [:]
-                    guard status["code"] as? Int == 100 else {
+                    let status = event["status"] ?? [:]
+                    let details = event["details"] ?? [:]
+                    guard status["code"]?.int == 100 else {
                         throw CLIError("not signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
                     }
                     if json {
                         JSONOutput.print(details)
                     } else {
-                        print(details["payloadSignature"] as? String ?? "")
+                        print(details["payloadSignature"]?.stringValue ?? "")
                     }
                     return
                 default:
@@ -101,9 +101,9 @@ struct SignCommand: ParsableCommand {
     }
 
     /// A retried device or IDV challenge: say why; a scripted answer will not do better.
-    private func reportRetry(_ event: [String: Any]) throws {
-        guard let status = event["status"] as? [String: Any], let code = status["code"] as? Int, code != 100 else { return }
-        throw CLIError("not accepted: \(status["message"] as? String ?? "status \(code)")")
+    private func reportRetry(_ event: JSONValue) throws {
+        guard let status = event["status"], let code = status["code"]?.int, code != 100 else { return }
+        throw CLIError("not accepted: \(status["message"]?.stringValue ?? "status \(code)")")
     }
 
     private func readPayload() throws -> String {

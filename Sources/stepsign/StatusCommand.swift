@@ -20,8 +20,8 @@ struct StatusCommand: ParsableCommand {
                 JSONOutput.print(JSONOutput.withFields(result, Self.fields))
                 return
             }
-            print("stepsignd \(result["version"] ?? "?"), up \(Self.duration(result["uptimeSeconds"] as? Int ?? 0))")
-            print("active key \(result["activeKid"] as? String ?? "none")")
+            print("stepsignd \(result["version"] ?? "?"), up \(Self.duration(result["uptimeSeconds"]?.int ?? 0))")
+            print("active key \(result["activeKid"]?.stringValue ?? "none")")
             print("\(result["signatures"] ?? 0) signatures")
         }
     }

@@ -85,20 +85,20 @@ extension ClientReply {
 }
 
 /// Writes JSON for scripts.
+///
+/// One line, every object's members sorted by name (as before, when Foundation wrote it), with
+/// the protocol's writer.
 enum JSONOutput {
-    static func print(_ object: Any) {
-        let options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: options) {
-            Swift.print(String(decoding: data, as: UTF8.self))
-        }
+    static func print(_ value: JSONValue) {
+        Swift.print(value.sortingKeys.jsonText)
     }
 
     /// `object` with every one of `fields` present, absent ones as null: a script reads the
     /// same fields whatever the daemon left out.
-    static func withFields(_ object: [String: Any], _ fields: [String]) -> [String: Any] {
-        var filled = object
-        for field in fields where filled[field] == nil { filled[field] = NSNull() }
-        return filled
+    static func withFields(_ object: JSONValue, _ fields: [String]) -> JSONValue {
+        var members = object.members ?? []
+        for field in fields where !members.contains(where: { $0.0 == field }) { members.append((field, .null)) }
+        return .object(members)
     }
 }
 

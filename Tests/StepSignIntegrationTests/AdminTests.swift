@@ -31,20 +31,20 @@ struct AdminTests {
         let old = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": "before", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        let oldJWS = try #require((old.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["payloadSignature"] as? String)
-        let oldKid = try #require(try connection.call("status").result?["activeKid"] as? String)
+        let oldJWS = try #require((old.event("onAuthenticateUserAndSignData")?["details"])?["payloadSignature"]?.stringValue)
+        let oldKid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
         let rotated = try connection.call("admin.rotateKey")
-        let newKid = try #require(rotated.result?["activeKid"] as? String)
+        let newKid = try #require(rotated.result?["activeKid"]?.stringValue)
         #expect(newKid != oldKid)
-        let keys = try #require(try connection.call("admin.listKeys").result?["keys"] as? [[String: Any]])
+        let keys = try #require(try connection.call("admin.listKeys").result?["keys"]?.arrayValue)
         #expect(keys.count == 2)
-        #expect(keys.filter { $0["active"] as? Bool == true }.map { $0["kid"] as? String } == [newKid])
+        #expect(keys.filter { $0["active"]?.boolValue == true }.map { $0["kid"]?.stringValue } == [newKid])
         let trusted = try connection.trustedKeys()
         #expect(try StepSignSignature.verify(oldJWS, trustedKeys: trusted).payload == "before")
         let fresh = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": "after", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        let freshJWS = try #require((fresh.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["payloadSignature"] as? String)
+        let freshJWS = try #require((fresh.event("onAuthenticateUserAndSignData")?["details"])?["payloadSignature"]?.stringValue)
         #expect(try JWS.parse(freshJWS).header.kid == newKid)
     }
 
@@ -52,12 +52,12 @@ struct AdminTests {
     func publicKeysPEM() throws {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
-        let pem = try #require(try connection.call("getPublicKeys", ["format": "pem"]).result?["pem"] as? String)
+        let pem = try #require(try connection.call("getPublicKeys", ["format": "pem"]).result?["pem"]?.stringValue)
         #expect(pem.contains("-----BEGIN PUBLIC KEY-----"))
         let reply = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        let jws = try #require((reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["payloadSignature"] as? String)
+        let jws = try #require((reply.event("onAuthenticateUserAndSignData")?["details"])?["payloadSignature"]?.stringValue)
         #expect(try StepSignSignature.verify(jws, trustedKeys: TrustedKeys(parsing: pem)).payload == "p")
     }
 
@@ -68,17 +68,17 @@ struct AdminTests {
         let reply = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        let signatureID = try #require(details["dataSignatureID"] as? String)
+        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"])
+        let signatureID = try #require(details["dataSignatureID"]?.stringValue)
         let row = try #require(try connection.call("getSignature", ["signatureID": signatureID]).result)
-        #expect(row["signatureID"] as? String == signatureID)
-        #expect(row["user"] as? String == "alice")
-        #expect(row["payloadSignature"] as? String == details["payloadSignature"] as? String)
-        #expect(row["seq"] as? Int == 1)
-        #expect((row["entryHash"] as? String)?.count == 64)
-        let peer = try #require(row["peer"] as? [String: Any])
-        #expect(peer["uid"] as? Int == Int(getuid()))
-        #expect(peer["pid"] as? Int == Int(getpid()))
+        #expect(row["signatureID"]?.stringValue == signatureID)
+        #expect(row["user"]?.stringValue == "alice")
+        #expect(row["payloadSignature"]?.stringValue == details["payloadSignature"]?.stringValue)
+        #expect(row["seq"]?.int == 1)
+        #expect((row["entryHash"]?.stringValue)?.count == 64)
+        let peer = try #require(row["peer"])
+        #expect(peer["uid"]?.int == Int(getuid()))
+        #expect(peer["pid"]?.int == Int(getpid()))
     }
 
     @Test("getSignature from another, non-admin session is error 13")
@@ -87,7 +87,7 @@ struct AdminTests {
         let reply = try daemon.connect().call("authenticateUserAndSignData", [
             "user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        let signatureID = try #require((reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["dataSignatureID"] as? String)
+        let signatureID = try #require((reply.event("onAuthenticateUserAndSignData")?["details"])?["dataSignatureID"]?.stringValue)
         #expect(try daemon.connect().call("getSignature", ["signatureID": signatureID]).code == 13)
     }
 
@@ -130,8 +130,8 @@ struct AdminTests {
             ])
         }
         let audit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true)
-        #expect(audit["entries"] as? Int == 5)
-        #expect(audit["firstBadSeq"] is NSNull)
+        #expect(audit["ok"]?.boolValue == true)
+        #expect(audit["entries"]?.int == 5)
+        #expect(audit["firstBadSeq"] == .null)
     }
 }

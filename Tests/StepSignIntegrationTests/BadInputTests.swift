@@ -250,7 +250,7 @@ struct BadInputTests {
         case let .codeThenClosed(code):
             let reply = try client.reply()
             #expect(reply.code == code, "\(reply.message)")
-            #expect(reply.id is NSNull)
+            #expect(reply.id == .null)
             #expect(client.next(timeout: 10) == .closed)
         case .closed:
             client.shutdownWrite()
@@ -275,7 +275,7 @@ struct BadInputTests {
         ])
         #expect(signed.code == 0)
         #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-        #expect(try connection.call("admin.auditVerify").result?["ok"] as? Bool == true)
+        #expect(try connection.call("admin.auditVerify").result?["ok"]?.boolValue == true)
         #expect(daemon.pid != nil, "the daemon still runs")
     }
 }
@@ -302,8 +302,8 @@ struct SharedDaemon: SuiteTrait, TestScoping {
         let connection = try daemon.connect()
         _ = try connection.signWithPassword(user: "carol", password: Passwords.wrong)
         for _ in 0..<2 { _ = try connection.call("setPassword", ["password": Passwords.wrong, "challengeMode": 12]) }
-        let carol = try connection.call("admin.listUsers").result?["users"] as? [[String: Any]] ?? []
-        try #require(carol.contains { $0["user"] as? String == "carol" && $0["blocked"] as? Bool == true }, "carol is blocked")
+        let carol = try connection.call("admin.listUsers").result?["users"]?.arrayValue ?? []
+        try #require(carol.contains { $0["user"]?.stringValue == "carol" && $0["blocked"]?.boolValue == true }, "carol is blocked")
         Self.control.lock.withLock { Self.control.connection = try? daemon.connect() }
         try await Self.$current.withValue(daemon) { try await function() }
         Self.control.lock.withLock { Self.control.connection = nil }

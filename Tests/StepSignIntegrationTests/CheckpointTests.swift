@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -23,14 +24,14 @@ struct CheckpointTests {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         try signLevel0(connection, count: 3)
-        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
+        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
         let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: try connection.trustedKeys())
         #expect(checkpoint.seq == 3)
         #expect(checkpoint.iss == "stepsign-test")
-        let row = try #require(try connection.call("admin.exportLedger").result?["entries"] as? [[String: Any]])
-        #expect(row.last?["entryHash"] as? String == checkpoint.entryHash)
-        #expect(row.last?["user"] as? String == "alice")
-        #expect((row.last?["peer"] as? [String: Any])?["pid"] as? Int == Int(getpid()))
+        let row = try #require(try connection.call("admin.exportLedger").result?["entries"]?.arrayValue)
+        #expect(row.last?["entryHash"]?.stringValue == checkpoint.entryHash)
+        #expect(row.last?["user"]?.stringValue == "alice")
+        #expect((row.last?["peer"])?["pid"]?.int == Int(getpid()))
         #expect(daemon.log.contains(jws), "the checkpoint is written to the log")
         let header = try JWS.parse(jws).header
         #expect(header.typ == "stepsign-checkpoint+jwt")
@@ -42,19 +43,19 @@ struct CheckpointTests {
         let connection = try daemon.connect()
         try signLevel0(connection, count: 7)
         let result = try #require(try connection.call("admin.exportLedger").result)
-        let checkpoints = try #require(result["checkpoints"] as? [String])
+        let checkpoints = try #require(result["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
         let trusted = try connection.trustedKeys()
         let seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
         #expect(seqs == [3, 6], "\(seqs)")
         let audit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true, "\(audit)")
-        #expect(audit["checkpoints"] as? Int == 2)
-        #expect(audit["problem"] is NSNull)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        #expect(audit["checkpoints"]?.int == 2)
+        #expect(audit["problem"] == .null)
         #expect(daemon.stop() == 0)
         #expect(daemon.log.contains("seq=7"), "shutdown checkpoint logged")
         try daemon.start()
         let after = try #require(try daemon.connect().call("admin.auditVerify").result)
-        #expect(after["checkpoints"] as? Int == 3, "\(after)")
+        #expect(after["checkpoints"]?.int == 3, "\(after)")
     }
 
     @Test("stepsign-verify ledger checks an export with its checkpoints; --checkpoint catches a cut-off export")
@@ -62,7 +63,7 @@ struct CheckpointTests {
         let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 4")
         let connection = try daemon.connect()
         try signLevel0(connection, count: 9)
-        let kept = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
+        let kept = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
         let keptPath = daemon.directory.appendingPathComponent("kept.jws").path
         try kept.write(toFile: keptPath, atomically: true, encoding: .utf8)
         let (exported, jwks) = try daemon.exportLedgerAndKeys()
@@ -97,7 +98,7 @@ struct CheckpointTests {
         var seqs: [Int64] = []
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"] as? [String])
+            let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
             seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
             if !seqs.isEmpty { break }
             usleep(100_000)
@@ -111,8 +112,8 @@ struct CheckpointTests {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         try signLevel0(connection, count: 2)
-        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"] as? String)
-        let jwks = try JSONSerialization.data(withJSONObject: try #require(try connection.call("getPublicKeys").result?["jwks"]))
+        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let jwks = Data(try #require(try connection.call("getPublicKeys").result?["jwks"]).jsonBytes)
         let script = """
             import sys, json, jwt
             jwks = jwt.PyJWKSet.from_json(sys.argv[1])

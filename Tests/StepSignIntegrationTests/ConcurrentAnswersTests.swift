@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import Testing
@@ -10,10 +11,10 @@ import Testing
 @Suite("Concurrent answers")
 struct ConcurrentAnswersTests {
     /// `count` connections, alternately to A and B, each with `open` answered 0.
-    func connections(_ cluster: Cluster, _ count: Int, open: (String, [String: Any])) throws -> [StepSignConnection] {
+    func connections(_ cluster: Cluster, _ count: Int, open: (String, JSONValue)) throws -> [StepSignConnection] {
         try (0..<count).map { index in
             let connection = try cluster.connect(index)
-            let reply = try connection.call(open.0, open.1)
+            let reply = try connection.call(open.0, open.1.members ?? [])
             try #require(reply.code == 0, "\(open.0): \(reply.code) \(reply.message)")
             return connection
         }
@@ -48,14 +49,14 @@ struct ConcurrentAnswersTests {
     /// whichever daemon's outbox has it.
     func deliveredCode(_ cluster: Cluster, verificationKey: String?) -> String? {
         cluster.daemons.lazy.flatMap { $0.outbox() }
-            .first { $0["verificationKey"] as? String == verificationKey }?["activationCode"] as? String
+            .first { $0["verificationKey"]?.stringValue == verificationKey }?["activationCode"]?.stringValue
     }
 
     static func statuses(_ replies: [ClientReply], of event: String) -> [Int] {
         replies.compactMap { $0.statusCode(of: event) }.sorted()
     }
 
-    static var signing: (String, [String: Any]) {
+    static var signing: (String, JSONValue) {
         ("authenticateUserAndSignData", [
             "user": "alice", "payload": "Pay 1,000,000 EUR to mallory", "reason": "r", "authLevel": 1, "authenticatorType": 0,
         ])
@@ -72,7 +73,7 @@ struct ConcurrentAnswersTests {
         let bob = try cluster.connect(0)
         var bobOpen = Self.signing.1
         bobOpen["user"] = "bob"
-        _ = try bob.call(Self.signing.0, bobOpen)
+        _ = try bob.call(Self.signing.0, bobOpen.members ?? [])
         let calibration = try cpuTicks(cluster)
         for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
         let oneCheck = max(1, Double(try cpuTicks(cluster) - calibration) / 3)
@@ -89,8 +90,8 @@ struct ConcurrentAnswersTests {
         let right = try last.setPassword(Passwords.initial, mode: 12)
         #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153)
         for daemon in cluster.daemons {
-            #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
-            #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+            #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
+            #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         }
     }
 
@@ -119,7 +120,7 @@ struct ConcurrentAnswersTests {
         let right = try last.answer(lastChallenge, with: device)
         #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(right.shape)")
         for daemon in cluster.daemons {
-            #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+            #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
         }
     }
 
@@ -130,7 +131,7 @@ struct ConcurrentAnswersTests {
         try cluster.a.addUser()
         func burst(_ user: String) throws -> [[String]] {
             var open = Self.signing.1
-            open["user"] = user
+            open["user"] = .string(user)
             let replies = try answerAtOnce(try connections(cluster, 12, open: (Self.signing.0, open))) { _ in
                 #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#
             }
@@ -194,7 +195,7 @@ struct ConcurrentAnswersTests {
         let replies = try answerAtOnce(sessions) { _ in #"{"id":3,"op":"setActivationCode","activationCode":"\#(right)"}"# }
         // The winner goes on to set a new password (Path B, mode 1); every other session's
         // answer finds the code used and counts as a wrong one.
-        let accepted = replies.filter { $0.event("getPassword")?["challengeMode"] as? Int == 1 }
+        let accepted = replies.filter { $0.event("getPassword")?["challengeMode"]?.int == 1 }
         #expect(accepted.count == 1, "\(replies.map(\.shape))")
         let refused = Self.statuses(replies, of: "getActivationCode")
         #expect(refused.count == 9 && refused.allSatisfy { $0 == 106 || $0 == 153 }, "\(replies.map(\.shape))")

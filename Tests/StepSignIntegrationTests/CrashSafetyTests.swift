@@ -76,12 +76,12 @@ struct CrashSafetyTests {
             anchorHash = fresh.last?.entryHash ?? anchorHash
             for id in load.signatureIDs.prefix(5) {
                 let row = try admin.call("getSignature", ["signatureID": id])
-                #expect(row.code == 0 && row.result?["signatureID"] as? String == id, "round \(round): getSignature \(id)")
+                #expect(row.code == 0 && row.result?["signatureID"]?.stringValue == id, "round \(round): getSignature \(id)")
             }
             let audit = try admin.call("admin.auditVerify")
-            #expect(audit.result?["ok"] as? Bool == true, "round \(round): audit \(audit.object)")
-            #expect(audit.result?["entries"] as? Int == verifiedCount)
-            #expect(try admin.call("status").result?["signatures"] as? Int == verifiedCount)
+            #expect(audit.result?["ok"]?.boolValue == true, "round \(round): audit \(audit.object)")
+            #expect(audit.result?["entries"]?.int == verifiedCount)
+            #expect(try admin.call("status").result?["signatures"]?.int == verifiedCount)
 
             // Counters: acknowledged failures ≤ stored ≤ acknowledged + the one in flight.
             let stored = Self.maxAttempts - (try attemptsLeft(admin, user: mallory))
@@ -97,24 +97,24 @@ struct CrashSafetyTests {
             // Alice only answers right, but an answer's attempt is taken before it is checked
             // (SPEC §5.1), so the one in flight at the kill may stay counted, never more.
             #expect(Self.maxAttempts - (try attemptsLeft(admin, user: DaemonHarness.user)) <= 1, "alice never failed")
-            let users = try admin.call("admin.listUsers").result?["users"] as? [[String: Any]] ?? []
+            let users = try admin.call("admin.listUsers").result?["users"]?.arrayValue ?? []
             #expect(users.count == round + 1, "round \(round): every user added is there")
-            #expect(users.allSatisfy { $0["blocked"] as? Bool == false })
+            #expect(users.allSatisfy { $0["blocked"]?.boolValue == false })
 
             // Keys: every acknowledged rotation is listed, exactly one key is active.
-            let keys = try admin.call("admin.listKeys").result?["keys"] as? [[String: Any]] ?? []
-            let kids = Set(keys.compactMap { $0["kid"] as? String })
+            let keys = try admin.call("admin.listKeys").result?["keys"]?.arrayValue ?? []
+            let kids = Set(keys.compactMap { $0["kid"]?.stringValue })
             kidsSoFar.formUnion(load.rotatedKids)
             #expect(kidsSoFar.isSubset(of: kids), "round \(round): acknowledged rotations are listed")
-            #expect(keys.filter { $0["active"] as? Bool == true }.count == 1)
+            #expect(keys.filter { $0["active"]?.boolValue == true }.count == 1)
 
             // And the restarted daemon signs.
             let signed = try admin.call("authenticateUserAndSignData", [
                 "user": "alice", "payload": "after round \(round)", "reason": "crash test", "authLevel": 0, "authenticatorType": 0,
             ])
             #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-            if let details = signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
-               let id = details["dataSignatureID"] as? String, let jws = details["payloadSignature"] as? String {
+            if let details = signed.event("onAuthenticateUserAndSignData")?["details"],
+               let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue {
                 ledger.add(id: id, jws: jws)
             }
         }
@@ -135,11 +135,11 @@ struct CrashSafetyTests {
         var after = afterSeq
         while true {
             let reply = try admin.call("admin.exportLedger", ["afterSeq": after, "limit": 10_000])
-            let entries = reply.result?["entries"] as? [[String: Any]] ?? []
+            let entries = reply.result?["entries"]?.arrayValue ?? []
             for entry in entries {
-                out.append(LedgerRow(seq: entry["seq"] as? Int ?? -1, id: entry["signatureID"] as? String ?? "",
-                                     jws: entry["payloadSignature"] as? String ?? "", entryHash: entry["entryHash"] as? String ?? ""))
-                after = entry["seq"] as? Int ?? after
+                out.append(LedgerRow(seq: entry["seq"]?.int ?? -1, id: entry["signatureID"]?.stringValue ?? "",
+                                     jws: entry["payloadSignature"]?.stringValue ?? "", entryHash: entry["entryHash"]?.stringValue ?? ""))
+                after = entry["seq"]?.int ?? after
             }
             if entries.count < 10_000 { return out }
         }
@@ -249,8 +249,8 @@ final class Load: @unchecked Sendable {
 
     private func record(_ reply: ClientReply) {
         guard reply.statusCode(of: "onAuthenticateUserAndSignData") == 100,
-              let details = reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
-              let id = details["dataSignatureID"] as? String, let jws = details["payloadSignature"] as? String
+              let details = reply.event("onAuthenticateUserAndSignData")?["details"],
+              let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue
         else { return }
         ledger.add(id: id, jws: jws)
         lock.withLock { ids.append(id) }
@@ -300,7 +300,7 @@ final class Load: @unchecked Sendable {
         while true {
             usleep(120_000)
             let reply = try client.call(#"{"id":1,"op":"admin.rotateKey"}"#, timeout: 30)
-            if let kid = reply.result?["activeKid"] as? String { lock.withLock { kids.append(kid) } }
+            if let kid = reply.result?["activeKid"]?.stringValue { lock.withLock { kids.append(kid) } }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignTestSupport
@@ -12,15 +13,15 @@ import Testing
 @Suite("Cross-daemon semantics", .enabled(if: PostgresServer.enabled))
 struct CrossDaemonTests {
     /// Part `index` (0 header, 1 claims) of a compact JWS, as a JSON object.
-    static func part(_ index: Int, of jws: String) throws -> [String: Any] {
+    static func part(_ index: Int, of jws: String) throws -> JSONValue {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         try #require(parts.count == 3)
         let bytes = try #require(Base64URL.decode(String(parts[index])))
-        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        return try JSONParser.parse(Array(bytes))
     }
 
-    static func claims(_ jws: String) throws -> [String: Any] { try part(1, of: jws) }
-    static func header(_ jws: String) throws -> [String: Any] { try part(0, of: jws) }
+    static func claims(_ jws: String) throws -> JSONValue { try part(1, of: jws) }
+    static func header(_ jws: String) throws -> JSONValue { try part(0, of: jws) }
 
     @Test("signings on both daemons at once make one chain; auditVerify and getSignature on either see all of it; a changed row of B's is found by A")
     func oneChainAuditedFromEither() throws {
@@ -37,8 +38,8 @@ struct CrossDaemonTests {
                     let reply = try connection.call("authenticateUserAndSignData", [
                         "user": "alice", "payload": "w\(worker)-\(index)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
                     ])
-                    let details = reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
-                    if let id = details?["dataSignatureID"] as? String, let jws = details?["payloadSignature"] as? String {
+                    let details = reply.event("onAuthenticateUserAndSignData")?["details"]
+                    if let id = details?["dataSignatureID"]?.stringValue, let jws = details?["payloadSignature"]?.stringValue {
                         signed.withLock { $0[id] = jws }
                     } else {
                         failures.withLock { $0.append("\(reply.code) \(reply.message) \(reply.shape)") }
@@ -55,39 +56,39 @@ struct CrossDaemonTests {
 
         // Both daemons' entries are in the one chain: `iss` is the instance that signed.
         let exported = try #require(try cluster.a.connect().call("admin.exportLedger").result)
-        let entries = try #require(exported["entries"] as? [[String: Any]])
-        #expect(entries.compactMap { $0["seq"] as? Int } == Array(1...total))
+        let entries = try #require(exported["entries"]?.arrayValue)
+        #expect(entries.compactMap { $0["seq"]?.int } == Array(1...total))
         var issuers: [String: Int] = [:]
         var kids: [String: Set<String>] = [:]  // iss → the kids of its entries
         for entry in entries {
-            let jws = try #require(entry["payloadSignature"] as? String)
-            let issuer = try Self.claims(jws)["iss"] as? String ?? "?"
+            let jws = try #require(entry["payloadSignature"]?.stringValue)
+            let issuer = try Self.claims(jws)["iss"]?.stringValue ?? "?"
             issuers[issuer, default: 0] += 1
-            kids[issuer, default: []].insert(try #require(try Self.header(jws)["kid"] as? String))
+            kids[issuer, default: []].insert(try #require(try Self.header(jws)["kid"]?.stringValue))
         }
         #expect(issuers == ["host-a": total / 2, "host-b": total / 2], "\(issuers)")
         // Each daemon signed with its own key (SPEC §5.2).
         for (instance, daemon) in [("host-a", cluster.a), ("host-b", cluster.b)] {
-            let active = try #require(try daemon.connect().call("status").result?["activeKid"] as? String)
+            let active = try #require(try daemon.connect().call("status").result?["activeKid"]?.stringValue)
             #expect(kids[instance] == [active], "\(kids)")
         }
         let exportedOnB = try #require(try cluster.b.connect().call("admin.exportLedger").result)
-        #expect((exportedOnB["entries"] as? [[String: Any]])?.compactMap { $0["entryHash"] as? String }
-            == entries.compactMap { $0["entryHash"] as? String })
-        #expect((exportedOnB["checkpoints"] as? [String])?.count == (exported["checkpoints"] as? [String])?.count)
+        #expect((exportedOnB["entries"]?.arrayValue)?.compactMap { $0["entryHash"]?.stringValue }
+            == entries.compactMap { $0["entryHash"]?.stringValue })
+        #expect((exportedOnB["checkpoints"]?.arrayValue?.compactMap(\.stringValue))?.count == (exported["checkpoints"]?.arrayValue?.compactMap(\.stringValue))?.count)
 
         // Either daemon checks the whole chain, and finds every signature, whoever made it.
         for daemon in cluster.daemons {
             let connection = try daemon.connect()
             let audit = try #require(try connection.call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == true, "\(audit)")
-            #expect(audit["entries"] as? Int == total)
-            #expect(audit["checkpoints"] as? Int ?? 0 >= total / 10, "\(audit)")
-            #expect(try connection.call("status").result?["signatures"] as? Int == total)
+            #expect(audit["ok"]?.boolValue == true, "\(audit)")
+            #expect(audit["entries"]?.int == total)
+            #expect(audit["checkpoints"]?.int ?? 0 >= total / 10, "\(audit)")
+            #expect(try connection.call("status").result?["signatures"]?.int == total)
             for (id, jws) in all {
                 let row = try #require(try connection.call("getSignature", ["signatureID": id]).result, "\(id)")
-                #expect(row["payloadSignature"] as? String == jws)
-                #expect(row["signatureID"] as? String == id)
+                #expect(row["payloadSignature"]?.stringValue == jws)
+                #expect(row["signatureID"]?.stringValue == id)
             }
         }
 
@@ -103,9 +104,9 @@ struct CrossDaemonTests {
         // A row B wrote, changed behind the daemons' backs (the superuser lifts the
         // append-only triggers), is reported by A's audit at its seq.
         let victim = try #require(entries.first { entry in
-            (entry["payloadSignature"] as? String).flatMap { try? Self.claims($0)["iss"] as? String } == "host-b"
+            (entry["payloadSignature"]?.stringValue).flatMap { try? Self.claims($0)["iss"]?.stringValue } == "host-b"
         })
-        let victimSeq = try #require(victim["seq"] as? Int)
+        let victimSeq = try #require(victim["seq"]?.int)
         try database.execute("""
             BEGIN; ALTER TABLE ledger DISABLE TRIGGER USER;
             UPDATE ledger SET user_name = 'mallory' WHERE seq = \(victimSeq);
@@ -113,8 +114,8 @@ struct CrossDaemonTests {
             """)
         for daemon in cluster.daemons {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == false, "\(audit)")
-            #expect(audit["firstBadSeq"] as? Int == victimSeq, "\(audit)")
+            #expect(audit["ok"]?.boolValue == false, "\(audit)")
+            #expect(audit["firstBadSeq"]?.int == victimSeq, "\(audit)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -18,16 +19,16 @@ struct DeviceKeyTests {
         let connection = try daemon.connect()
         try connection.requireLogin()
         let device = try TestDevice()
-        let publicKey: Any = switch form {
-        case "pem": device.pem
+        let publicKey: JSONValue = switch form {
+        case "pem": .string(device.pem)
         case "jwk object": device.jwkObject
-        default: device.jwkString
+        default: .string(device.jwkString)
         }
         let reply = try connection.call("enrollDeviceKey", ["publicKey": publicKey, "label": "phone"])
         #expect(reply.code == 0, "\(reply.message)")
         #expect(reply.events.isEmpty)
-        #expect(reply.result?["deviceKeyId"] as? String == device.kid)
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [device.kid])
+        #expect(reply.result?["deviceKeyId"]?.stringValue == device.kid)
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [device.kid])
     }
 
     @Test("enrollDeviceKey without a login is error 11 and enrols nothing")
@@ -37,7 +38,7 @@ struct DeviceKeyTests {
         let reply = try daemon.connect().enrollDevice(try TestDevice())
         #expect(reply.code == 11)
         #expect(reply.result?["deviceKeyId"] == nil)
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [])
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
     }
 
     @Test("admin.enrollDeviceKey answers the kid, admin.listUsers shows it, admin.revokeDeviceKey removes it")
@@ -48,12 +49,12 @@ struct DeviceKeyTests {
         let device = try TestDevice()
         let kid = try admin.adminEnroll(device)
         #expect(kid == device.kid)
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [kid])
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [kid])
 
         let revoked = try admin.call("admin.revokeDeviceKey", ["user": "alice", "deviceKeyId": kid])
         #expect(revoked.code == 0)
-        #expect(revoked.result?.isEmpty == true)
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [])
+        #expect(revoked.result?.members?.isEmpty == true)
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
         // A revoked key is not challenged: (1,0) is back to the password.
         #expect(try daemon.connect().requestLevel1().eventNames == ["getPassword"])
     }
@@ -65,20 +66,20 @@ struct DeviceKeyTests {
         try daemon.addUser()
         let connection = try daemon.connect()
         try connection.requireLogin()
-        let publicKey: Any = switch kind {
+        let publicKey: JSONValue = switch kind {
         case "garbage": "not a key at all"
-        case "P-384 PEM": BadKeys.p384
-        case "secp256k1 PEM": BadKeys.secp256k1
-        case "Ed25519 PEM": BadKeys.ed25519
+        case "P-384 PEM": .string(BadKeys.p384)
+        case "secp256k1 PEM": .string(BadKeys.secp256k1)
+        case "Ed25519 PEM": .string(BadKeys.ed25519)
         case "P-256 JWK off the curve":
-            ["kty": "EC", "crv": "P-256", "x": Base64URL.encode([UInt8](repeating: 1, count: 32)),
-             "y": Base64URL.encode([UInt8](repeating: 2, count: 32))]
+            ["kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode([UInt8](repeating: 1, count: 32))),
+             "y": .string(Base64URL.encode([UInt8](repeating: 2, count: 32)))]
         case "RSA JWK": ["kty": "RSA", "n": "sXch", "e": "AQAB"]
         default: ""
         }
         let reply = try connection.call("enrollDeviceKey", ["publicKey": publicKey, "label": "phone"])
         #expect(reply.code == 4, "\(reply.message)")
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [])
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
     }
 
     @Test("lda.enabled = false: enrollDeviceKey and admin.enrollDeviceKey are error 170")
@@ -91,7 +92,7 @@ struct DeviceKeyTests {
         let admin = try daemon.connect().call("admin.enrollDeviceKey",
                                               ["user": "alice", "publicKey": try TestDevice().pem, "label": "x"])
         #expect(admin.code == 170)
-        #expect(try daemon.userRow()?["deviceKeys"] as? [String] == [])
+        #expect(try daemon.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
     }
 
     @Test("a key enrolled with LDA on is never challenged after a restart with lda.enabled = false: (1,0) asks for the password")
@@ -109,7 +110,7 @@ struct DeviceKeyTests {
         #expect(challenge.eventNames == ["getPassword"])
         #expect(challenge.int("challengeMode", of: "getPassword") == 12)
         let signed = try connection.setPassword(Passwords.initial, mode: 12)
-        #expect(signed.signingDetails?["authenticatorUsed"] as? String == "password")
+        #expect(signed.signingDetails?["authenticatorUsed"]?.stringValue == "password")
         #expect(try connection.setLDASignature(kid: "x", signature: "AAAA").code == 11)
     }
 
@@ -178,24 +179,24 @@ struct DeviceKeyTests {
         #expect(result.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(result.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let details = try #require(result.signingDetails)
-        #expect(details["authenticatorUsed"] as? String == "lda")
-        #expect(details["authLevel"] as? Int == 1)
-        #expect(details["authenticatorType"] as? Int == 0)
-        #expect(details["dataPayload"] as? String == "pay 10 EUR to bob")
-        let jws = try #require(details["payloadSignature"] as? String)
+        #expect(details["authenticatorUsed"]?.stringValue == "lda")
+        #expect(details["authLevel"]?.int == 1)
+        #expect(details["authenticatorType"]?.int == 0)
+        #expect(details["dataPayload"]?.stringValue == "pay 10 EUR to bob")
+        let jws = try #require(details["payloadSignature"]?.stringValue)
         let claims = try StepSignSignature.verify(jws, trustedKeys: try connection.trustedKeys())
         #expect(claims.sub == "alice")
         #expect(claims.authenticatorUsed == "lda")
         #expect(claims.payload == "pay 10 EUR to bob")
 
-        let signatureID = try #require(details["dataSignatureID"] as? String)
+        let signatureID = try #require(details["dataSignatureID"]?.stringValue)
         let row = try connection.call("getSignature", ["signatureID": signatureID])
         #expect(row.code == 0, "\(row.message)")
-        let peer = try #require(row.result?["peer"] as? [String: Any])
-        #expect(peer["uid"] as? Int == Int(getuid()))
-        #expect(peer["pid"] as? Int == Int(getpid()))
-        #expect(peer["comm"] as? String == ProcessIdentity.comm)
-        #expect(row.result?["payloadSignature"] as? String == jws)
+        let peer = try #require(row.result?["peer"])
+        #expect(peer["uid"]?.int == Int(getuid()))
+        #expect(peer["pid"]?.int == Int(getpid()))
+        #expect(peer["comm"]?.stringValue == ProcessIdentity.comm)
+        #expect(row.result?["payloadSignature"]?.stringValue == jws)
     }
 
     // MARK: Refused device answers
@@ -252,7 +253,7 @@ struct DeviceKeyTests {
         #expect(refused.statusCode(of: "getPassword") == 102)
         #expect(refused.int("attemptsLeft", of: "getPassword") == 2)
         let signed = try connection.setPassword(Passwords.initial, mode: 12)
-        #expect(signed.signingDetails?["authenticatorUsed"] as? String == "password")
+        #expect(signed.signingDetails?["authenticatorUsed"]?.stringValue == "password")
     }
 
     @Test("a signature over other bytes (one line of the text changed) is refused with 102 and a new challenge",
@@ -390,8 +391,8 @@ struct DeviceKeyTests {
         let last = try connection.setLDASignature(kid: device.kid, signature: try device.sign(Array("nope".utf8)))
         #expect(last.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(last.statusCode(of: "onAuthenticateUserAndSignData") == 153)
-        #expect(last.signingDetails?["payloadSignature"] as? String == "")
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(last.signingDetails?["payloadSignature"]?.stringValue == "")
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         #expect(try connection.requestLevel1().code == 148)
         #expect(try connection.setLDASignature(kid: device.kid, signature: "AAAA").code == 11)
     }
@@ -426,8 +427,8 @@ struct DeviceKeyTests {
         try BlockUser.byWrongLogins(daemon)
         let reply = try connection.answer(challenge, with: device)
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
-        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(reply.signingDetails?["payloadSignature"]?.stringValue ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
     }
 
     @Test("baseline: a user blocked between challenge and the right password is answered 153 and not signed for")
@@ -439,7 +440,7 @@ struct DeviceKeyTests {
         try BlockUser.byWrongLogins(daemon)
         let reply = try connection.setPassword(Passwords.initial, mode: 12)
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
     }
 
     // MARK: Password fallback
@@ -454,8 +455,8 @@ struct DeviceKeyTests {
         let signed = try connection.setPassword(Passwords.initial, mode: 12)
         #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let details = try #require(signed.signingDetails)
-        #expect(details["authenticatorUsed"] as? String == "password")
-        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        #expect(details["authenticatorUsed"]?.stringValue == "password")
+        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                   trustedKeys: try connection.trustedKeys())
         #expect(claims.authenticatorUsed == "password")
     }
@@ -475,7 +476,7 @@ struct DeviceKeyTests {
         #expect(wrong.int("attemptsLeft", of: "getPassword") == 2)
         // The password challenge replaced the device challenge.
         #expect(try connection.answer(challenge, with: device).code == 11)
-        #expect(try connection.setPassword(Passwords.initial, mode: 12).signingDetails?["authenticatorUsed"] as? String == "password")
+        #expect(try connection.setPassword(Passwords.initial, mode: 12).signingDetails?["authenticatorUsed"]?.stringValue == "password")
     }
 
     @Test("setPassword in a mode other than 12 while the device challenge is open is error 11")
@@ -514,7 +515,7 @@ struct DeviceKeyTests {
         try admin.adminEnroll(device)
         #expect(try admin.call("admin.enrollDeviceKey", ["user": "alice", "publicKey": device.pem, "label": "again"]).code == 4)
         #expect(try admin.call("admin.enrollDeviceKey", ["user": "bob", "publicKey": device.jwkString, "label": "bob"]).code == 4)
-        #expect(try daemon.userRow("bob")?["deviceKeys"] as? [String] == [])
+        #expect(try daemon.userRow("bob")?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
     }
 
     @Test("admin.enrollDeviceKey for an unknown user and admin.revokeDeviceKey of an unknown kid are error 4")

@@ -68,13 +68,13 @@ struct ForgotPasswordPathATests {
         let blocker = try daemon.connect()
         _ = try blocker.setUser()
         for _ in 0..<3 { _ = try blocker.setPassword(Passwords.wrong, mode: 0) }
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
 
         let connection = try daemon.connect()
         #expect(try connection.recoverWithActivationCode(daemon).eventNames == ["getUserConsentForLDA"])
         let challenge = try connection.call("setUserConsentForLDA", ["consent": true])
         #expect(try connection.answer(challenge, with: device).eventNames == ["onUserLoggedIn"])
-        #expect(try daemon.userRow()?["blocked"] as? Bool == false)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
         let fresh = try daemon.connect().requestLevel1()
         #expect(fresh.int("attemptsLeft", of: "getLDASignature") == 3)
     }

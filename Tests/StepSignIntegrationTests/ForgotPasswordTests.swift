@@ -59,15 +59,15 @@ struct ForgotPasswordTests {
         let lines = daemon.outbox()
         #expect(lines.count == 1)
         let delivery = try #require(lines.last)
-        #expect(delivery["user"] as? String == "alice")
-        #expect(delivery["verificationKey"] as? String == key)
-        let code = try #require(delivery["activationCode"] as? String)
+        #expect(delivery["user"]?.stringValue == "alice")
+        #expect(delivery["verificationKey"]?.stringValue == key)
+        let code = try #require(delivery["activationCode"]?.stringValue)
         #expect(code.count == 8)
         #expect(delivery["expiresAt"] != nil)
         let mode = try FileManager.default.attributesOfItem(atPath: daemon.outboxPath())[.posixPermissions] as? Int
         #expect(mode == 0o600)
         // The code is delivered out of band only.
-        #expect(!reply.object.description.contains(code))
+        #expect(!reply.object.jsonText.contains(code))
     }
 
     @Test("wrong codes answer 106 with attempts 2 then 1; the last answers 153 and getUser, without blocking the user")
@@ -92,7 +92,7 @@ struct ForgotPasswordTests {
         #expect(last.int("attemptsLeft", of: "getActivationCode") == 0)
         // The code is gone, the user is not blocked.
         #expect(try connection.call("setActivationCode", ["activationCode": right]).code == 11)
-        #expect(try daemon.userRow()?["blocked"] as? Bool == false)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
         let again = try connection.setUser()
         #expect(again.statusCode(of: "getPassword") == 100)
         #expect(again.int("attemptsLeft", of: "getPassword") == 3)
@@ -116,7 +116,7 @@ struct ForgotPasswordTests {
         #expect(resent.string("verificationKey", of: "getActivationCode") != first.string("verificationKey", of: "getActivationCode"))
         let newCode = try #require(daemon.lastActivationCode())
         #expect(daemon.outbox().count == 2)
-        #expect(daemon.outbox().last?["verificationKey"] as? String == resent.string("verificationKey", of: "getActivationCode"))
+        #expect(daemon.outbox().last?["verificationKey"]?.stringValue == resent.string("verificationKey", of: "getActivationCode"))
         #expect(newCode != oldCode)
 
         let old = try connection.call("setActivationCode", ["activationCode": oldCode])
@@ -196,7 +196,7 @@ struct ForgotPasswordTests {
         let connection = try daemon.connect()
         _ = try connection.setUser()
         for _ in 0..<3 { _ = try connection.setPassword(Passwords.wrong, mode: 0) }
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
 
         let blocked = try connection.setUser()
         #expect(blocked.statusCode(of: "getPassword") == 153)
@@ -208,7 +208,7 @@ struct ForgotPasswordTests {
         #expect(prompt.int("challengeMode", of: "getPassword") == 1)
         #expect(try connection.setPassword(Passwords.second, mode: 1).eventNames == ["onUserLoggedIn"])
 
-        #expect(try daemon.userRow()?["blocked"] as? Bool == false)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
         let fresh = try daemon.connect()
         let challenge = try fresh.setUser()
         #expect(challenge.statusCode(of: "getPassword") == 100)

@@ -14,7 +14,7 @@ struct HostileClientTests {
     }
 
     private func signatures(_ daemon: DaemonHarness) throws -> Int {
-        try daemon.connect().call("status").result?["signatures"] as? Int ?? -1
+        try daemon.connect().call("status").result?["signatures"]?.int ?? -1
     }
 
     @Test("clients that disconnect mid-line, mid-pipeline or before their signing reply do not disturb the daemon")
@@ -48,8 +48,8 @@ struct HostileClientTests {
         let after = try signatures(daemon)
         #expect(after >= before && after <= before + 101)
         let audit = try control.call("admin.auditVerify")
-        #expect(audit.result?["ok"] as? Bool == true)
-        #expect(audit.result?["entries"] as? Int == after)
+        #expect(audit.result?["ok"]?.boolValue == true)
+        #expect(audit.result?["entries"]?.int == after)
         #expect(try control.call("authenticateUserAndSignData", ["user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0]).code == 0)
     }
 
@@ -65,7 +65,7 @@ struct HostileClientTests {
         var served = 0
         for (index, client) in clients.enumerated() {
             let reply = try client.reply(timeout: 60)
-            if reply.code == 0, reply.id as? Int == index { served += 1 }
+            if reply.code == 0, reply.id.int == index { served += 1 }
         }
         #expect(served == 1000)
         let extra = try RawClient(socketPath: daemon.socketPath)
@@ -135,7 +135,7 @@ struct HostileClientTests {
         #expect(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#).code == 0)
         let expired = try client.reply(timeout: 10)
         #expect(expired.code == 5)
-        #expect(expired.id is NSNull)
+        #expect(expired.id == .null)
         #expect(client.next(timeout: 10) == .closed)
         // The challenge went with the session: answering it on a new connection is error 11.
         let next = try RawClient(socketPath: daemon.socketPath)

@@ -57,10 +57,10 @@ struct IDVBiometricTests {
         #expect(reply.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let details = try #require(reply.signingDetails)
-        #expect(details["authLevel"] as? Int == 4)
-        #expect(details["authenticatorType"] as? Int == 1)
-        #expect(details["authenticatorUsed"] as? String == "idv-biometric")
-        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        #expect(details["authLevel"]?.int == 4)
+        #expect(details["authenticatorType"]?.int == 1)
+        #expect(details["authenticatorUsed"]?.stringValue == "idv-biometric")
+        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                   trustedKeys: try connection.trustedKeys())
         #expect(claims.sub == "alice")
         #expect(claims.authLevel == 4)
@@ -249,8 +249,8 @@ struct IDVBiometricTests {
         let last = try connection.setIDVAssertion(try idv.assertion(for: operations.last!, changes: ["result": "no-match"]))
         #expect(last.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(last.statusCode(of: "onAuthenticateUserAndSignData") == 153)
-        #expect(last.signingDetails?["payloadSignature"] as? String == "")
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(last.signingDetails?["payloadSignature"]?.stringValue == "")
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         #expect(try connection.requestIDV().code == 148)
         #expect(try connection.setIDVAssertion("x.y.z").code == 11)
     }
@@ -327,8 +327,8 @@ struct IDVUserStateTests {
         try BlockUser.byWrongLogins(daemon)
         let reply = try connection.setIDVAssertion(try idv.assertion(for: operation))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(reply.shape)")
-        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(reply.signingDetails?["payloadSignature"]?.stringValue ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
     }
 
     @Test("a user removed between challenge and a good assertion is not signed for")
@@ -340,8 +340,8 @@ struct IDVUserStateTests {
         #expect(try daemon.connect().call("admin.removeUser", ["user": "alice"]).code == 0)
         let reply = try connection.setIDVAssertion(try idv.assertion(for: operation))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
-        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(reply.signingDetails?["payloadSignature"]?.stringValue ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
     }
 
     @Test("a name that is not a stepsign user is not signed for, even with a good assertion (as with a password: 102)")
@@ -352,8 +352,8 @@ struct IDVUserStateTests {
         let challenge = try connection.requestIDV(user: "mallory")
         let reply = try connection.setIDVAssertion(try idv.assertion(for: try #require(challenge.idvChallenge)))
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") != 100, "\(reply.shape)")
-        #expect(reply.signingDetails?["payloadSignature"] as? String ?? "" == "")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(reply.signingDetails?["payloadSignature"]?.stringValue ?? "" == "")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
     }
 }
 
@@ -363,6 +363,6 @@ enum BlockUser {
         let other = try daemon.connect()
         _ = try other.setUser()
         for _ in 0..<3 { _ = try other.setPassword(Passwords.wrong, mode: 0) }
-        try #require(try daemon.userRow()?["blocked"] as? Bool == true, sourceLocation: sourceLocation)
+        try #require(try daemon.userRow()?["blocked"]?.boolValue == true, sourceLocation: sourceLocation)
     }
 }

@@ -71,13 +71,13 @@ struct IDVOperationBindingTests {
         #expect(refused.eventNames == ["getIDVBiometric"], "\(refused.shape)")
         #expect(refused.statusCode(of: "getIDVBiometric") == 102, "\(refused.shape)")
         #expect(refused.int("attemptsLeft", of: "getIDVBiometric") == 2)
-        #expect(try connection.call("status").result?["signatures"] as? Int == 0)
+        #expect(try connection.call("status").result?["signatures"]?.int == 0)
         // The assertion for the operation as it is signs it.
         let fresh = try #require(refused.idvChallenge)
         let signed = try connection.setIDVAssertion(try idv.assertion(for: fresh))
         #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(signed.shape)")
         let details = try #require(signed.signingDetails)
-        let claimsSigned = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        let claimsSigned = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                         trustedKeys: try connection.trustedKeys())
         #expect(claimsSigned.payload == Self.payload)
         #expect(claimsSigned.reason == Self.reason)
@@ -100,6 +100,6 @@ struct IDVOperationBindingTests {
         let assertion = try idv.assertion(for: IDVChallenge(nonce: attackNonce, text: forged.text))
         let reply = try attacker.setIDVAssertion(assertion)
         #expect(reply.statusCode(of: "getIDVBiometric") == 102, "\(reply.shape)")
-        #expect(try attacker.call("status").result?["signatures"] as? Int == 0)
+        #expect(try attacker.call("status").result?["signatures"]?.int == 0)
     }
 }

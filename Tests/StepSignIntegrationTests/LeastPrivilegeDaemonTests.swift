@@ -68,13 +68,13 @@ struct LeastPrivilegeDaemonTests {
                 let signed = try daemon.connect().signWithPassword(user: "alice", password: DaemonHarness.password)
                 #expect(signed.event("onAuthenticateUserAndSignData")?["details"] != nil, "\(signed.code) \(signed.shape)")
             }
-            let kidB = try #require(try b.connect().call("status").result?["activeKid"] as? String)
+            let kidB = try #require(try b.connect().call("status").result?["activeKid"]?.stringValue)
             #expect(try b.connect().call("admin.rotateKey").code == 0)
             #expect(try a.connect().call("admin.revokeKey", ["kid": kidB]).code == 0)
             #expect(try a.connect().call("getCheckpoint").code == 0)
             #expect(try a.connect().call("admin.removeUser", ["user": "alice"]).code == 0)
             let audit = try #require(try b.connect().call("admin.auditVerify").result)
-            #expect(audit["entries"] as? Int == 2, "\(audit)")
+            #expect(audit["entries"]?.int == 2, "\(audit)")
 
             // What a stolen daemon credential cannot do: the database says 42501 (insufficient privilege).
             for sql in ["UPDATE ledger SET user_name = 'mallory'", "DELETE FROM ledger", "TRUNCATE ledger",

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -41,7 +42,7 @@ struct LedgerAttackTests {
             try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         }
         let ok = try #require(try connection.call("admin.auditVerify").result)
-        #expect(ok["ok"] as? Bool == true, "\(ok)")
+        #expect(ok["ok"]?.boolValue == true, "\(ok)")
         #expect(daemon.stop() == 0)
         return daemon
     }
@@ -52,7 +53,7 @@ struct LedgerAttackTests {
     }
 
     /// Restarts the daemon and returns `admin.auditVerify`'s result.
-    func audit(_ daemon: DaemonHarness) throws -> [String: Any] {
+    func audit(_ daemon: DaemonHarness) throws -> JSONValue {
         try daemon.start()
         return try #require(try daemon.connect().call("admin.auditVerify").result)
     }
@@ -62,9 +63,9 @@ struct LedgerAttackTests {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "UPDATE ledger SET user_name = 'mallory' WHERE seq = 3")
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect(result["firstBadSeq"] as? Int == 3)
-        #expect((result["problem"] as? String)?.contains("user") == true, "\(result)")
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect(result["firstBadSeq"]?.int == 3)
+        #expect((result["problem"]?.stringValue)?.contains("user") == true, "\(result)")
         // getSignature still shows the row as stored; the audit is what tells.
     }
 
@@ -73,9 +74,9 @@ struct LedgerAttackTests {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "UPDATE ledger SET peer_comm = 'innocent', peer_uid = 4242 WHERE seq = 6")
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect(result["firstBadSeq"] as? Int == 6)
-        #expect((result["problem"] as? String)?.contains("peer") == true, "\(result)")
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect(result["firstBadSeq"]?.int == 6)
+        #expect((result["problem"]?.stringValue)?.contains("peer") == true, "\(result)")
     }
 
     @Test("a middle row deleted and the chain recomputed is reported (the checkpoint no longer matches)")
@@ -83,8 +84,8 @@ struct LedgerAttackTests {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "DELETE FROM ledger WHERE seq = 5", rechain: true)
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect(result["problem"] as? String != nil)
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect(result["problem"]?.stringValue != nil)
     }
 
     @Test("the last rows removed are reported, and so are sequence numbers the daemon then reuses")
@@ -92,8 +93,8 @@ struct LedgerAttackTests {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "DELETE FROM ledger WHERE seq > 10")
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect((result["problem"] as? String)?.contains("ends at 10") == true, "\(result)")
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect((result["problem"]?.stringValue)?.contains("ends at 10") == true, "\(result)")
         // The daemon signs on from seq 11; the checkpoint of the old seq 12 now disagrees.
         let connection = try daemon.connect()
         for index in 1...2 {
@@ -103,8 +104,8 @@ struct LedgerAttackTests {
             try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         }
         let after = try #require(try connection.call("admin.auditVerify").result)
-        #expect(after["ok"] as? Bool == false, "\(after)")
-        #expect(after["firstBadSeq"] as? Int == 12, "\(after)")
+        #expect(after["ok"]?.boolValue == false, "\(after)")
+        #expect(after["firstBadSeq"]?.int == 12, "\(after)")
     }
 
     @Test("a JWS replaced by not.a.signature with the chain recomputed is reported (every JWS is verified)")
@@ -112,9 +113,9 @@ struct LedgerAttackTests {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "UPDATE ledger SET jws = 'not.a.signature' WHERE seq = 4", rechain: true)
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect(result["firstBadSeq"] as? Int == 4)
-        #expect((result["problem"] as? String)?.contains("signature") == true, "\(result)")
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect(result["firstBadSeq"]?.int == 4)
+        #expect((result["problem"]?.stringValue)?.contains("signature") == true, "\(result)")
     }
 
     @Test("checkpoints removed along with the rows: the run without a checkpoint is too long")
@@ -128,8 +129,8 @@ struct LedgerAttackTests {
             try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         }
         let ok = try #require(try connection.call("admin.auditVerify").result)
-        #expect(ok["ok"] as? Bool == true, "\(ok)")
-        #expect(ok["checkpoints"] as? Int ?? 0 >= 2, "\(ok)")
+        #expect(ok["ok"]?.boolValue == true, "\(ok)")
+        #expect(ok["checkpoints"]?.int ?? 0 >= 2, "\(ok)")
         #expect(daemon.stop() == 0)
         try tamper(daemon, """
             DROP TRIGGER IF EXISTS ledger_checkpoints_no_delete;
@@ -139,8 +140,8 @@ struct LedgerAttackTests {
         // Without checkpoints the edit is still a column mismatch; the missing checkpoints are
         // reported too, at the first entry past the allowed run.
         let result = try audit(daemon)
-        #expect(result["ok"] as? Bool == false, "\(result)")
-        #expect(result["checkpoints"] as? Int == 0)
+        #expect(result["ok"]?.boolValue == false, "\(result)")
+        #expect(result["checkpoints"]?.int == 0)
     }
 
     @Test("an export with one entry duplicated and re-chained: stepsign-verify ledger exits 1 (signature IDs are unique)")
@@ -153,21 +154,21 @@ struct LedgerAttackTests {
             ])
         }
         let (exported, jwks) = try daemon.exportLedgerAndKeys()
-        var entries = try exported.stdout.split(separator: "\n").compactMap { line -> [String: Any]? in
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        var entries = exported.stdout.split(separator: "\n").compactMap { line -> JSONValue? in
+            let object = try? JSONParser.parse(Array(line.utf8))
             return object?["seq"] == nil ? nil : object
         }
         entries.insert(entries[2], at: 3)
         var previous = [UInt8](repeating: 0, count: 32)
         var lines: [String] = []
         for (index, var entry) in entries.enumerated() {
-            let jws = try #require(entry["payloadSignature"] as? String)
+            let jws = try #require(entry["payloadSignature"]?.stringValue)
             let hash = SHA256.hash(previous + SHA256.hash(Array(jws.utf8)))
-            entry["seq"] = index + 1
-            entry["prevHash"] = Hex.encode(previous)
-            entry["entryHash"] = Hex.encode(hash)
+            entry["seq"] = .int(Int64(index + 1))
+            entry["prevHash"] = .string(Hex.encode(previous))
+            entry["entryHash"] = .string(Hex.encode(hash))
             previous = hash
-            lines.append(String(decoding: try JSONSerialization.data(withJSONObject: entry), as: UTF8.self))
+            lines.append(entry.jsonText)
         }
         let path = daemon.directory.appendingPathComponent("duplicated.jsonl").path
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)

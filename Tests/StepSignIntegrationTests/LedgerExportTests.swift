@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignTestSupport
 import Testing
@@ -43,12 +44,12 @@ struct LedgerExportTests {
     }
 
     /// The JSON object of an export line, and back.
-    private func object(_ line: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    private func object(_ line: String) throws -> JSONValue {
+        try JSONParser.parse(Array(line.utf8))
     }
 
-    private func line(_ object: [String: Any]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    private func line(_ object: JSONValue) throws -> String {
+        object.sortingKeys.jsonText
     }
 
     @Test("25 signatures exported in pages of 10 are 25 lines in order; stepsign-verify ledger exits 0")
@@ -56,7 +57,7 @@ struct LedgerExportTests {
         let (ledger, exported) = try export()
         #expect(exported.status == 0, "\(exported.stderr)")
         #expect(exported.stderr.isEmpty, "no progress on stderr when it is not a terminal: \(exported.stderr)")
-        #expect(try ledger.lines.map { try object($0)["seq"] as? Int } == (1...Self.signatures).map { Optional($0) })
+        #expect(try ledger.lines.map { try object($0)["seq"]?.int } == (1...Self.signatures).map { Optional($0) })
         let result = try ledger.verify(ledger.lines, name: "ledger.jsonl")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("ledger ok: 25 entries"))
@@ -67,10 +68,11 @@ struct LedgerExportTests {
         let (ledger, _) = try export()
         var lines = ledger.lines
         var entry = try object(lines[6])
-        let jws = try #require(entry["payloadSignature"] as? String)
+        let jws = try #require(entry["payloadSignature"]?.stringValue)
         let parts = jws.split(separator: ".").map(String.init)
         // Another payload under the same header and signature.
-        entry["payloadSignature"] = parts[0] + "." + String(parts[1].dropLast()) + (parts[1].last == "A" ? "B" : "A") + "." + parts[2]
+        let changed = parts[0] + "." + String(parts[1].dropLast()) + (parts[1].last == "A" ? "B" : "A") + "." + parts[2]
+        entry["payloadSignature"] = .string(changed)
         lines[6] = try line(entry)
         let result = try ledger.verify(lines, name: "changed.jsonl")
         #expect(result.status == 1)

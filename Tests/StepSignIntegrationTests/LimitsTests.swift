@@ -61,7 +61,7 @@ struct LimitsTests {
         for client in silent {
             let expired = try client.reply(timeout: 10)
             #expect(expired.code == 5)
-            #expect(expired.id is NSNull)
+            #expect(expired.id == .null)
             #expect(expired.events.isEmpty)
             #expect(client.next(timeout: 10) == .closed)
         }
@@ -81,7 +81,7 @@ struct LimitsTests {
         let fourth = try daemon.connect()
         let refused = try ClientReply(line: fourth.readLine(timeout: 10))
         #expect(refused.code == 14)
-        #expect(refused.id is NSNull)
+        #expect(refused.id == .null)
         #expect(refused.message.contains("max_connections_per_uid"))
         #expect(throws: ClientError.self) { try fourth.readLine(timeout: 10) }
         for connection in [first, second, third] {

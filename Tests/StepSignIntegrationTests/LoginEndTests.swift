@@ -11,7 +11,7 @@ import Testing
 /// on B (SPEC §5.2: what happens through one daemon is so on all of them at once).
 @Suite("Logins end on credential events")
 struct LoginEndTests {
-    static var signing: [String: Any] { [
+    static var signing: KeyValuePairs<String, any JSONValueConvertible> { [
         "payload": "Pay 1,000,000 EUR to mallory", "reason": "payment", "authLevel": 1, "authenticatorType": 0,
     ] }
 
@@ -38,7 +38,7 @@ struct LoginEndTests {
                 let other = try daemon.connect()
                 _ = try other.setUser()
                 for _ in 0..<3 { _ = try other.setPassword(Passwords.wrong, mode: 0) }
-                try #require(try daemon.userRow()?["blocked"] as? Bool == true)
+                try #require(try daemon.userRow()?["blocked"]?.boolValue == true)
                 if self == .blockedThenUnlocked {
                     try #require(try daemon.connect().call("admin.unlockUser", ["user": "alice"]).code == 0)
                 }
@@ -76,7 +76,7 @@ struct LoginEndTests {
         // The login is gone: the next request is an ordinary "not logged in".
         #expect(try enrolling.call("getAllChallenges").code == 11)
         #expect(try enrolling.enrollDevice(try TestDevice()).code == 11)
-        #expect(try cluster.b.userRow()?["deviceKeys"] as? [String] == [])
+        #expect(try cluster.b.userRow()?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [])
     }
 
     @Test("a login that no credential event touched keeps working, and so does a login of another user",

@@ -59,7 +59,7 @@ struct LoginFlowTests {
         #expect(last.eventNames == ["getPassword", "getUser"])
         #expect(last.statusCode(of: "getPassword") == 153)
         #expect(last.int("attemptsLeft", of: "getPassword") == 0)
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
 
         // The flow is closed; a new one shows the block, and even the right password is refused.
         #expect(try connection.setPassword(Passwords.initial, mode: 0).code == 11)
@@ -80,7 +80,7 @@ struct LoginFlowTests {
         let blocked = try connection.setPassword(Passwords.wrong, mode: 0)
         #expect(blocked.statusCode(of: "getPassword") == 153)
         #expect(try daemon.connect().call("admin.unlockUser", ["user": "alice"]).code == 0)
-        #expect(try daemon.userRow()?["blocked"] as? Bool == false)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
         let challenge = try connection.setUser()
         #expect(challenge.int("attemptsLeft", of: "getPassword") == 1)
         #expect(challenge.statusCode(of: "getPassword") == 100)
@@ -136,8 +136,8 @@ struct LoginFlowTests {
         #expect(challenge.int("challengeMode", of: "getPassword") == 12)
         let signed = try connection.setPassword(Passwords.initial, mode: 12)
         #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-        let details = try #require(signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        let details = try #require(signed.event("onAuthenticateUserAndSignData")?["details"])
+        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                   trustedKeys: try connection.trustedKeys())
         #expect(claims.sub == "alice")
     }

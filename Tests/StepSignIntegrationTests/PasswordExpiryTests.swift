@@ -39,7 +39,7 @@ struct PasswordExpiryTests {
         expected.seqCheck = false
         expected.msg = "Ten or more characters, two digits and a sign"
         #expect(reply.passwordPolicy == expected)
-        #expect(try daemon.userRow()?["passwordExpired"] as? Bool == true)
+        #expect(try daemon.userRow()?["passwordExpired"]?.boolValue == true)
     }
 
     @Test("a user added with mustChangePassword gets mode 4 with 118 at the first login")
@@ -61,9 +61,9 @@ struct PasswordExpiryTests {
         // with the daemon stopped, which is what two days passing does to the row.
         let daemon = try DaemonHarness(config: "[password]\nmax_age_days = 1")
         try daemon.addUser()
-        #expect(try daemon.userRow()?["passwordExpired"] as? Bool == false)
+        #expect(try daemon.userRow()?["passwordExpired"]?.boolValue == false)
         try daemon.agePassword(days: 2)
-        #expect(try daemon.userRow()?["passwordExpired"] as? Bool == true)
+        #expect(try daemon.userRow()?["passwordExpired"]?.boolValue == true)
         let reply = try daemon.connect().login()
         #expect(reply.eventNames == ["getPassword"])
         #expect(reply.int("challengeMode", of: "getPassword") == 4)
@@ -75,7 +75,7 @@ struct PasswordExpiryTests {
         let daemon = try DaemonHarness(config: "[password]\nmax_age_days = 0")
         try daemon.addUser()
         try daemon.agePassword(days: 4000)
-        #expect(try daemon.userRow()?["passwordExpired"] as? Bool == false)
+        #expect(try daemon.userRow()?["passwordExpired"]?.boolValue == false)
         #expect(try daemon.connect().login().eventNames == ["onUserLoggedIn"])
     }
 
@@ -90,7 +90,7 @@ struct PasswordExpiryTests {
         #expect(updated.eventNames == ["onUserLoggedIn"])
         #expect(updated.string("user", of: "onUserLoggedIn") == "alice")
         #expect(!(updated.sessionID ?? "").isEmpty)
-        #expect(try daemon.userRow()?["passwordExpired"] as? Bool == false)
+        #expect(try daemon.userRow()?["passwordExpired"]?.boolValue == false)
 
         let old = try daemon.connect().login(password: Passwords.initial)
         #expect(old.statusCode(of: "getPassword") == 102)
@@ -164,7 +164,7 @@ struct PasswordExpiryTests {
         #expect(last.statusCode(of: "getPassword") == 153)
         #expect(last.int("attemptsLeft", of: "getPassword") == 0)
         // 153 means "attempts exhausted (blocked)" (SPEC §3.3).
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         #expect(try connection.updatePassword(current: Passwords.initial, new: Passwords.second, mode: 4).code == 11)
     }
 
@@ -223,9 +223,9 @@ struct PasswordExpiryTests {
         #expect(answered.code == 0)
         #expect(answered.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(answered.statusCode(of: "onAuthenticateUserAndSignData") == 118)
-        #expect(answered.signingDetails?["payloadSignature"] as? String == "")
-        #expect(answered.signingDetails?["dataSignatureID"] as? String == "")
-        #expect(try daemon.connect().call("status").result?["signatures"] as? Int == 0)
+        #expect(answered.signingDetails?["payloadSignature"]?.stringValue == "")
+        #expect(answered.signingDetails?["dataSignatureID"]?.stringValue == "")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
         // The right password cost no attempt: a new challenge still offers all three.
         let again = try connection.requestLevel1()
         #expect(again.int("attemptsLeft", of: "getPassword") == 3, "\(again.shape)")

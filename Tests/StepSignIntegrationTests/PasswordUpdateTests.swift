@@ -17,7 +17,7 @@ struct PasswordUpdateTests {
         #expect(reply.code == 0)
         #expect(reply.eventNames == ["onCredentialsAvailableForUpdate"])
         #expect(reply.string("user", of: "onCredentialsAvailableForUpdate") == "alice")
-        #expect(reply.event("onCredentialsAvailableForUpdate")?["options"] as? [String] == ["Password"])
+        #expect(reply.event("onCredentialsAvailableForUpdate")?["options"]?.arrayValue?.compactMap(\.stringValue) == ["Password"])
     }
 
     @Test("initiateUpdateFlowForCredential(\"Password\") asks in mode 2 with the attempts and the policy")
@@ -120,7 +120,7 @@ struct PasswordUpdateTests {
         let last = try connection.updatePassword(current: Passwords.wrong, new: Passwords.second, mode: 2)
         #expect(last.eventNames == Self.logOffChain)
         #expect(last.statusCode(of: "onUpdateCredentialResponse") == 153)
-        #expect(try daemon.userRow()?["blocked"] as? Bool == true)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         #expect(try connection.call("getAllChallenges").code == 11)
         let again = try daemon.connect().setUser()
         #expect(again.statusCode(of: "getPassword") == 153)

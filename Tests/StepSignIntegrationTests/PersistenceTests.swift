@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignTestSupport
 import StepSignClient
 import StepSignFormat
@@ -7,11 +8,11 @@ import Testing
 /// State that must survive the daemon: keys, users, counters, the ledger (SPEC §5).
 @Suite("Persistence")
 struct PersistenceTests {
-    private func signLevelZero(_ connection: StepSignConnection, _ payload: String) throws -> [String: Any] {
+    private func signLevelZero(_ connection: StepSignConnection, _ payload: String) throws -> JSONValue {
         let reply = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": payload, "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
-        return reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any] ?? [:]
+        return reply.event("onAuthenticateUserAndSignData")?["details"] ?? [:]
     }
 
     @Test("the signing key, users and the ledger survive a restart")
@@ -20,19 +21,19 @@ struct PersistenceTests {
         try daemon.addUser()
         let before = try daemon.connect()
         let first = try signLevelZero(before, "one")
-        let kid = try #require(try before.call("status").result?["activeKid"] as? String)
+        let kid = try #require(try before.call("status").result?["activeKid"]?.stringValue)
         #expect(daemon.stop() == 0)
 
         try daemon.start()
         let after = try daemon.connect()
         let status = try #require(try after.call("status").result)
-        #expect(status["activeKid"] as? String == kid)
-        #expect(status["signatures"] as? Int == 1)
+        #expect(status["activeKid"]?.stringValue == kid)
+        #expect(status["signatures"]?.int == 1)
         let signed = try after.signWithPassword(user: DaemonHarness.user, password: DaemonHarness.password)
         #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-        let row = try after.call("getSignature", ["signatureID": first["dataSignatureID"] as? String ?? ""])
-        #expect(row.result?["seq"] as? Int == 1)
-        #expect(try after.call("admin.auditVerify").result?["entries"] as? Int == 2)
+        let row = try after.call("getSignature", ["signatureID": first["dataSignatureID"]?.stringValue ?? ""])
+        #expect(row.result?["seq"]?.int == 1)
+        #expect(try after.call("admin.auditVerify").result?["entries"]?.int == 2)
     }
 
     @Test("the key file is PKCS#8 PEM with mode 0600 in a 0700 directory")
@@ -72,7 +73,7 @@ struct PersistenceTests {
             """, database, sql)
         try daemon.start()
         let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == false)
-        #expect(audit["firstBadSeq"] as? Int == 2)
+        #expect(audit["ok"]?.boolValue == false)
+        #expect(audit["firstBadSeq"]?.int == 2)
     }
 }

@@ -78,9 +78,9 @@ struct PostgresCrashSafetyTests {
             anchorHash = fresh.last?.entryHash ?? anchorHash
             for admin in admins {
                 let audit = try admin.call("admin.auditVerify")
-                #expect(audit.result?["ok"] as? Bool == true, "round \(round): audit \(audit.object)")
-                #expect(audit.result?["entries"] as? Int == verifiedCount)
-                #expect(try admin.call("status").result?["signatures"] as? Int == verifiedCount)
+                #expect(audit.result?["ok"]?.boolValue == true, "round \(round): audit \(audit.object)")
+                #expect(audit.result?["entries"]?.int == verifiedCount)
+                #expect(try admin.call("status").result?["signatures"]?.int == verifiedCount)
             }
 
             // One budget through both daemons: acknowledged ≤ stored ≤ acknowledged + the one
@@ -104,8 +104,8 @@ struct PostgresCrashSafetyTests {
                     "user": "alice", "payload": "after round \(round)", "reason": "crash test", "authLevel": 0, "authenticatorType": 0,
                 ])
                 #expect(signed.statusCode(of: "onAuthenticateUserAndSignData") == 100, "round \(round): \(signed.code) \(signed.message)")
-                if let details = signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
-                   let id = details["dataSignatureID"] as? String, let jws = details["payloadSignature"] as? String {
+                if let details = signed.event("onAuthenticateUserAndSignData")?["details"],
+                   let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue {
                     ledger.add(id: id, jws: jws)
                 }
             }
@@ -125,11 +125,11 @@ struct PostgresCrashSafetyTests {
         var out: [Row] = []
         var after = afterSeq
         while true {
-            let entries = try admin.call("admin.exportLedger", ["afterSeq": after, "limit": 10_000]).result?["entries"] as? [[String: Any]] ?? []
+            let entries = try admin.call("admin.exportLedger", ["afterSeq": after, "limit": 10_000]).result?["entries"]?.arrayValue ?? []
             for entry in entries {
-                out.append(Row(seq: entry["seq"] as? Int ?? -1, id: entry["signatureID"] as? String ?? "",
-                               jws: entry["payloadSignature"] as? String ?? "", entryHash: entry["entryHash"] as? String ?? ""))
-                after = entry["seq"] as? Int ?? after
+                out.append(Row(seq: entry["seq"]?.int ?? -1, id: entry["signatureID"]?.stringValue ?? "",
+                               jws: entry["payloadSignature"]?.stringValue ?? "", entryHash: entry["entryHash"]?.stringValue ?? ""))
+                after = entry["seq"]?.int ?? after
             }
             if entries.count < 10_000 { return out }
         }

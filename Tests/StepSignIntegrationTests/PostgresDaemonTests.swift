@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignTestSupport
 import Synchronization
@@ -8,8 +9,8 @@ import Testing
 /// daemons with their own state directories and sockets sharing one database.
 @Suite("Daemon on PostgreSQL", .enabled(if: PostgresServer.enabled), .serialized)
 struct PostgresDaemonTests {
-    private static func signatureDetails(_ reply: ClientReply) -> [String: Any]? {
-        reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
+    private static func signatureDetails(_ reply: ClientReply) -> JSONValue? {
+        reply.event("onAuthenticateUserAndSignData")?["details"]
     }
 
     @Test("one daemon on PostgreSQL signs at level 0 and 1; auditVerify passes; getSignature finds them")
@@ -27,24 +28,24 @@ struct PostgresDaemonTests {
         let details0 = try #require(Self.signatureDetails(level0), "\(level0.code) \(level0.message)")
         let level1 = try connection.signWithPassword(user: "alice", password: DaemonHarness.password, payload: "p1")
         let details1 = try #require(Self.signatureDetails(level1), "\(level1.code) \(level1.message) \(level1.shape)")
-        #expect(details1["authLevel"] as? Int == 1)
+        #expect(details1["authLevel"]?.int == 1)
 
         let audit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true, "\(audit)")
-        #expect(audit["entries"] as? Int == 2)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        #expect(audit["entries"]?.int == 2)
         for (details, seq) in [(details0, 1), (details1, 2)] {
-            let signatureID = try #require(details["dataSignatureID"] as? String)
+            let signatureID = try #require(details["dataSignatureID"]?.stringValue)
             let row = try #require(try connection.call("getSignature", ["signatureID": signatureID]).result)
-            #expect(row["seq"] as? Int == seq)
-            #expect(row["payloadSignature"] as? String == details["payloadSignature"] as? String)
+            #expect(row["seq"]?.int == seq)
+            #expect(row["payloadSignature"]?.stringValue == details["payloadSignature"]?.stringValue)
         }
         // A clean stop checkpoints the head into PostgreSQL and closes the store.
         #expect(daemon.stop() == 0)
         #expect(!daemon.logLines(message: "ledger checkpoint").isEmpty, "\(daemon.log)")
         try daemon.start()
         let again = try #require(try daemon.connect().call("admin.auditVerify").result)
-        #expect(again["ok"] as? Bool == true, "\(again)")
-        #expect(again["entries"] as? Int == 2)
+        #expect(again["ok"]?.boolValue == true, "\(again)")
+        #expect(again["entries"]?.int == 2)
     }
 
     @Test("on PostgreSQL (the async ledger writer): concurrent signings chain gaplessly; checkpoints by count and by time")
@@ -70,16 +71,16 @@ struct PostgresDaemonTests {
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         let connection = try daemon.connect()
         let audit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true, "\(audit)")
-        #expect(audit["entries"] as? Int == 40)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        #expect(audit["entries"]?.int == 40)
         // Entries 7, 14, …, 35 are checkpointed in their batches; 40 by time within a second or so.
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline, !daemon.log.contains("reason=seconds") { usleep(100_000) }
         #expect(daemon.log.contains("reason=entries"), "\(daemon.log)")
         #expect(daemon.log.contains("reason=seconds"), "\(daemon.log)")
-        let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"] as? [String])
+        let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
         #expect(checkpoints.count >= 6, "\(checkpoints.count)")
-        #expect(try #require(try connection.call("admin.auditVerify").result)["ok"] as? Bool == true)
+        #expect(try #require(try connection.call("admin.auditVerify").result)["ok"]?.boolValue == true)
     }
 
     @Test("connections killed by the server: the daemon keeps running and reconnects by itself")
@@ -106,7 +107,7 @@ struct PostgresDaemonTests {
         #expect(codes.last == 0, "\(codes)")
         #expect(daemon.pid != nil)
         let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true, "\(audit)")
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
     }
 
     @Test("password_file: its content never reaches the log; a missing one exits 78 naming the path, not a secret")
@@ -176,30 +177,30 @@ struct PostgresDaemonTests {
         // A signature made on A is found on B, and B's audit passes over both daemons' entries.
         let signed = try a.connect().signWithPassword(user: "alice", password: DaemonHarness.password, payload: "on A")
         let details = try #require(Self.signatureDetails(signed), "\(signed.code) \(signed.message) \(signed.shape)")
-        let signatureID = try #require(details["dataSignatureID"] as? String)
+        let signatureID = try #require(details["dataSignatureID"]?.stringValue)
         let row = try #require(try b.connect().call("getSignature", ["signatureID": signatureID]).result)
-        #expect(row["payloadSignature"] as? String == details["payloadSignature"] as? String)
+        #expect(row["payloadSignature"]?.stringValue == details["payloadSignature"]?.stringValue)
         let onB = try b.connect().signWithPassword(user: "alice", password: DaemonHarness.password, payload: "on B")
         let detailsB = try #require(Self.signatureDetails(onB), "\(onB.code) \(onB.message) \(onB.shape)")
         // … and the other way round: B's signature is found on A, next in the one chain.
-        let rowOnA = try #require(try a.connect().call("getSignature", ["signatureID": detailsB["dataSignatureID"] as? String ?? ""]).result)
-        #expect(rowOnA["payloadSignature"] as? String == detailsB["payloadSignature"] as? String)
-        #expect(row["seq"] as? Int == 1 && rowOnA["seq"] as? Int == 2, "\(row) \(rowOnA)")
+        let rowOnA = try #require(try a.connect().call("getSignature", ["signatureID": detailsB["dataSignatureID"]?.stringValue ?? ""]).result)
+        #expect(rowOnA["payloadSignature"]?.stringValue == detailsB["payloadSignature"]?.stringValue)
+        #expect(row["seq"]?.int == 1 && rowOnA["seq"]?.int == 2, "\(row) \(rowOnA)")
         for daemon in [a, b] {
             let unknown = try daemon.connect().call("getSignature", ["signatureID": "0190a5b2-0000-7000-8000-000000000000"])
             #expect(unknown.code == 4 && unknown.result == nil, "\(unknown.code) \(unknown.message)")
         }
         for daemon in [a, b] {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == true, "\(audit)")
-            #expect(audit["entries"] as? Int == 2)
+            #expect(audit["ok"]?.boolValue == true, "\(audit)")
+            #expect(audit["entries"]?.int == 2)
         }
 
         // Wrong answers on A and B draw on one budget (max_attempts = 3 in total).
         let wrongA = try a.connect().signWithPassword(user: "alice", password: Passwords.wrong)
-        #expect(wrongA.event("getPassword")?["attemptsLeft"] as? Int == 2, "\(wrongA.shape)")
+        #expect(wrongA.event("getPassword")?["attemptsLeft"]?.int == 2, "\(wrongA.shape)")
         let wrongB = try b.connect().signWithPassword(user: "alice", password: Passwords.wrong)
-        #expect(wrongB.event("getPassword")?["attemptsLeft"] as? Int == 1, "\(wrongB.shape)")
+        #expect(wrongB.event("getPassword")?["attemptsLeft"]?.int == 1, "\(wrongB.shape)")
         let wrongA2 = try a.connect().signWithPassword(user: "alice", password: Passwords.wrong)
         #expect(wrongA2.statusCode(of: "onAuthenticateUserAndSignData") == 153, "\(wrongA2.shape)")
         let rightB = try b.connect().signWithPassword(user: "alice", password: DaemonHarness.password)

@@ -51,8 +51,8 @@ struct PostgresFaultTests {
                 sourceLocation: sourceLocation)
         for daemon in daemons {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result, sourceLocation: sourceLocation)
-            #expect(audit["ok"] as? Bool == true, "\(audit)", sourceLocation: sourceLocation)
-            #expect(audit["entries"] as? Int == ledger.count, "\(audit)", sourceLocation: sourceLocation)
+            #expect(audit["ok"]?.boolValue == true, "\(audit)", sourceLocation: sourceLocation)
+            #expect(audit["entries"]?.int == ledger.count, "\(audit)", sourceLocation: sourceLocation)
         }
     }
 
@@ -177,12 +177,12 @@ struct PostgresFaultTests {
         try server.administer("ALTER SYSTEM RESET synchronous_standby_names")
         try server.administer("SELECT pg_reload_conf()")
         let reply = try committed().get()
-        let details = reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
-        let signatureID = try #require(details?["dataSignatureID"] as? String,
+        let details = reply.event("onAuthenticateUserAndSignData")?["details"]
+        let signatureID = try #require(details?["dataSignatureID"]?.stringValue,
                                        "the committed signature reaches its caller: \(reply.code) \(reply.message)")
         #expect(!a.logLines(message: "ledger commit interrupted: committed").isEmpty, "\(a.log)")
         let row = try #require(try b.connect().call("getSignature", ["signatureID": signatureID]).result)
-        #expect(row["payloadSignature"] as? String == details?["payloadSignature"] as? String)
+        #expect(row["payloadSignature"]?.stringValue == details?["payloadSignature"]?.stringValue)
 
         // Not committed: a deferred trigger sleeps inside the COMMIT; terminating the backend
         // there aborts the transaction. The caller gets 15 and the ledger has no new entry.
@@ -208,7 +208,7 @@ struct PostgresFaultTests {
         #expect(try Self.signLevel0(b, payload: "after B").code == 0)
         for daemon in [a, b] {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == entriesBefore + 2, "\(audit)")
+            #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == entriesBefore + 2, "\(audit)")
         }
         #expect(a.pid != nil && b.pid != nil)
     }
@@ -275,7 +275,7 @@ struct PostgresFaultTests {
         #expect(try Self.signLevel0(b, payload: "B \(round)").code == 0)
         for daemon in [a, b] {
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 2, "round \(round): \(audit)")
+            #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == 2, "round \(round): \(audit)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignTestSupport
 import Testing
@@ -86,31 +87,31 @@ struct PostgresMigrationTests {
                     "user": "alice", "payload": "before \(index)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
                 ])
                 : try daemon.connect().signWithPassword(user: "alice", password: Passwords.second, payload: "before \(index)")
-            let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any],
+            let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"],
                                        "\(reply.code) \(reply.message) \(reply.shape)")
-            signatures.append((try #require(details["dataSignatureID"] as? String), try #require(details["payloadSignature"] as? String)))
+            signatures.append((try #require(details["dataSignatureID"]?.stringValue), try #require(details["payloadSignature"]?.stringValue)))
         }
-        let keysBefore = try #require(try admin.call("admin.listKeys").result?["keys"] as? [[String: Any]])
+        let keysBefore = try #require(try admin.call("admin.listKeys").result?["keys"]?.arrayValue)
         #expect(keysBefore.count == 2)
         #expect(daemon.stop() == 0)
 
         let result = try Self.migrate(daemon, json: true)
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
         #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        let summary = try #require(try JSONParser.parse(Array(result.stdout.utf8)).members.map { JSONValue.object($0) },
                                    "\(result.stdout)")
-        #expect(summary["ok"] as? Bool == true)
-        #expect(summary["signaturesChecked"] as? Bool == true, "every key record has its public half")
-        #expect(summary["users"] as? Int == 2)
-        #expect(summary["passwordHistory"] as? Int == 1)
-        #expect(summary["deviceKeys"] as? Int == 1)
-        #expect(summary["signingKeys"] as? Int == 2)
-        #expect(summary["ledgerEntries"] as? Int == 5)
-        let checkpoints = try #require(summary["checkpoints"] as? Int)
+        #expect(summary["ok"]?.boolValue == true)
+        #expect(summary["signaturesChecked"]?.boolValue == true, "every key record has its public half")
+        #expect(summary["users"]?.int == 2)
+        #expect(summary["passwordHistory"]?.int == 1)
+        #expect(summary["deviceKeys"]?.int == 1)
+        #expect(summary["signingKeys"]?.int == 2)
+        #expect(summary["ledgerEntries"]?.int == 5)
+        let checkpoints = try #require(summary["checkpoints"]?.int)
         #expect(checkpoints >= 2, "one at seq 4 by count, one at shutdown: \(summary)")
-        #expect((summary["head"] as? [String: Any])?["seq"] as? Int == 5)
-        let audit = try #require(summary["audit"] as? [String: Any])
-        #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 5, "\(audit)")
+        #expect((summary["head"])?["seq"]?.int == 5)
+        let audit = try #require(summary["audit"])
+        #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == 5, "\(audit)")
         #expect(try Self.counts(database) == "2 1 1 2 5 \(checkpoints)")
 
         // The daemon on PostgreSQL, same state directory (its keys/), same instance.
@@ -129,25 +130,25 @@ struct PostgresMigrationTests {
         // So did bob's failed attempt.
         let again = try daemon.connect().login("bob", password: Passwords.wrong)
         #expect(again.int("attemptsLeft", of: "getPassword") == 1, "\(again.shape)")
-        let users = try #require(try connection.call("admin.listUsers").result?["users"] as? [[String: Any]])
-        #expect(users.map { $0["user"] as? String } == ["alice", "bob"])
-        #expect(users.first?["deviceKeys"] as? [String] == [deviceKid], "\(users)")
-        let keysAfter = try #require(try connection.call("admin.listKeys").result?["keys"] as? [[String: Any]])
-        #expect(keysAfter.map { $0["kid"] as? String } == keysBefore.map { $0["kid"] as? String })
+        let users = try #require(try connection.call("admin.listUsers").result?["users"]?.arrayValue)
+        #expect(users.map { $0["user"]?.stringValue } == ["alice", "bob"])
+        #expect(users.first?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) == [deviceKid], "\(users)")
+        let keysAfter = try #require(try connection.call("admin.listKeys").result?["keys"]?.arrayValue)
+        #expect(keysAfter.map { $0["kid"]?.stringValue } == keysBefore.map { $0["kid"]?.stringValue })
 
         for (seq, signature) in signatures.enumerated() {
             let row = try #require(try connection.call("getSignature", ["signatureID": signature.id]).result)
-            #expect(row["seq"] as? Int == seq + 1)
-            #expect(row["payloadSignature"] as? String == signature.jws)
+            #expect(row["seq"]?.int == seq + 1)
+            #expect(row["payloadSignature"]?.stringValue == signature.jws)
         }
         let after = try connection.call("authenticateUserAndSignData", [
             "user": "alice", "payload": "after", "reason": "r", "authLevel": 0, "authenticatorType": 0,
         ])
         #expect(after.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(after.code) \(after.message)")
         let verified = try #require(try connection.call("admin.auditVerify").result)
-        #expect(verified["ok"] as? Bool == true, "\(verified)")
-        #expect(verified["entries"] as? Int == 6)
-        #expect((verified["checkpoints"] as? Int ?? 0) >= checkpoints)
+        #expect(verified["ok"]?.boolValue == true, "\(verified)")
+        #expect(verified["entries"]?.int == 6)
+        #expect((verified["checkpoints"]?.int ?? 0) >= checkpoints)
 
         let (exported, jwks) = try daemon.exportLedgerAndKeys()
         let ledgerFile = daemon.directory.appendingPathComponent("ledger.jsonl").path
@@ -184,9 +185,9 @@ struct PostgresMigrationTests {
 
         let json = try Self.migrate(daemon, json: true)
         #expect(json.status == 1)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
-        #expect(object["ok"] as? Bool == false)
-        #expect((object["error"] as? String)?.contains("not empty") == true, "\(object)")
+        let object = try #require(try JSONParser.parse(Array(json.stdout.utf8)).members.map { JSONValue.object($0) }, "\(json.stdout)")
+        #expect(object["ok"]?.boolValue == false)
+        #expect((object["error"]?.stringValue)?.contains("not empty") == true, "\(object)")
     }
 
     @Test("a source whose chain is broken is refused by PostgreSQL's chain trigger; nothing is written")
@@ -248,22 +249,22 @@ extension PostgresMigrationTests {
         }
         try sign("one")
         try sign("two")
-        let kid = try #require(try connection.call("status").result?["activeKid"] as? String)
+        let kid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
         try #require(try connection.call("admin.revokeKey", ["kid": kid]).code == 0)
         try sign("three")
         let sourceAudit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(sourceAudit["ok"] as? Bool == false, "\(sourceAudit)")
+        #expect(sourceAudit["ok"]?.boolValue == false, "\(sourceAudit)")
         #expect(daemon.stop() == 0)
 
         let result = try Self.migrate(daemon, json: true)
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        let summary = try #require(try JSONParser.parse(Array(result.stdout.utf8)).members.map { JSONValue.object($0) },
                                    "\(result.stdout)")
-        let audit = try #require(summary["audit"] as? [String: Any])
-        #expect(audit["ok"] as? Bool == false)
-        #expect((audit["problem"] as? String)?.contains("revoked") == true, "\(audit)")
-        #expect(audit["problem"] as? String == sourceAudit["problem"] as? String)
-        #expect(audit["firstBadSeq"] as? Int == 1)
+        let audit = try #require(summary["audit"])
+        #expect(audit["ok"]?.boolValue == false)
+        #expect((audit["problem"]?.stringValue)?.contains("revoked") == true, "\(audit)")
+        #expect(audit["problem"]?.stringValue == sourceAudit["problem"]?.stringValue)
+        #expect(audit["firstBadSeq"]?.int == 1)
         #expect(try Self.query(database, "SELECT count(*) FROM ledger") == "3")
         #expect(try Self.query(database, "SELECT count(*) FROM signing_keys WHERE revoked_at IS NOT NULL") == "1")
     }
@@ -309,7 +310,7 @@ extension PostgresMigrationTests {
         let after = try connection.signWithPassword(user: "alice", password: DaemonHarness.password, payload: "after")
         #expect(after.event("onAuthenticateUserAndSignData") != nil, "\(after.code) \(after.shape)")
         let audit = try #require(try connection.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 2, "\(audit)")
+        #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == 2, "\(audit)")
         #expect(daemon.stop() == 0)
     }
 }

@@ -54,7 +54,7 @@ struct PostgresTLSTests {
             let verifier = try server.query("SELECT rolpassword LIKE 'SCRAM-SHA-256$%' FROM pg_authid WHERE rolname = '\(server.user)'")
             #expect(verifier.trimmingCharacters(in: .whitespacesAndNewlines) == "t")
             let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-            #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 1, "\(audit)")
+            #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == 1, "\(audit)")
             #expect(daemon.stop() == 0)
             #expect(daemon.log.contains("PostgreSQL store open"), "\(daemon.log)")
             #expect(!daemon.log.contains(try Self.password(server)), "the database password is in the log")

@@ -12,7 +12,7 @@ struct ProtocolTests {
         try connection.send(Array("{not json\n".utf8))
         let reply = try ClientReply(line: connection.readLine())
         #expect(reply.code == 4)
-        #expect(reply.id is NSNull)
+        #expect(reply.id == .null)
         #expect(try connection.call("status").code == 0)
     }
 
@@ -27,7 +27,7 @@ struct ProtocolTests {
         try connection.send(Array(batch.utf8))
         for id in 1...20 {
             let reply = try ClientReply(line: connection.readLine())
-            #expect(reply.id as? String == "r\(id)")
+            #expect(reply.id.stringValue == "r\(id)")
             #expect(reply.code == 0)
         }
     }
@@ -81,8 +81,8 @@ struct ProtocolTests {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         try connection.send(Array(#"{"id":"abc-1","op":"status"}"#.utf8) + [0x0A])
-        #expect(try ClientReply(line: connection.readLine()).id as? String == "abc-1")
+        #expect(try ClientReply(line: connection.readLine()).id.stringValue == "abc-1")
         try connection.send(Array(#"{"id":42,"op":"status"}"#.utf8) + [0x0A])
-        #expect(try ClientReply(line: connection.readLine()).id as? Int == 42)
+        #expect(try ClientReply(line: connection.readLine()).id.int == 42)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import Testing
 
@@ -96,12 +97,12 @@ struct ReloadTests {
         #expect(try daemon.reload(config: "instance = \"renamed\"") == .reloaded)
         #expect(daemon.log.contains("instance changed"), "\(daemon.log)")
         let signed = try signLevelZero(try daemon.connect())
-        let details = try #require(signed.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        let jws = try #require(details["payloadSignature"] as? String)
+        let details = try #require(signed.event("onAuthenticateUserAndSignData")?["details"])
+        let jws = try #require(details["payloadSignature"]?.stringValue)
         let claims = try #require(jws.split(separator: ".").dropFirst().first.map(String.init))
         var base64 = claims.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        let decoded = try #require(Data(base64Encoded: base64).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
-        #expect(decoded["iss"] as? String == "stepsign-test")
+        let decoded = try JSONParser.parse(Array(try #require(Data(base64Encoded: base64))))
+        #expect(decoded["iss"]?.stringValue == "stepsign-test")
     }
 }

@@ -22,10 +22,10 @@ struct SecretHygieneTests {
         let daemon = try DaemonHarness()
         try daemon.addUser()
         let connection = try daemon.connect()
-        let kid = try #require(try connection.call("status").result?["activeKid"] as? String)
+        let kid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
         let reply = try connection.signWithPassword(user: DaemonHarness.user, password: DaemonHarness.password)
-        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        let signatureID = try #require(details["dataSignatureID"] as? String)
+        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"])
+        let signatureID = try #require(details["dataSignatureID"]?.stringValue)
 
         let lines = daemon.logLines(message: "signed")
         #expect(lines.count == 1)
@@ -100,7 +100,7 @@ struct SecretHygieneTests {
         #expect(try update.updatePassword(current: Secret.afterForgot, new: Secret.afterUpdate, mode: 2)
             .statusCode(of: "onUpdateCredentialResponse") == 100)
 
-        let codes = daemon.outbox().compactMap { $0["activationCode"] as? String }
+        let codes = daemon.outbox().compactMap { $0["activationCode"]?.stringValue }
         #expect(!codes.isEmpty)
         let keyLines = try privateKeyLines(stateDirectory: daemon.stateDirectory)
         #expect(!keyLines.isEmpty)

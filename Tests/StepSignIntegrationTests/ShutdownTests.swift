@@ -25,7 +25,7 @@ struct ShutdownTests {
     }
 
     private func signatureID(_ reply: ClientReply) -> String? {
-        (reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["dataSignatureID"] as? String
+        (reply.event("onAuthenticateUserAndSignData")?["details"])?["dataSignatureID"]?.stringValue
     }
 
     @Test("SIGTERM lets pipelined requests in flight finish: every reply that arrived is in the ledger after a restart, exit 0 within 10 s")
@@ -46,7 +46,7 @@ struct ShutdownTests {
         var signatureIDs: [String] = []
         for connectionReplies in replies {
             // In order and without a gap: a request is either answered or was never read.
-            #expect(connectionReplies.map { $0.id as? Int } == Array(1...connectionReplies.count).map { Optional($0) })
+            #expect(connectionReplies.map { $0.id.int } == Array(1...connectionReplies.count).map { Optional($0) })
             #expect(connectionReplies.allSatisfy { $0.code == 0 && $0.statusCode(of: "onAuthenticateUserAndSignData") == 100 })
             signatureIDs += connectionReplies.compactMap(signatureID)
         }
@@ -55,9 +55,9 @@ struct ShutdownTests {
         try daemon.start()
         let admin = try daemon.connect()
         let audit = try #require(try admin.call("admin.auditVerify").result)
-        #expect(audit["ok"] as? Bool == true)
+        #expect(audit["ok"]?.boolValue == true)
         // And the converse: nothing was signed whose reply was dropped.
-        #expect(audit["entries"] as? Int == signatureIDs.count, "ledger rows vs replies received")
+        #expect(audit["entries"]?.int == signatureIDs.count, "ledger rows vs replies received")
         let missing = try signatureIDs.filter { try admin.call("getSignature", ["signatureID": $0]).code != 0 }
         #expect(missing.isEmpty, "answered but not in the ledger: \(missing)")
     }
@@ -98,6 +98,6 @@ struct ShutdownTests {
         #expect(status == 0, "exit status \(String(describing: status)) after \(Date().timeIntervalSince(sentAt)) s")
 
         try daemon.start()
-        #expect(try daemon.connect().call("admin.auditVerify").result?["ok"] as? Bool == true)
+        #expect(try daemon.connect().call("admin.auditVerify").result?["ok"]?.boolValue == true)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -17,9 +18,9 @@ struct SigningFlowTests {
         #expect(reply.code == 0)
         #expect(reply.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
-        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        #expect(details["authenticatorUsed"] as? String == "none")
-        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"])
+        #expect(details["authenticatorUsed"]?.stringValue == "none")
+        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                   trustedKeys: try connection.trustedKeys())
         #expect(claims.payload == "hello")
         #expect(claims.authLevel == 0)
@@ -46,27 +47,27 @@ struct SigningFlowTests {
         ])
         #expect(challenge.code == 0)
         let prompt = try #require(challenge.event("getPassword"))
-        #expect(prompt["challengeMode"] as? Int == 12)
-        #expect(prompt["attemptsLeft"] as? Int == 3)
-        #expect(prompt["user"] as? String == "alice")
+        #expect(prompt["challengeMode"]?.int == 12)
+        #expect(prompt["attemptsLeft"]?.int == 3)
+        #expect(prompt["user"]?.stringValue == "alice")
         #expect(challenge.statusCode(of: "getPassword") == 100)
 
         let result = try connection.call("setPassword", ["password": DaemonHarness.password, "challengeMode": 12])
         #expect(result.code == 0)
         #expect(result.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         let event = try #require(result.event("onAuthenticateUserAndSignData"))
-        #expect((event["error"] as? [String: Any])?["code"] as? Int == 0)
-        let details = try #require(event["details"] as? [String: Any])
-        #expect(details["dataPayload"] as? String == "pay 10 EUR")
-        #expect(details["dataPayloadLength"] as? Int == 10)
-        #expect(details["reason"] as? String == "payment")
-        #expect(details["authLevel"] as? Int == 1)
-        #expect(details["authenticatorType"] as? Int == 0)
-        #expect(details["authenticatorUsed"] as? String == "password")
-        let signatureID = try #require(details["dataSignatureID"] as? String)
+        #expect((event["error"])?["code"]?.int == 0)
+        let details = try #require(event["details"])
+        #expect(details["dataPayload"]?.stringValue == "pay 10 EUR")
+        #expect(details["dataPayloadLength"]?.int == 10)
+        #expect(details["reason"]?.stringValue == "payment")
+        #expect(details["authLevel"]?.int == 1)
+        #expect(details["authenticatorType"]?.int == 0)
+        #expect(details["authenticatorUsed"]?.stringValue == "password")
+        let signatureID = try #require(details["dataSignatureID"]?.stringValue)
         #expect(signatureID.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
                                   options: .regularExpression) != nil)
-        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"] as? String),
+        let claims = try StepSignSignature.verify(try #require(details["payloadSignature"]?.stringValue),
                                                   trustedKeys: try connection.trustedKeys())
         #expect(claims.sub == "alice")
         #expect(claims.jti == signatureID)
@@ -80,14 +81,14 @@ struct SigningFlowTests {
         let connection = try daemon.connect()
         let first = try connection.signWithPassword(user: "alice", password: "wrong-1")
         #expect(first.statusCode(of: "getPassword") == 102)
-        #expect(first.event("getPassword")?["attemptsLeft"] as? Int == 2)
+        #expect(first.event("getPassword")?["attemptsLeft"]?.int == 2)
         let second = try connection.call("setPassword", ["password": "wrong-2", "challengeMode": 12])
-        #expect(second.event("getPassword")?["attemptsLeft"] as? Int == 1)
+        #expect(second.event("getPassword")?["attemptsLeft"]?.int == 1)
         let third = try connection.call("setPassword", ["password": "wrong-3", "challengeMode": 12])
         #expect(third.eventNames == ["onAuthenticateUserAndSignData"])
         #expect(third.statusCode(of: "onAuthenticateUserAndSignData") == 153)
-        let details = third.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
-        #expect(details?["payloadSignature"] as? String == "")
+        let details = third.event("onAuthenticateUserAndSignData")?["details"]
+        #expect(details?["payloadSignature"]?.stringValue == "")
 
         let blocked = try connection.signWithPassword(user: "alice", password: DaemonHarness.password)
         #expect(blocked.code == 148)
@@ -113,7 +114,7 @@ struct SigningFlowTests {
         let again = try daemon.connect().call("authenticateUserAndSignData", [
             "user": "alice", "payload": "x", "reason": "y", "authLevel": 1, "authenticatorType": 0,
         ])
-        #expect(again.event("getPassword")?["attemptsLeft"] as? Int == 2)
+        #expect(again.event("getPassword")?["attemptsLeft"]?.int == 2)
     }
 
     @Test("an unknown user gets the same challenge and the same failure as a known one")
@@ -124,10 +125,10 @@ struct SigningFlowTests {
             "user": "nobody-here", "payload": "x", "reason": "y", "authLevel": 1, "authenticatorType": 0,
         ])
         #expect(challenge.code == 0)
-        #expect(challenge.event("getPassword")?["attemptsLeft"] as? Int == 3)
+        #expect(challenge.event("getPassword")?["attemptsLeft"]?.int == 3)
         let wrong = try connection.call("setPassword", ["password": "guess", "challengeMode": 12])
         #expect(wrong.statusCode(of: "getPassword") == 102)
-        #expect(wrong.event("getPassword")?["attemptsLeft"] as? Int == 2)
+        #expect(wrong.event("getPassword")?["attemptsLeft"]?.int == 2)
     }
 
     @Test("pairs outside the matrix are refused with 214", arguments: [(2, 0), (3, 0), (4, 0), (4, 2), (1, 1), (0, 1), (5, 0)])
@@ -174,7 +175,7 @@ struct SigningFlowTests {
         let daemon = try DaemonHarness()
         try daemon.addUser()
         let connection = try daemon.connect()
-        let request: [String: Any] = ["user": "alice", "payload": "x", "reason": "y", "authLevel": 1, "authenticatorType": 0]
+        let request: KeyValuePairs<String, any JSONValueConvertible> = ["user": "alice", "payload": "x", "reason": "y", "authLevel": 1, "authenticatorType": 0]
         #expect(try connection.call("authenticateUserAndSignData", request).code == 0)
         #expect(try connection.call("authenticateUserAndSignData", request).code == 213)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignTestSupport
 import Testing
@@ -16,30 +17,30 @@ struct SigningKeysPerDaemonTests {
     }
 
     private static func signature(_ reply: ClientReply) -> String? {
-        (reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])?["payloadSignature"] as? String
+        (reply.event("onAuthenticateUserAndSignData")?["details"])?["payloadSignature"]?.stringValue
     }
 
-    private static func header(_ jws: String) throws -> [String: Any] {
+    private static func header(_ jws: String) throws -> JSONValue {
         let part = String(try #require(jws.split(separator: ".").first))
         var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         let data = try #require(Data(base64Encoded: base64))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try JSONParser.parse(Array(data))
     }
 
     private static func jwks(_ daemon: DaemonHarness) throws -> (text: String, kids: Set<String>) {
-        let jwks = try #require(try daemon.connect().call("getPublicKeys").result?["jwks"] as? [String: Any])
-        let kids = Set(((jwks["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String })
-        return (String(decoding: try JSONSerialization.data(withJSONObject: jwks), as: UTF8.self), kids)
+        let jwks = try #require(try daemon.connect().call("getPublicKeys").result?["jwks"])
+        let kids = Set(((jwks["keys"]?.arrayValue) ?? []).compactMap { $0["kid"]?.stringValue })
+        return (jwks.jsonText, kids)
     }
 
-    private static func listKeys(_ daemon: DaemonHarness) throws -> [String: [String: Any]] {
-        let keys = try #require(try daemon.connect().call("admin.listKeys").result?["keys"] as? [[String: Any]])
-        return Dictionary(uniqueKeysWithValues: keys.compactMap { key in (key["kid"] as? String).map { ($0, key) } })
+    private static func listKeys(_ daemon: DaemonHarness) throws -> [String: JSONValue] {
+        let keys = try #require(try daemon.connect().call("admin.listKeys").result?["keys"]?.arrayValue)
+        return Dictionary(uniqueKeysWithValues: keys.compactMap { key in (key["kid"]?.stringValue).map { ($0, key) } })
     }
 
     private static func activeKid(_ daemon: DaemonHarness) throws -> String {
-        try #require(try daemon.connect().call("status").result?["activeKid"] as? String)
+        try #require(try daemon.connect().call("status").result?["activeKid"]?.stringValue)
     }
 
     private static func keyFiles(_ daemon: DaemonHarness) throws -> Set<String> {
@@ -80,8 +81,8 @@ struct SigningKeysPerDaemonTests {
 
             let onA = try #require(Self.signature(try Self.level0(a, payload: "on A")))
             let onB = try #require(Self.signature(try Self.level0(b, payload: "on B")))
-            #expect(try Self.header(onA)["kid"] as? String == kidA)
-            #expect(try Self.header(onB)["kid"] as? String == kidB)
+            #expect(try Self.header(onA)["kid"]?.stringValue == kidA)
+            #expect(try Self.header(onB)["kid"]?.stringValue == kidB)
             let jwksA = try Self.jwks(a)
             let jwksB = try Self.jwks(b)
             #expect(jwksA.kids == [kidA, kidB] && jwksB.kids == [kidA, kidB])
@@ -91,10 +92,10 @@ struct SigningKeysPerDaemonTests {
             // admin.listKeys on either names the instance that holds each key.
             for daemon in [a, b] {
                 let keys = try Self.listKeys(daemon)
-                #expect(keys[kidA]?["instance"] as? String == "host-a" && keys[kidA]?["active"] as? Bool == true, "\(keys)")
-                #expect(keys[kidB]?["instance"] as? String == "host-b" && keys[kidB]?["active"] as? Bool == true, "\(keys)")
+                #expect(keys[kidA]?["instance"]?.stringValue == "host-a" && keys[kidA]?["active"]?.boolValue == true, "\(keys)")
+                #expect(keys[kidB]?["instance"]?.stringValue == "host-b" && keys[kidB]?["active"]?.boolValue == true, "\(keys)")
                 let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
-                #expect(audit["ok"] as? Bool == true && audit["entries"] as? Int == 2, "\(audit)")
+                #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == 2, "\(audit)")
             }
 
             // A restart finds the same key.
@@ -109,17 +110,17 @@ struct SigningKeysPerDaemonTests {
         try Self.withTwoDaemons { a, b in
             let kidA = try Self.activeKid(a)
             let oldB = try Self.activeKid(b)
-            let newB = try #require(try b.connect().call("admin.rotateKey").result?["activeKid"] as? String)
+            let newB = try #require(try b.connect().call("admin.rotateKey").result?["activeKid"]?.stringValue)
             #expect(newB != oldB)
             #expect(try Self.activeKid(a) == kidA)
 
             let keys = try Self.listKeys(a)
-            #expect(keys[kidA]?["active"] as? Bool == true)
-            #expect(keys[oldB]?["active"] as? Bool == false && keys[oldB]?["revoked"] as? Bool == false)
-            #expect(keys[newB]?["active"] as? Bool == true && keys[newB]?["instance"] as? String == "host-b")
+            #expect(keys[kidA]?["active"]?.boolValue == true)
+            #expect(keys[oldB]?["active"]?.boolValue == false && keys[oldB]?["revoked"]?.boolValue == false)
+            #expect(keys[newB]?["active"]?.boolValue == true && keys[newB]?["instance"]?.stringValue == "host-b")
             #expect(try Self.jwks(a).kids == [kidA, oldB, newB])
             let signed = try #require(Self.signature(try Self.level0(b, payload: "after rotation")))
-            #expect(try Self.header(signed)["kid"] as? String == newB)
+            #expect(try Self.header(signed)["kid"]?.stringValue == newB)
             #expect(try Self.pyJWTVerifies(signed, with: try Self.jwks(a).text).contains("host-b"))
         }
     }
@@ -130,11 +131,11 @@ struct SigningKeysPerDaemonTests {
             let kidA = try Self.activeKid(a)
             let kidB = try Self.activeKid(b)
             let before = try #require(Self.signature(try Self.level0(b, payload: "before")))
-            #expect(try Self.header(before)["kid"] as? String == kidB)
+            #expect(try Self.header(before)["kid"]?.stringValue == kidB)
 
             let revoked = try a.connect().call("admin.revokeKey", ["kid": kidB])
             #expect(revoked.code == 0, "\(revoked.code) \(revoked.message)")
-            #expect(revoked.result?["activeKid"] as? String == kidA)
+            #expect(revoked.result?["activeKid"]?.stringValue == kidA)
             #expect(try Self.jwks(a).kids == [kidA])
             #expect(try Self.jwks(b).kids.contains(kidB) == false)
 
@@ -149,22 +150,22 @@ struct SigningKeysPerDaemonTests {
             }
             let token = try #require(signed, "\(replies.map { "\($0.code) \($0.message)" })")
             #expect(replies.dropLast().allSatisfy { $0.code == 15 }, "\(replies.map { "\($0.code) \($0.message)" })")
-            let newB = try #require(try Self.header(token)["kid"] as? String)
+            let newB = try #require(try Self.header(token)["kid"]?.stringValue)
             #expect(newB != kidB && newB != kidA)
             #expect(try Self.activeKid(b) == newB)
             #expect(try Self.jwks(a).kids == [kidA, newB])
             #expect(try Self.pyJWTVerifies(token, with: try Self.jwks(a).text).contains("host-b"))
             let keys = try Self.listKeys(a)
-            #expect(keys[kidB]?["revoked"] as? Bool == true && keys[kidB]?["active"] as? Bool == false, "\(keys)")
-            #expect(keys[newB]?["instance"] as? String == "host-b" && keys[newB]?["active"] as? Bool == true, "\(keys)")
+            #expect(keys[kidB]?["revoked"]?.boolValue == true && keys[kidB]?["active"]?.boolValue == false, "\(keys)")
+            #expect(keys[newB]?["instance"]?.stringValue == "host-b" && keys[newB]?["active"]?.boolValue == true, "\(keys)")
 
             // The ledger holds exactly the two acknowledged signatures; the one made before the
             // revocation is reported as signed by a revoked key, not hidden.
-            let export = try #require(try a.connect().call("admin.exportLedger").result?["entries"] as? [[String: Any]])
-            #expect(export.compactMap { $0["payloadSignature"] as? String } == [before, token])
+            let export = try #require(try a.connect().call("admin.exportLedger").result?["entries"]?.arrayValue)
+            #expect(export.compactMap { $0["payloadSignature"]?.stringValue } == [before, token])
             let audit = try #require(try b.connect().call("admin.auditVerify").result)
-            #expect(audit["entries"] as? Int == 2)
-            #expect((audit["problem"] as? String)?.contains("revoked") == true, "\(audit)")
+            #expect(audit["entries"]?.int == 2)
+            #expect((audit["problem"]?.stringValue)?.contains("revoked") == true, "\(audit)")
         }
     }
 

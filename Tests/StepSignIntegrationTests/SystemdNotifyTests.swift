@@ -32,7 +32,7 @@ struct SystemdNotifyTests {
         // No retry: at the moment READY=1 arrives the socket must already answer.
         let status = try StepSignConnection(socketPath: daemon.socketPath).call("status", timeout: 10)
         #expect(status.code == 0)
-        #expect((status.result?["activeKid"] as? String)?.isEmpty == false)
+        #expect((status.result?["activeKid"]?.stringValue)?.isEmpty == false)
         #expect(messages.count == 1, "nothing before READY=1: \(messages)")
         let ready = NotifySocket.lines(messages.last!)
         #expect(ready.contains { $0.hasPrefix("STATUS=listening on \(daemon.socketPath)") }, "\(ready)")

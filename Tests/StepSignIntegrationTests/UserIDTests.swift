@@ -20,7 +20,7 @@ struct UserIDTests {
         let daemon = try DaemonHarness()
         let reply = try daemon.connect().call("admin.addUser", ["user": name, "password": Passwords.initial])
         #expect(reply.code == 4, "\(reply.message)")
-        let users = try daemon.connect().call("admin.listUsers").result?["users"] as? [[String: Any]]
+        let users = try daemon.connect().call("admin.listUsers").result?["users"]?.arrayValue
         #expect(users?.isEmpty == true)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -41,9 +42,9 @@ struct VerifierStrictnessTests {
             try daemon.addUser()
             reply = try connection.signWithPassword(user: DaemonHarness.user, password: DaemonHarness.password)
         }
-        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any])
-        let jws = try #require(details["payloadSignature"] as? String)
-        let jwks = try JSONSerialization.data(withJSONObject: try #require(try connection.call("getPublicKeys").result?["jwks"]))
+        let details = try #require(reply.event("onAuthenticateUserAndSignData")?["details"])
+        let jws = try #require(details["payloadSignature"]?.stringValue)
+        let jwks = Data(try #require(try connection.call("getPublicKeys").result?["jwks"]).jsonBytes)
         let jwksPath = daemon.directory.appendingPathComponent("jwks.json").path
         try jwks.write(to: URL(fileURLWithPath: jwksPath))
         let keysDirectory = daemon.stateDirectory + "/keys"
@@ -83,10 +84,10 @@ struct VerifierStrictnessTests {
         #expect(peer.uid == getuid())
         #expect(peer.pid == getpid())
         let row = try setup.daemon.connect().call("getSignature", ["signatureID": claims.jti])
-        let rowPeer = try #require(row.result?["peer"] as? [String: Any])
-        #expect(rowPeer["uid"] as? Int == Int(peer.uid))
-        #expect(rowPeer["pid"] as? Int == Int(peer.pid))
-        #expect(rowPeer["comm"] as? String == peer.comm)
+        let rowPeer = try #require(row.result?["peer"])
+        #expect(rowPeer["uid"]?.int == Int(peer.uid))
+        #expect(rowPeer["pid"]?.int == Int(peer.pid))
+        #expect(rowPeer["comm"]?.stringValue == peer.comm)
     }
 
     @Test("claims with payload or sub twice, signed with the daemon's key, exit 1 (PyJWT would read the last)",

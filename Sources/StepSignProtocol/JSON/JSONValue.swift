@@ -24,10 +24,23 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// The member named `key` of an object, or nil.
+    /// The member named `key` of an object, or nil. Setting it replaces the member in its
+    /// place, appends a new one, or removes it (nil); on a value that is not an object it does
+    /// nothing.
     public subscript(key: String) -> JSONValue? {
-        guard case let .object(members) = self else { return nil }
-        return members.first { $0.0 == key }?.1
+        get {
+            guard case let .object(members) = self else { return nil }
+            return members.first { $0.0 == key }?.1
+        }
+        set {
+            guard case var .object(members) = self else { return }
+            if let index = members.firstIndex(where: { $0.0 == key }) {
+                if let newValue { members[index].1 = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+            self = .object(members)
+        }
     }
 
     /// The string, if this is one.

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignTestSupport
 import StepSignClient
 import Testing
@@ -44,11 +45,11 @@ struct PolicyFields: Equatable, CustomStringConvertible {
 
     /// Parses the `RELID_PASSWORD_POLICY` JSON string; nil if it is not a JSON object with every field.
     init?(json: String) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
-        func int(_ key: String) -> Int? { object[key] as? Int }
+        guard let object = try? JSONParser.parse(Array(json.utf8)) else { return nil }
+        func int(_ key: String) -> Int? { object[key]?.int }
         func bool(_ key: String) -> Bool? {
-            if let text = object[key] as? String { return text == "true" ? true : text == "false" ? false : nil }
-            return object[key] as? Bool
+            if let text = object[key]?.stringValue { return text == "true" ? true : text == "false" ? false : nil }
+            return object[key]?.boolValue
         }
         guard let minL = int("minL"), let maxL = int("maxL"), let minDg = int("minDg"), let minUc = int("minUc"),
               let minLc = int("minLc"), let minSc = int("minSc"), let repetition = int("Repetition"),
@@ -58,8 +59,8 @@ struct PolicyFields: Equatable, CustomStringConvertible {
         self.minL = minL; self.maxL = maxL; self.minDg = minDg; self.minUc = minUc; self.minLc = minLc
         self.minSc = minSc; self.repetition = repetition; self.userIDCheck = userIDCheck
         self.seqCheck = seqCheck; self.blackListedCommonPassword = blackListed
-        self.charsNotAllowed = object["charsNotAllowed"] as? String ?? ""
-        self.msg = object["msg"] as? String ?? ""
+        self.charsNotAllowed = object["charsNotAllowed"]?.stringValue ?? ""
+        self.msg = object["msg"]?.stringValue ?? ""
     }
 
     var description: String {
@@ -72,22 +73,22 @@ struct PolicyFields: Equatable, CustomStringConvertible {
 extension ClientReply {
     /// `status.message` of the first event named `name`.
     func statusMessage(of name: String) -> String? {
-        (event(name)?["status"] as? [String: Any])?["message"] as? String
+        (event(name)?["status"])?["message"]?.stringValue
     }
 
     /// An integer field (`challengeMode`, `attemptsLeft`) of the first event named `name`.
     func int(_ field: String, of name: String) -> Int? {
-        event(name)?[field] as? Int
+        event(name)?[field]?.int
     }
 
     /// A string field (`user`, `verificationKey`, `credType`) of the first event named `name`.
     func string(_ field: String, of name: String) -> String? {
-        event(name)?[field] as? String
+        event(name)?[field]?.stringValue
     }
 
     /// `info[key]` of the first event named `name`.
     func info(_ key: String, of name: String) -> String? {
-        (event(name)?["info"] as? [String: Any])?[key] as? String
+        event(name)?["info"]?[key]?.stringValue
     }
 
     /// The `RELID_PASSWORD_POLICY` of the first `getPassword`, parsed.
@@ -97,17 +98,17 @@ extension ClientReply {
 
     /// `session.id` of `onUserLoggedIn`.
     var sessionID: String? {
-        (event("onUserLoggedIn")?["session"] as? [String: Any])?["id"] as? String
+        (event("onUserLoggedIn")?["session"])?["id"]?.stringValue
     }
 
     /// What an observer can compare between two replies: code, then per event its name,
     /// mode, attempts, status code and the forgot-password flag. No user name, no messages.
     var shape: [String] {
         ["code \(code)"] + events.map { event in
-            let status = (event["status"] as? [String: Any])?["code"] as? Int
-            let forgot = (event["info"] as? [String: Any])?["ENABLE_FORGOT_PASSWORD"] as? String
-            return "\(event["event"] as? String ?? "?") mode \(event["challengeMode"] as? Int ?? -1) "
-                + "attempts \(event["attemptsLeft"] as? Int ?? -1) status \(status ?? -1) forgot \(forgot ?? "-")"
+            let status = (event["status"])?["code"]?.int
+            let forgot = (event["info"])?["ENABLE_FORGOT_PASSWORD"]?.stringValue
+            return "\(event["event"]?.stringValue ?? "?") mode \(event["challengeMode"]?.int ?? -1) "
+                + "attempts \(event["attemptsLeft"]?.int ?? -1) status \(status ?? -1) forgot \(forgot ?? "-")"
         }
     }
 }
@@ -170,10 +171,10 @@ extension StepSignConnection {
 
 extension DaemonHarness {
     /// The notifier's deliveries for `user` (SPEC §6: one JSON object per line in state_dir/outbox/USER).
-    func outbox(user: String = DaemonHarness.user) -> [[String: Any]] {
+    func outbox(user: String = DaemonHarness.user) -> [JSONValue] {
         guard let text = try? String(contentsOfFile: outboxPath(user: user), encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            try? JSONParser.parse(Array($0.utf8))
         }
     }
 
@@ -193,13 +194,13 @@ extension DaemonHarness {
             lines = outbox(user: user)
         }
         outboxSeen.withLock { $0[user] = lines.count }
-        return lines.last?["activationCode"] as? String
+        return lines.last?["activationCode"]?.stringValue
     }
 
     /// `admin.listUsers` row of `user`.
-    func userRow(_ user: String = DaemonHarness.user) throws -> [String: Any]? {
-        let users = try connect().call("admin.listUsers").result?["users"] as? [[String: Any]] ?? []
-        return users.first { $0["user"] as? String == user }
+    func userRow(_ user: String = DaemonHarness.user) throws -> JSONValue? {
+        let users = try connect().call("admin.listUsers").result?["users"]?.arrayValue ?? []
+        return users.first { $0["user"]?.stringValue == user }
     }
 
     /// Ages `user`'s password by `days` without a clock: stops the daemon, moves the stored

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
@@ -6,7 +7,7 @@ import StepSignFormat
 extension ClientReply {
     /// `status.code` of the first event named `name`.
     func statusCode(of name: String) -> Int? {
-        (event(name)?["status"] as? [String: Any])?["code"] as? Int
+        (event(name)?["status"])?["code"]?.int
     }
 }
 
@@ -14,7 +15,7 @@ extension StepSignConnection {
     /// The daemon's public keys as a verifier would get them.
     func trustedKeys() throws -> TrustedKeys {
         let reply = try call("getPublicKeys")
-        let data = try JSONSerialization.data(withJSONObject: reply.result?["jwks"] ?? [:])
+        let data = Data((reply.result?["jwks"] ?? [:]).jsonBytes)
         return try TrustedKeys(parsing: String(decoding: data, as: UTF8.self))
     }
 

@@ -64,12 +64,12 @@ final class SigningLoad: @unchecked Sendable {
                     "user": DaemonHarness.user, "payload": "load \(daemon)-\(worker)-\(index)", "reason": "fault test",
                     "authLevel": 0, "authenticatorType": 0,
                 ], timeout: replyTimeout)
-                let details = reply.event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
+                let details = reply.event("onAuthenticateUserAndSignData")?["details"]
                 recorded.withLock {
                     $0.append(Outcome(daemon: daemon, started: started, seconds: Date().timeIntervalSince(started),
                                       code: reply.code, message: reply.message,
-                                      signatureID: details?["dataSignatureID"] as? String,
-                                      jws: details?["payloadSignature"] as? String))
+                                      signatureID: details?["dataSignatureID"]?.stringValue,
+                                      jws: details?["payloadSignature"]?.stringValue))
                 }
             } catch {
                 connection = nil
@@ -89,10 +89,10 @@ extension StepSignConnection {
         var table: [String: (seq: Int, jws: String)] = [:]
         var after = 0
         while true {
-            let entries = try call("admin.exportLedger", ["afterSeq": after, "limit": 10_000]).result?["entries"] as? [[String: Any]] ?? []
+            let entries = try call("admin.exportLedger", ["afterSeq": after, "limit": 10_000]).result?["entries"]?.arrayValue ?? []
             for entry in entries {
-                let seq = entry["seq"] as? Int ?? -1
-                table[entry["signatureID"] as? String ?? ""] = (seq, entry["payloadSignature"] as? String ?? "")
+                let seq = entry["seq"]?.int ?? -1
+                table[entry["signatureID"]?.stringValue ?? ""] = (seq, entry["payloadSignature"]?.stringValue ?? "")
                 after = max(after, seq)
             }
             if entries.count < 10_000 { return table }

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
 import Testing
@@ -19,9 +20,9 @@ struct TestDevice {
     var pem: String { key.publicKey.spkiPEM }
 
     /// The public JWK as a JSON object (for `publicKey` given as an object).
-    var jwkObject: [String: Any] {
+    var jwkObject: JSONValue {
         let data = try! JSONEncoder().encode(key.publicKey.jwk)
-        return try! JSONSerialization.jsonObject(with: data) as! [String: Any]
+        return try! JSONParser.parse(Array(data))
     }
 
     /// The public JWK as JSON text (for `publicKey` given as a string).
@@ -41,10 +42,10 @@ struct TestDevice {
     }
 
     /// The `setLDASignature` parameters that answer the `getLDASignature` of `reply`.
-    func answer(_ reply: ClientReply, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    func answer(_ reply: ClientReply, sourceLocation: SourceLocation = #_sourceLocation) throws -> [(String, JSONValue)] {
         let challenge = try #require(reply.string("challenge", of: "getLDASignature"),
                                      "no getLDASignature challenge in \(reply.shape)", sourceLocation: sourceLocation)
-        return ["deviceKeyId": kid, "signature": try sign(challenge: challenge)]
+        return [("deviceKeyId", .string(kid)), ("signature", .string(try sign(challenge: challenge)))]
     }
 }
 
@@ -115,7 +116,7 @@ extension StepSignConnection {
                      sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let reply = try call("admin.enrollDeviceKey", ["user": user, "publicKey": device.pem, "label": label])
         try #require(reply.code == 0, "admin.enrollDeviceKey: \(reply.code) \(reply.message)", sourceLocation: sourceLocation)
-        return try #require(reply.result?["deviceKeyId"] as? String, sourceLocation: sourceLocation)
+        return try #require(reply.result?["deviceKeyId"]?.stringValue, sourceLocation: sourceLocation)
     }
 
     /// `authenticateUserAndSignData` (1,0) for a session that is not logged in.
@@ -140,12 +141,12 @@ extension StepSignConnection {
 
 extension ClientReply {
     /// `details` of `onAuthenticateUserAndSignData`.
-    var signingDetails: [String: Any]? {
-        event("onAuthenticateUserAndSignData")?["details"] as? [String: Any]
+    var signingDetails: JSONValue? {
+        event("onAuthenticateUserAndSignData")?["details"]
     }
 
     /// `deviceKeys` of `getLDASignature`.
     var deviceKeys: [String]? {
-        event("getLDASignature")?["deviceKeys"] as? [String]
+        event("getLDASignature")?["deviceKeys"]?.arrayValue?.compactMap(\.stringValue)
     }
 }
