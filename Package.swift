@@ -104,7 +104,8 @@ let package = Package(
         .executableTarget(
             name: "stepsignd",
             dependencies: [
-                "StepSignServer", "StepSignEngine", "StepSignConfig", "StepSignStorage", "StepSignPostgres",
+                "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig",
+                "StepSignStorage", "StepSignPostgres",
                 "CSystemShims", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -168,10 +169,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "StepSignEngineTests", dependencies: ["StepSignEngine", "StepSignProtocol", "StepSignEngineTestSupport"]),
+        .testTarget(
+            name: "StepSignEngineTests",
+            dependencies: [
+                "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage",
+                "StepSignEngineTestSupport",
+            ]
+        ),
         .testTarget(
             name: "StepSignServerTests",
-            dependencies: ["StepSignServer", "StepSignProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: ["StepSignServer", "StepSignEngine", "StepSignProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
         .testTarget(

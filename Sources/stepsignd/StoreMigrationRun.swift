@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
 import StepSignEngine
@@ -112,24 +113,22 @@ struct StoreMigrationRun {
         let pg = settings.storage.postgresql
         let head = Hex.encode(summary.head.entryHash)
         if json {
-            let object: [String: Any] = [
-                "ok": summary.audit == summary.sourceAudit,
-                "source": source,
-                "target": ["server": target, "database": pg.database, "user": pg.user],
-                "users": summary.users,
-                "passwordHistory": summary.passwordHistoryEntries,
-                "deviceKeys": summary.deviceKeys,
-                "signingKeys": summary.signingKeys,
-                "ledgerEntries": summary.ledgerEntries,
-                "checkpoints": summary.checkpoints,
-                "head": ["seq": summary.head.seq, "entryHash": head],
-                "signaturesChecked": summary.signaturesChecked,
+            let object: JSONValue = [
+                "ok": .bool(summary.audit == summary.sourceAudit),
+                "source": .string(source),
+                "target": ["server": .string(target), "database": .string(pg.database), "user": .string(pg.user)],
+                "users": summary.users.jsonValue,
+                "passwordHistory": summary.passwordHistoryEntries.jsonValue,
+                "deviceKeys": summary.deviceKeys.jsonValue,
+                "signingKeys": summary.signingKeys.jsonValue,
+                "ledgerEntries": summary.ledgerEntries.jsonValue,
+                "checkpoints": summary.checkpoints.jsonValue,
+                "head": ["seq": summary.head.seq.jsonValue, "entryHash": .string(head)],
+                "signaturesChecked": .bool(summary.signaturesChecked),
                 "sourceAudit": Self.json(summary.sourceAudit),
                 "audit": Self.json(summary.audit),
             ]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-                ?? Data("{}".utf8)
-            print(String(decoding: data, as: UTF8.self))
+            print(object.sortingKeys.jsonText)
             return
         }
         let checked = summary.signaturesChecked ? "signatures, chain and checkpoints" : "the chain only (a key record has no public half)"
@@ -157,20 +156,17 @@ struct StoreMigrationRun {
             : "not ok at seq \(audit.firstBadSeq.map(String.init) ?? "-"): \(audit.problem ?? "")"
     }
 
-    private static func json(_ audit: LedgerAudit) -> [String: Any] {
+    private static func json(_ audit: LedgerAudit) -> JSONValue {
         [
-            "ok": audit.ok, "entries": audit.entries, "checkpoints": audit.checkpoints,
-            "firstBadSeq": audit.firstBadSeq as Any? ?? NSNull(), "problem": audit.problem as Any? ?? NSNull(),
+            "ok": .bool(audit.ok), "entries": audit.entries.jsonValue, "checkpoints": audit.checkpoints.jsonValue,
+            "firstBadSeq": audit.firstBadSeq.jsonValue, "problem": audit.problem.jsonValue,
         ]
     }
 
     private func fail(_ message: String, status: Int32) -> Int32 {
         FileHandleOutput.standardError("stepsign admin migrate: \(message)\n")
         if json {
-            let data = (try? JSONSerialization.data(withJSONObject: ["ok": false, "error": message],
-                                                    options: [.sortedKeys, .withoutEscapingSlashes]))
-                ?? Data("{\"ok\":false}".utf8)
-            print(String(decoding: data, as: UTF8.self))
+            print(JSONValue.object([("error", .string(message)), ("ok", false)]).jsonText)
         }
         return status
     }
