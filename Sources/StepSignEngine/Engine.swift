@@ -160,11 +160,6 @@ public final class Engine: Sendable {
         }
     }
 
-    /// Handles one decoded request of a peer admitted as `session.isAdmin` says.
-    public func handle(_ request: Request, session: inout Session, now: Date = Date()) async -> Reply {
-        await handle(request, session: &session, settings: settings, now: now)
-    }
-
     private func handle(_ request: Request, session: inout Session, settings: Settings, now: Date) async -> Reply {
         var reply: Reply
         do {

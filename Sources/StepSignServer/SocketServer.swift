@@ -141,7 +141,7 @@ public final class SocketServer: Service, Sendable {
                     return
                 }
                 defer { releaseSlot(uid: peer.uid) }
-                var session = Session(peer: peer, isAdmin: decision == .admin)
+                var session = Session(peer: peer)
                 try await withGracefulShutdownHandler {
                     for try await frame in inbound {
                         let reply = await handle(frame, session: &session)

@@ -42,7 +42,7 @@ enum FuzzHarness {
         }
         let engine: Engine
         do { engine = try result.get() } catch { fatalError("stepsign-fuzz: cannot set up the engine: \(error)") }
-        var admin = Session(peer: Peer(uid: 0, gid: 0, pid: 1, comm: "fuzz-admin", groups: []), isAdmin: true)
+        var admin = Session(peer: adminPeer)
         for line in [
             #"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#,
             #"{"id":2,"op":"admin.addUser","user":"bob","password":"Brave-Otter-79","mustChangePassword":true}"#,
@@ -53,6 +53,8 @@ enum FuzzHarness {
     }
 
     static let peer = Peer(uid: 1000, gid: 1000, pid: 4242, comm: "fuzz", groups: [])
+    /// An admin peer (uid 0 is in `access.admin_uids` by default).
+    static let adminPeer = Peer(uid: 0, gid: 0, pid: 1, comm: "fuzz-admin", groups: [])
 
     /// Runs `body` on the concurrency runtime and waits for it: the fuzzer calls us on its own thread.
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
@@ -82,7 +84,7 @@ enum FuzzHarness {
     static func run(_ data: [UInt8]) {
         guard let first = data.first else { return }
         let engine = self.engine
-        var session = Session(peer: peer, isAdmin: first & 1 == 1)
+        var session = Session(peer: first & 1 == 1 ? adminPeer : peer)
         var lines = data.dropFirst().split(separator: 0x0A, maxSplits: maxLines, omittingEmptySubsequences: false)
         if lines.count > maxLines { lines.removeLast() }
         for slice in lines {

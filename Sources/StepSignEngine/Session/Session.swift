@@ -4,13 +4,14 @@ import struct Foundation.Date
 /// What one connection knows between its requests (SPEC §3: a connection is a session).
 ///
 /// The server owns one per connection and hands it to `Engine.handle`, one request at a time,
-/// so a session is never touched concurrently.
+/// so a session is never touched concurrently; only the engine changes it.
 public struct Session: Sendable {
     /// Who is connected.
     public let peer: Peer
-    /// Whether the peer may use `admin.*` operations under the access lists in force (the
-    /// server decides again before every request, so a reload applies).
-    public var isAdmin: Bool
+    /// Whether the peer may use `admin.*` operations under the access lists in force: the
+    /// engine decides it again for every request (``Engine/handle(line:session:now:)``), so a
+    /// reload applies to open connections.
+    public internal(set) var isAdmin: Bool
     /// The logged-in user, if any.
     var login: Login?
     /// The challenge the client must answer next, if any.
@@ -19,7 +20,12 @@ public struct Session: Sendable {
     /// `getSignature` serves them to it.
     var signatureIDs = RecentSignatureIDs()
 
-    public init(peer: Peer, isAdmin: Bool) {
+    /// A new session of `peer`; whether it is an admin is decided with its first request.
+    public init(peer: Peer) {
+        self.init(peer: peer, isAdmin: false)
+    }
+
+    init(peer: Peer, isAdmin: Bool) {
         self.peer = peer
         self.isAdmin = isAdmin
     }

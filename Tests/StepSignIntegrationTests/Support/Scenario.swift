@@ -52,7 +52,7 @@ final class ScenarioHost: @unchecked Sendable {
     func connect() throws -> ScenarioConnection {
         if let daemon { return ScenarioConnection(raw: try RawClient(socketPath: daemon.socketPath)) }
         let peer = Peer(uid: getuid(), gid: getgid(), pid: getpid(), comm: "scenario", groups: [])
-        return ScenarioConnection(host: self, engine: engine!, session: Session(peer: peer, isAdmin: false))
+        return ScenarioConnection(host: self, engine: engine!, session: Session(peer: peer))
     }
 
     /// Moves the in-process clock on; a scenario that needs it runs in-process only.
