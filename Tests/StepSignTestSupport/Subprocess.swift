@@ -16,14 +16,27 @@ public final class Subprocess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`; stdout and stderr append to `logPath` (or go to
     /// /dev/null), stdin is /dev/null. `environment` entries are added to the inherited ones.
-    public init(executable: String, arguments: [String], logPath: String? = nil, environment: [String: String] = [:]) throws {
+    public convenience init(executable: String, arguments: [String], logPath: String? = nil,
+                            environment: [String: String] = [:]) throws {
+        try self.init(executable: executable, arguments: arguments, stdin: "/dev/null", stdout: logPath ?? "/dev/null",
+                      stderr: nil, environment: environment)
+    }
+
+    /// Starts `executable` with `arguments`, stdin read from the file `stdin`, stdout appended
+    /// to the file `stdout` and stderr to `stderr` (nil: with stdout). `environment` entries are
+    /// added to the inherited ones.
+    public init(executable: String, arguments: [String], stdin: String, stdout: String, stderr: String?,
+                environment: [String: String] = [:]) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let output = logPath ?? "/dev/null"
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        if let stderr {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
 
         var merged = ProcessInfo.processInfo.environment
         merged.merge(environment) { $1 }

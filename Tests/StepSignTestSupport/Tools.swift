@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// Runs the external tools the tests cross-check against (python3, openssl, sqlite3 via Python).
@@ -14,28 +17,33 @@ public enum Tools {
         public var description: String { "exited with \(result.status): \(result.stdout)\(result.stderr)" }
     }
 
-    /// Runs `arguments[0]` (looked up in PATH) with the rest as arguments.
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes before waiting so a large output cannot block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+    /// Runs `arguments[0]` (looked up in PATH) with the rest as arguments, `stdin` as its
+    /// input, and waits up to `timeout` seconds for it (then kills it and throws).
+    ///
+    /// Through ``Subprocess`` (posix_spawn, reaped by us), not Foundation's `Process`, whose
+    /// exit is sometimes missed on Linux when many children start and stop at once; the
+    /// output goes through files in a private temporary directory, removed afterwards.
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                           timeout: Double = 1800) throws -> Result {
+        // Private: stdin may hold a password piped to a CLI.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("stdin").path
+        let output = directory.appendingPathComponent("stdout").path
+        let errors = directory.appendingPathComponent("stderr").path
+        try (stdin ?? "").write(toFile: input, atomically: false, encoding: .utf8)
+        let child = try Subprocess(executable: "/usr/bin/env", arguments: arguments, stdin: input, stdout: output,
+                                   stderr: errors, environment: environment)
+        guard let status = child.wait(timeout: timeout) else {
+            child.signal(SIGKILL)
+            child.wait(timeout: 10)
+            throw Failure(result: Result(status: -1, stdout: "", stderr: "\(arguments[0]) did not exit within \(Int(timeout)) s"))
+        }
+        return Result(status: status,
+                      stdout: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
     }
 
     /// Runs a Python script with `python3 -c`; extra arguments are `sys.argv[1:]`.

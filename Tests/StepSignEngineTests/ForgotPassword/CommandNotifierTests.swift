@@ -70,7 +70,9 @@ struct CommandNotifierTests {
         }
         let elapsed = ContinuousClock.now - started
         #expect(elapsed >= .milliseconds(500))
-        #expect(elapsed < .seconds(3))
+        // Killed, not waited out: well under the sleeper's 30 s. (Not a tighter wall-clock
+        // bound: in the parallel suite on two busy cores this task has waited 9 s for a thread.)
+        #expect(elapsed < .seconds(20))
         let sleeper = try temp.read("sleeper").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await Self.isGone(pid: sleeper))
     }
