@@ -2,13 +2,15 @@
 import Glibc
 #endif
 import Logging
+import StepSignProtocol
 
 /// Writes each log record as one logfmt line on stderr, for journald:
 /// `ts=… level=info msg="signed" user=alice signatureID=…`.
 ///
 /// Values are quoted when they are empty or contain spaces, quotes, `=`, backslashes or
-/// control characters; inside quotes, `"` and `\` are escaped and control characters are
-/// written as `\n`, `\r`, `\t` or `\u00XX`, so one record is always one line. Keys are
+/// control characters; inside quotes they are escaped as JSON strings are (the protocol's
+/// ``JSONString``, with DEL escaped too): `"` and `\` escaped, control characters written as
+/// `\n`, `\r`, `\t` or `\u00XX`, so one record is always one line. Keys are
 /// sorted. Each line goes out in one `write(2)`. Callers never pass secrets to the logger.
 ///
 /// Built byte by byte into one buffer: one `signed` line is written per signature, so this
@@ -83,22 +85,7 @@ struct LogfmtLogHandler: LogHandler {
             out.append(contentsOf: utf8)
             return
         }
-        out.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(value, to: &out, escapingDelete: true)
     }
 
     private static func needsQuoting(_ byte: UInt8) -> Bool {
@@ -106,7 +93,6 @@ struct LogfmtLogHandler: LogHandler {
             || byte == UInt8(ascii: "\\")
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func now() -> timespec {
         var now = timespec()

@@ -40,5 +40,9 @@ struct JSONWriterTests {
     func escaping() {
         #expect(JSONString.quoted("a\"b\\c\u{01}\t\r\né€😀") == #""a\"b\\c\u0001\t\r\né€😀""#)
         #expect(JSONString.quoted("") == #""""#)
+        #expect(JSONString.quoted("a\u{7F}b") == "\"a\u{7F}b\"")
+        var log: [UInt8] = []
+        JSONString.append("a\u{7F}b", to: &log, escapingDelete: true)
+        #expect(String(decoding: log, as: UTF8.self) == #""a\u007fb""#)
     }
 }

@@ -1,5 +1,5 @@
-/// RFC 8259 string escaping: the one escaper of the wire protocol, the signature claims and
-/// the policy JSON.
+/// RFC 8259 string escaping: the one escaper of the wire protocol, the signature claims, the
+/// policy JSON and the daemon's quoted logfmt values (which also escape DEL).
 ///
 /// `"` and `\` are escaped, control characters become `\n`, `\r`, `\t` or `\u00XX`, and
 /// everything else is written as its UTF-8 bytes (which Swift strings guarantee to be valid).
@@ -8,13 +8,15 @@ public enum JSONString {
     ///
     /// Most strings on the hot path (JWS, IDs, payloads) need no escaping: they are scanned
     /// over their contiguous UTF-8 and copied in one piece.
+    /// `escapingDelete` also writes DEL (0x7F) as `\u007f`: valid JSON either way, and what a
+    /// log line wants (a terminal shows nothing for it).
     @inlinable
-    public static func append(_ text: String, to out: inout some JSONOutput) {
+    public static func append(_ text: String, to out: inout some JSONOutput, escapingDelete: Bool = false) {
         out.appendByte(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
             var start = 0
-            for index in bytes.indices where needsEscape(bytes[index]) {
+            for index in bytes.indices where needsEscape(bytes[index]) || (escapingDelete && bytes[index] == 0x7F) {
                 if index > start { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
                 appendEscaped(bytes[index], to: &out)
                 start = index + 1
