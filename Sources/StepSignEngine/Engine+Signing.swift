@@ -70,20 +70,13 @@ extension Engine {
                 throw StepSignError.wrongState("the open challenge is not a device key challenge")
             }
             guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-            // A signing opened by a login signs as its user: the login must still hold.
-            _ = try await currentLogin(&session, context: context)
-            let signing = challenge.request
-            // Reserve, then check (SPEC §5.1): the attempt is taken before the signature is looked at.
-            let reservation = try await passwords.reserve(user: signing.user, config: context.config, now: context.now)
-            if case .granted = reservation,
-               try await isValidDeviceSignature(signature, kid: kid, challenge: device, user: signing.user, config: context.config),
-               try await store.useOnce("lda-nonce:" + device.nonce, expiresAt: challengeExpiry(context), now: context.now) {
-                try await passwords.giveBack(user: signing.user, now: context.now)
-                session.pending = nil
-                return try await finishSigning(signing, authenticatorUsed: "lda", session: &session, context: context)
+            let user = challenge.request.user
+            return try await answerStepUp(challenge, session: &session, context: context) {
+                guard try await self.isValidDeviceSignature(signature, kid: kid, challenge: device, user: user, config: context.config),
+                      try await self.store.useOnce("lda-nonce:" + device.nonce, expiresAt: self.challengeExpiry(context), now: context.now)
+                else { return "device signature rejected (key \(kid))" }
+                return nil
             }
-            logger.info("device signature rejected", metadata: ["user": "\(signing.user)", "kid": "\(kid)"])
-            return try await failStepUp(challenge, reservation: reservation, session: &session, context: context)
         case let .loginDeviceSignature(user, device, _)?:
             return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
                                                         session: &session, context: context)
@@ -104,20 +97,30 @@ extension Engine {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
         guard let keys = context.idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
+        let user = challenge.request.user
+        return try await answerStepUp(challenge, session: &session, context: context) {
+            try await self.checkIDVAssertion(assertion, keys: keys, user: user, challenge: idv, context: context)
+                .map { "IDV assertion rejected (\($0.rawValue))" }
+        }
+    }
+
+    /// A device or IDV answer to the open signing challenge, as SPEC §5.1 orders it: the login
+    /// that opened it must still hold, an attempt is reserved before the answer is looked at
+    /// (`check` runs only when one was granted and returns why it refuses, or nil), a right
+    /// answer gives the attempt back and signs, a wrong one asks again or ends with 153.
+    private func answerStepUp(_ challenge: SigningChallenge, session: inout Session, context: RequestContext,
+                              check: () async throws -> String?) async throws -> Reply {
         // A signing opened by a login signs as its user: the login must still hold.
         _ = try await currentLogin(&session, context: context)
         let signing = challenge.request
         let reservation = try await passwords.reserve(user: signing.user, config: context.config, now: context.now)
-        var rejection: IDVAssertionVerifier.Rejection?
-        if case .granted = reservation {
-            rejection = try await checkIDVAssertion(assertion, keys: keys, user: signing.user, challenge: idv, context: context)
-        }
-        if case .granted = reservation, rejection == nil {
+        let refusal: String? = if case .granted = reservation { try await check() } else { "no attempt left" }
+        guard let refusal else {
             try await passwords.giveBack(user: signing.user, now: context.now)
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: "idv-biometric", session: &session, context: context)
+            return try await finishSigning(signing, authenticatorUsed: challenge.authenticator.used, session: &session, context: context)
         }
-        logger.info("IDV assertion rejected", metadata: ["user": "\(signing.user)", "reason": "\(rejection?.rawValue ?? "no attempt left")"])
+        logger.info("step-up answer rejected", metadata: ["user": "\(signing.user)", "reason": "\(refusal)"])
         return try await failStepUp(challenge, reservation: reservation, session: &session, context: context)
     }
 
