@@ -109,6 +109,32 @@ struct PostgresTLSTests {
         }
     }
 
+    @Test("tls = require against a server that offers no TLS (ssl = off): exit 78 at once, a clear log line, nothing stored")
+    func requireWithoutServerTLS() throws {
+        try Self.withDatabase { server, database in
+            try server.query("ALTER SYSTEM SET ssl = off")
+            try server.query("SELECT pg_reload_conf()")
+            defer {
+                _ = try? server.query("ALTER SYSTEM RESET ssl")
+                _ = try? server.query("SELECT pg_reload_conf()")
+            }
+            // The reload is asynchronous: wait until the server says TLS is off.
+            for _ in 0..<100 where try server.query("SHOW ssl").trimmingCharacters(in: .whitespacesAndNewlines) != "off" {
+                usleep(50_000)
+            }
+            let started = Date()
+            let (status, log) = try Self.refusedStart(
+                "instance = \"tls-none\"\n" + server.config(database: database, tls: "require"))
+            #expect(status == 78, "\(log)")
+            #expect(log.contains("cannot use TLS with PostgreSQL"), "\(log)")
+            #expect(!log.contains(try Self.password(server)))
+            // Not the pool's minute of retries: a server without TLS will not grow it.
+            #expect(Date().timeIntervalSince(started) < 45, "\(log)")
+            let tables = try server.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database: database)
+            #expect(tables.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+    }
+
     @Test("tls = disable against a server that allows TCP only with TLS (hostssl): exit 78 with the server's reason")
     func disableRefused() throws {
         try Self.withDatabase { server, database in
