@@ -121,6 +121,43 @@ struct PostgresFaultTests {
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 
+    @Test("PostgreSQL down for 75 s, longer than the pool's minute of connection retries: 15 throughout, then the daemon signs again by itself",
+          .timeLimit(.minutes(6)))
+    func longOutage() throws {
+        let server = try ThrowawayPostgres()
+        defer { server.stop() }
+        let database = try server.createDatabase()
+        let daemon = try DaemonHarness(config: server.config(database: database, instance: "host-long"))
+        try daemon.addUser()
+        #expect(try Self.signLevel0(daemon, payload: "before").code == 0)
+        try server.halt("immediate")
+        let down = Date()
+        var codes: [Int] = []
+        var slowest = 0.0
+        while Date().timeIntervalSince(down) < 75 {
+            let started = Date()
+            codes.append(try Self.signLevel0(daemon, payload: "during").code)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            usleep(2_000_000)
+        }
+        #expect(!codes.isEmpty && codes.allSatisfy { $0 == 15 }, "while down: \(codes)")
+        #expect(slowest <= Self.outageReplyBound, "the slowest reply while down took \(slowest) s")
+        #expect(daemon.pid != nil, "the daemon runs through the outage")
+        try server.resume()
+        let up = Date()
+        var signed = false
+        while !signed, Date().timeIntervalSince(up) < 90 {
+            signed = try Self.signLevel0(daemon, payload: "after").code == 0
+            if !signed { usleep(1_000_000) }
+        }
+        #expect(signed, "the daemon signs again after the server is back, without a restart")
+        print("PostgreSQL down \(String(format: "%.0f", up.timeIntervalSince(down))) s: \(codes.count) requests got 15; "
+              + "signing again \(String(format: "%.1f", Date().timeIntervalSince(up))) s after it was back")
+        let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        #expect(daemon.stop() == 0)
+    }
+
     /// Runs `body` on a thread of its own; the returned function waits for its result.
     private static func inBackground(_ body: @escaping @Sendable () throws -> ClientReply) -> () -> Result<ClientReply, any Error> {
         let result = Mutex<Result<ClientReply, any Error>?>(nil)
