@@ -11,16 +11,10 @@ struct ConfigStartupTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("bad.toml").path
         try config.write(toFile: path, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
-        process.arguments = ["--config", path, "--socket", directory.appendingPathComponent("s.sock").path,
-                             "--state-dir", directory.appendingPathComponent("state").path]
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output, path)
+        let result = try Tools.run([Binaries.path("stepsignd"), "--config", path, "--socket",
+                                    directory.appendingPathComponent("s.sock").path,
+                                    "--state-dir", directory.appendingPathComponent("state").path], timeout: 60)
+        return (result.status, result.stderr, path)
     }
 
     @Test("a value of the wrong type names file, line and key, and the daemon exits 78")
@@ -57,15 +51,8 @@ struct ConfigStartupTests {
 
     @Test("a missing file is refused with its path")
     func missingFile() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("stepsignd"))
-        process.arguments = ["--config", "/nonexistent/stepsignd.toml"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
-        #expect(output.contains("/nonexistent/stepsignd.toml"))
+        let result = try Tools.run([Binaries.path("stepsignd"), "--config", "/nonexistent/stepsignd.toml"], timeout: 60)
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("/nonexistent/stepsignd.toml"))
     }
 }
