@@ -30,7 +30,8 @@ extension PostgresStore {
     }
 
     /// One batch, one database-side lock (SPEC §5.2), one transaction: `BEGIN`;
-    /// `stepsign_ledger_append`, which takes the cluster-wide ledger lock, reads the tail
+    /// `stepsign_ledger_append`, which takes the cluster-wide ledger lock (or it is taken
+    /// first, when the rows are taken under it), reads the tail
     /// under it and inserts the rows numbered and chained; the checkpoints this daemon signs
     /// for entries in the batch; `COMMIT`. The lock is held for two round trips (the append and
     /// the COMMIT). The entries are returned only after the COMMIT's answer: an autocommitted
@@ -45,20 +46,45 @@ extension PostgresStore {
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
-        // Returned entries carry the time as it will read back from the row.
-        let createdAt = Date().postgresRounded
+        return try await commit(lockFirst: false, take: { batch }, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+    }
+
+    /// The same transaction, with the ledger lock taken first (one more round trip) and the
+    /// rows taken only then: under contention a daemon's batch holds every row that arrived
+    /// while it waited for the other daemons' commits.
+    public func commitLedgerBatch(takingRowsWith take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
+                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+        try await commit(lockFirst: true, take: take, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+    }
+
+    private func commit(lockFirst: Bool, take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
+                        signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+        // Taken once: a transaction retried after a deadlock appends the same rows.
+        let taken = NIOLockedValueBox<[LedgerAppend]?>(nil)
+        let rows: @Sendable () -> [LedgerAppend] = {
+            taken.withLockedValue { batch in
+                if batch == nil { batch = take() }
+                return batch ?? []
+            }
+        }
         do {
             return try await transaction { connection in
-                let entries = try await Self.append(batch, createdAt: createdAt, connection, logger: logger)
+                if lockFirst {
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
+                }
+                let batch = rows()
+                guard !batch.isEmpty else { return [] }
+                // Returned entries carry the time as it will read back from the row.
+                let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
                 for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
                     try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
                 }
                 return entries
             }
         } catch let interrupted as CommitInterrupted {
-            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
+            return try await resolveInterruptedCommit(taken.withLockedValue { $0 } ?? [], cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
-            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+            throw StorageError.duplicateSignatureID(try await duplicateID(in: taken.withLockedValue { $0 } ?? []) ?? "")
         }
     }
 

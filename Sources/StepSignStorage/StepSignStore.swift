@@ -187,6 +187,15 @@ public protocol StepSignStore: Sendable {
     func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                            signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
 
+    /// ``commitLedgerBatch(_:checkpointEvery:signCheckpoint:)`` whose rows are taken by `take`
+    /// only once the store holds the ledger's lock: rows that arrive while it waits for another
+    /// daemon's batch join this one, so batches grow with contention instead of the lock being
+    /// taken once per small batch. `take` is called at most once; the caller knows from its
+    /// own `take` which rows an error concerns (none, when it was not called). The default
+    /// takes at once and commits.
+    func commitLedgerBatch(takingRowsWith take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
+                           signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
+
     /// ``appendCheckpoint(_:)`` for callers in async code. The default calls the blocking one.
     func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws
 
@@ -237,6 +246,11 @@ extension StepSignStore {
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         try appendLedger(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+    }
+
+    public func commitLedgerBatch(takingRowsWith take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
+                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+        try await commitLedgerBatch(take(), checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
     }
 
     public func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {

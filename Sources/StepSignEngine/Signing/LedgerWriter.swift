@@ -19,9 +19,10 @@ import class Foundation.Thread
 ///
 /// A store whose ``StepSignStore/ledgerWriting`` is ``LedgerWriting/async`` (PostgreSQL: a
 /// commit is a network round trip) gets the same queue and group commit, drained by a task
-/// that awaits ``StepSignStore/commitLedgerBatch(_:checkpointEvery:signCheckpoint:)``
+/// that awaits ``StepSignStore/commitLedgerBatch(takingRowsWith:checkpointEvery:signCheckpoint:)``
 /// instead of a thread that blocks: no thread (event loop, cooperative pool or ours) waits on
-/// the network. The task ends as soon as the queue is empty; a timed checkpoint still due then
+/// the network, and the batch is taken only once the store holds the ledger's lock, so rows
+/// that arrive while another daemon commits join it. The task ends as soon as the queue is empty; a timed checkpoint still due then
 /// is made by a task that sleeps until it is due.
 final class LedgerWriter: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
@@ -94,12 +95,20 @@ final class LedgerWriter: @unchecked Sendable {
                 if startTimer, let due { scheduleCheckpoint(in: due) }
                 return
             }
-            let count = min(queue.count, maxBatch)
-            let batch = Array(queue.prefix(count))
-            queue.removeFirst(count)
-            condition.unlock(withValue: !queue.isEmpty)
-            await commitAsync(batch)
+            // The rows stay queued: the store takes them once it holds the ledger's lock.
+            condition.unlock(withValue: true)
+            await commitAsync()
         }
+    }
+
+    /// Takes up to `maxBatch` queued rows.
+    private func takeBatch() -> [(LedgerAppend, Waiter)] {
+        condition.lock()
+        let count = min(queue.count, maxBatch)
+        let batch = Array(queue.prefix(count))
+        queue.removeFirst(count)
+        condition.unlock(withValue: !queue.isEmpty)
+        return batch
     }
 
     /// Sleeps `seconds`, then makes the timed checkpoint unless the writer task runs (it makes
@@ -116,16 +125,26 @@ final class LedgerWriter: @unchecked Sendable {
         }
     }
 
-    private func commitAsync(_ batch: [(LedgerAppend, Waiter)]) async {
+    /// Commits one batch of the queued rows, taken by the store under the ledger's lock
+    /// (``StepSignStore/commitLedgerBatch(takingRowsWith:checkpointEvery:signCheckpoint:)``),
+    /// and resumes their callers. When the store fails before taking any, the rows queued then
+    /// get its error, as a batch taken first would have.
+    private func commitAsync() async {
+        let taken = NIOLockedValueBox<[(LedgerAppend, Waiter)]>([])
         do {
             let made = NIOLockedValueBox<[LedgerCheckpointRecord]>([])
             let checkpointer = self.checkpointer
-            let stored = try await store.commitLedgerBatch(batch.map(\.0), checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
+            let stored = try await store.commitLedgerBatch(takingRowsWith: {
+                let batch = self.takeBatch()
+                taken.withLockedValue { $0 = batch }
+                return batch.map(\.0)
+            }, checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
                 guard let checkpointer else { throw LedgerWriterError.shortBatch }
                 let record = try checkpointer.sign(seq: seq, entryHash: hash)
                 made.withLockedValue { $0.append(record) }
                 return record
             }
+            let batch = taken.withLockedValue { $0 }
             guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
             for ((_, waiter), entry) in zip(batch, stored) {
                 waiter.resume(returning: entry)
@@ -134,6 +153,8 @@ final class LedgerWriter: @unchecked Sendable {
                 checkpointer.didCommit(last: last, made: made.withLockedValue { $0 })
             }
         } catch {
+            var batch = taken.withLockedValue { $0 }
+            if batch.isEmpty { batch = takeBatch() }
             for (_, waiter) in batch {
                 waiter.resume(throwing: error)
             }
