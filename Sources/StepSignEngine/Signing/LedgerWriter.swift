@@ -22,8 +22,8 @@ import class Foundation.Thread
 /// that awaits ``StepSignStore/commitLedgerBatch(takingRowsWith:checkpointEvery:signCheckpoint:)``
 /// instead of a thread that blocks: no thread (event loop, cooperative pool or ours) waits on
 /// the network, and the batch is taken only once the store holds the ledger's lock, so rows
-/// that arrive while another daemon commits join it. The task ends as soon as the queue is empty; a timed checkpoint still due then
-/// is made by a task that sleeps until it is due.
+/// that arrive while another daemon commits join it. The task ends as soon as the queue is
+/// empty; a timed checkpoint still due then is made by a task that sleeps until it is due.
 final class LedgerWriter: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
 
