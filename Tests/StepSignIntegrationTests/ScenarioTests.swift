@@ -1,4 +1,5 @@
 import Foundation
+import StepSignClient
 import StepSignProtocol
 import Testing
 
@@ -17,7 +18,7 @@ struct ScenarioTests {
         return host
     }
 
-    private func openSigning(_ connection: ScenarioConnection) async throws -> ScenarioReply {
+    private func openSigning(_ connection: ScenarioConnection) async throws -> ClientReply {
         try await connection.call("authenticateUserAndSignData", [
             "user": .string(Self.user), "payload": "pay 10 EUR to bob", "reason": "invoice 7", "authLevel": 1, "authenticatorType": 0,
         ])
@@ -33,12 +34,12 @@ struct ScenarioTests {
         #expect(challenge.event("getPassword")?["attemptsLeft"] == 3)
 
         let wrong = try await connection.call("setPassword", ["password": "not-it-at-all-9", "challengeMode": 12])
-        #expect(wrong.status(of: "getPassword") == 102)
+        #expect(wrong.statusCode(of: "getPassword") == 102)
         #expect(wrong.event("getPassword")?["attemptsLeft"] == 2)
 
         let right = try await connection.call("setPassword", ["password": .string(Self.password), "challengeMode": 12])
         let details = right.event("onAuthenticateUserAndSignData")?["details"]
-        #expect(right.status(of: "onAuthenticateUserAndSignData") == 100)
+        #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 100)
         #expect(details?["dataPayload"] == "pay 10 EUR to bob")
         #expect(details?["authenticatorUsed"] == "password")
         #expect(details?["payloadSignature"]?.stringValue?.split(separator: ".").count == 3)
@@ -52,7 +53,7 @@ struct ScenarioTests {
         var statuses: [Int?] = []
         for _ in 0..<3 {
             let reply = try await connection.call("setPassword", ["password": "not-it-at-all-9", "challengeMode": 12])
-            statuses.append(reply.status(of: "getPassword") ?? reply.status(of: "onAuthenticateUserAndSignData"))
+            statuses.append(reply.statusCode(of: "getPassword") ?? reply.statusCode(of: "onAuthenticateUserAndSignData"))
         }
         #expect(statuses == [102, 102, 153])
 

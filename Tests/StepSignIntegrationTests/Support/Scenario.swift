@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import StepSignClient
 import StepSignConfig
 import StepSignEngine
 import StepSignEngineTestSupport
@@ -10,7 +11,8 @@ import StepSignProtocol
 /// Where a scenario runs, in the style of hummingbird's `.router` and `.live` test clients:
 /// in-process against the engine, on an injected clock, or against the real `stepsignd` over its
 /// real socket. Both are given the same configuration text and the same request lines, and both
-/// answers are read back from the reply line's bytes, so one scenario checks both.
+/// answers are read back from the reply line's bytes by the one typed client's `ClientReply`, so
+/// one scenario checks both.
 enum ScenarioPlace: String, CaseIterable, Sendable, CustomStringConvertible {
     case inProcess = "in-process engine"
     case live = "real daemon"
@@ -83,7 +85,7 @@ final class ScenarioConnection: @unchecked Sendable {
     }
 
     /// Sends `op` with `parameters` (in order) and returns its reply.
-    func call(_ op: String, _ parameters: KeyValuePairs<String, JSONValue> = [:]) async throws -> ScenarioReply {
+    func call(_ op: String, _ parameters: KeyValuePairs<String, JSONValue> = [:]) async throws -> ClientReply {
         let members: [(String, JSONValue)] = [("id", .int(Int64(nextID))), ("op", .string(op))] + parameters.map { ($0.key, $0.value) }
         nextID += 1
         let line = JSONValue.object(members).jsonBytes
@@ -98,36 +100,7 @@ final class ScenarioConnection: @unchecked Sendable {
             self.session = session
             replyLine = Array(reply.line.dropLast())
         }
-        return try ScenarioReply(line: replyLine)
-    }
-}
-
-/// A reply line, decoded by the protocol module's parser: the same for both places.
-struct ScenarioReply: Sendable {
-    let object: JSONValue
-
-    init(line: [UInt8]) throws {
-        object = try JSONParser.parse(line)
-    }
-
-    /// `error.code`; 0 means accepted.
-    var code: Int { object["error"]?["code"]?.intValue.map { Int($0) } ?? -1 }
-
-    /// The name of each event, in order.
-    var eventNames: [String] {
-        guard case let .array(events)? = object["events"] else { return [] }
-        return events.compactMap { $0["event"]?.stringValue }
-    }
-
-    /// The first event named `name`.
-    func event(_ name: String) -> JSONValue? {
-        guard case let .array(events)? = object["events"] else { return nil }
-        return events.first { $0["event"]?.stringValue == name }
-    }
-
-    /// `status.code` of the first event named `name`.
-    func status(of name: String) -> Int? {
-        event(name)?["status"]?["code"]?.intValue.map { Int($0) }
+        return try ClientReply(line: replyLine)
     }
 }
 
