@@ -22,16 +22,15 @@ extension Engine {
 
     /// `setPassword` (SPEC §3.2): answers the open password challenge of mode 0, 1 or 12.
     func setPassword(_ password: String, mode: Int, session: inout Session, context: RequestContext) async throws -> Reply {
-        switch session.pending {
-        case let .signing(challenge)? where challenge.authenticator == .password || challenge.authenticator.isDeviceKey:
+        let answer = StepUpAnswer.password(password)
+        if let (challenge, answerer) = stepUpChallenge(answeredBy: answer, in: session) {
             // A client whose device cannot answer getLDASignature may fall back to the password.
             guard mode == ChallengeMode.stepUpForSigning.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode 12, not \(mode)")
             }
-            // A signing opened by a login signs as its user: the login must still hold.
-            _ = try await currentLogin(&session, context: context)
-            return try await answerSigningPassword(password, challenge: challenge, session: &session,
-                                                   context: context)
+            return try await answerStepUp(answer, to: challenge, answerer: answerer, session: &session, context: context)
+        }
+        switch session.pending {
         case let .password(challenge)? where challenge.mode == .verify || challenge.mode == .set:
             guard mode == challenge.mode.rawValue else {
                 throw StepSignError.wrongState("the open password challenge is mode \(challenge.mode.rawValue), not \(mode)")

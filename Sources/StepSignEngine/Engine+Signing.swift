@@ -40,8 +40,8 @@ extension Engine {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
             let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config)
-            return openStepUp(device.map { .deviceKey($0) } ?? .password, for: signing, attemptsLeft: attemptsLeft,
-                              session: &session, context: context)
+            let authenticator: any StepUpAuthenticator = device.map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
+            return openStepUp(authenticator, for: signing, attemptsLeft: attemptsLeft, session: &session, context: context)
         case .idvBiometric:
             guard context.idvKeys != nil else {
                 throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
@@ -49,34 +49,72 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            return openStepUp(.idvBiometric(try idvChallenge(for: signing, peer: session.peer)), for: signing,
+            return openStepUp(try IDVBiometricStepUp(for: signing, peer: session.peer), for: signing,
                               attemptsLeft: attemptsLeft, session: &session, context: context)
         }
     }
 
-    /// Opens (or, after a wrong answer, reopens) the step-up challenge of `signing` with
-    /// `authenticator` and asks for its answer.
-    private func openStepUp(_ authenticator: StepUpAuthenticator, for signing: SigningRequest, attemptsLeft: Int,
-                            status: Status = .success, session: inout Session, context: RequestContext) -> Reply {
-        session.pending = .signing(SigningChallenge(request: signing, authenticator: authenticator, openedAt: context.now))
-        return Reply(events: [authenticator.stepUpEvent(user: signing.user, attemptsLeft: attemptsLeft, status: status)])
+    /// Opens the step-up challenge of `signing` with `authenticator` and asks for its answer
+    /// (again, with status 102, after a wrong answer).
+    private func openStepUp(_ authenticator: any StepUpAuthenticator, for signing: SigningRequest, attemptsLeft: Int,
+                            status: Status = .success, openedAt: Date? = nil, session: inout Session,
+                            context: RequestContext) -> Reply {
+        session.pending = .signing(SigningChallenge(request: signing, authenticator: authenticator,
+                                                    openedAt: openedAt ?? context.now))
+        return Reply(events: [authenticator.event(user: signing.user, attemptsLeft: attemptsLeft, status: status)])
+    }
+
+    /// The step-up challenge of a signing in `session`, if one is open and `answer` answers
+    /// it, with the authenticator that checks the answer.
+    func stepUpChallenge(answeredBy answer: StepUpAnswer, in session: Session) -> (SigningChallenge, any StepUpAuthenticator)? {
+        guard case let .signing(challenge)? = session.pending,
+              let answerer = challenge.authenticator.answerer(for: answer) else { return nil }
+        return (challenge, answerer)
+    }
+
+    /// An answer to the open step-up of a signing: the transition of the signing flow. The
+    /// login that opened the signing must still hold; `answerer` checks the answer with its
+    /// attempt reserved first (SPEC §5.1); right signs, wrong asks again with the same or a
+    /// fresh challenge, and when no attempt is left the signing ends with 153.
+    func answerStepUp(_ answer: StepUpAnswer, to challenge: SigningChallenge, answerer: any StepUpAuthenticator,
+                      session: inout Session, context: RequestContext) async throws -> Reply {
+        // A signing opened by a login signs as its user: the login must still hold.
+        _ = try await currentLogin(&session, context: context)
+        let signing = challenge.request
+        switch try await answerer.check(answer, for: signing, engine: self, session: session, context: context) {
+        case .accepted:
+            session.pending = nil
+            return try await finishSigning(signing, authenticatorUsed: answerer.used, session: &session, context: context)
+        case .passwordMustBeReplaced:
+            session.pending = nil
+            logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
+            return Reply(events: [
+                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: answerer.used), status: .passwordExpired),
+            ])
+        case let .rejected(attemptsLeft):
+            let fresh = try await answerer.retry(for: signing, engine: self, peer: session.peer, context: context)
+            return openStepUp(fresh ?? answerer, for: signing, attemptsLeft: attemptsLeft,
+                              status: .authenticationFailed(attemptsLeft: attemptsLeft),
+                              openedAt: fresh == nil ? challenge.openedAt : nil, session: &session, context: context)
+        case .exhausted:
+            session.pending = nil
+            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
+            return Reply(events: [
+                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: answerer.used),
+                                               status: .attemptsExhausted),
+            ])
+        }
     }
 
     /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
     func setLDASignature(kid: String, signature: String, session: inout Session, context: RequestContext) async throws -> Reply {
+        let answer = StepUpAnswer.deviceSignature(kid: kid, signature: signature)
         switch session.pending {
-        case let .signing(challenge)?:
-            guard case let .deviceKey(device) = challenge.authenticator else {
+        case .signing?:
+            guard let (challenge, answerer) = stepUpChallenge(answeredBy: answer, in: session) else {
                 throw StepSignError.wrongState("the open challenge is not a device key challenge")
             }
-            guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-            let user = challenge.request.user
-            return try await answerStepUp(challenge, session: &session, context: context) {
-                guard try await self.isValidDeviceSignature(signature, kid: kid, challenge: device, user: user, config: context.config),
-                      try await self.store.useOnce("lda-nonce:" + device.nonce, expiresAt: self.challengeExpiry(context), now: context.now)
-                else { return "device signature rejected (key \(kid))" }
-                return nil
-            }
+            return try await answerStepUp(answer, to: challenge, answerer: answerer, session: &session, context: context)
         case let .loginDeviceSignature(user, device, _)?:
             return try await answerLoginDeviceSignature(signature, kid: kid, user: user, challenge: device,
                                                         session: &session, context: context)
@@ -93,126 +131,11 @@ extension Engine {
 
     /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.
     func setIDVBiometricAssertion(_ assertion: String, session: inout Session, context: RequestContext) async throws -> Reply {
-        guard case let .signing(challenge)? = session.pending, case let .idvBiometric(idv) = challenge.authenticator else {
+        let answer = StepUpAnswer.idvAssertion(assertion)
+        guard let (challenge, answerer) = stepUpChallenge(answeredBy: answer, in: session) else {
             throw StepSignError.wrongState("no IDV biometric challenge is open")
         }
-        guard let keys = context.idvKeys else { throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)") }
-        let user = challenge.request.user
-        return try await answerStepUp(challenge, session: &session, context: context) {
-            try await self.checkIDVAssertion(assertion, keys: keys, user: user, challenge: idv, context: context)
-                .map { "IDV assertion rejected (\($0.rawValue))" }
-        }
-    }
-
-    /// A device or IDV answer to the open signing challenge, as SPEC §5.1 orders it: the login
-    /// that opened it must still hold, an attempt is reserved before the answer is looked at
-    /// (`check` runs only when one was granted and returns why it refuses, or nil), a right
-    /// answer gives the attempt back and signs, a wrong one asks again or ends with 153.
-    private func answerStepUp(_ challenge: SigningChallenge, session: inout Session, context: RequestContext,
-                              check: () async throws -> String?) async throws -> Reply {
-        // A signing opened by a login signs as its user: the login must still hold.
-        _ = try await currentLogin(&session, context: context)
-        let signing = challenge.request
-        let reservation = try await passwords.reserve(user: signing.user, config: context.config, now: context.now)
-        let refusal: String? = if case .granted = reservation { try await check() } else { "no attempt left" }
-        guard let refusal else {
-            try await passwords.giveBack(user: signing.user, now: context.now)
-            session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: challenge.authenticator.used, session: &session, context: context)
-        }
-        logger.info("step-up answer rejected", metadata: ["user": "\(signing.user)", "reason": "\(refusal)"])
-        return try await failStepUp(challenge, reservation: reservation, session: &session, context: context)
-    }
-
-    /// A new IDV challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
-    private func idvChallenge(for signing: SigningRequest, peer: Peer) throws -> IDVChallenge {
-        let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
-        return IDVChallenge(nonce: nonce, text: IDVChallengeText.bytes(nonce: nonce, user: signing.user, payload: signing.payload,
-                                                                      reason: signing.reason, peer: peer))
-    }
-
-    /// Why `assertion` does not approve `challenge` (the signing for `user`), or nil when it
-    /// does (and it is now used up, on every connection and daemon sharing the store).
-    private func checkIDVAssertion(_ assertion: String, keys: TrustedKeys, user: String, challenge: IDVChallenge,
-                                   context: RequestContext) async throws -> IDVAssertionVerifier.Rejection? {
-        let nonce = challenge.nonce
-        let use: IDVAssertionVerifier.SingleUse
-        do {
-            use = try idvVerifier.verify(assertion, issuer: context.config.idv.issuer, keys: keys,
-                                         maxAgeSeconds: context.config.idv.maxAgeSeconds, user: user, challenge: challenge, now: context.now)
-        } catch {
-            return error
-        }
-        // The IDV server vouches for a person; stepsign signs only for its own users.
-        guard try await store.user(named: user) != nil else { return .unknownUser }
-        guard try await store.useOnce(use.value, expiresAt: use.expiresAt, now: context.now),
-              try await store.useOnce("idv-nonce:" + nonce, expiresAt: challengeExpiry(context), now: context.now)
-        else { return .replayed }
-        return nil
-    }
-
-    /// A failed device or IDV answer, its attempt already taken: asks again with a fresh
-    /// challenge of the same authenticator (a new nonce, so an answer to the old one cannot be
-    /// replayed; the password when no device key is left) or, when no attempt is left, ends the
-    /// signing with 153.
-    private func failStepUp(_ challenge: SigningChallenge, reservation: AttemptReservation, session: inout Session,
-                            context: RequestContext) async throws -> Reply {
-        let signing = challenge.request
-        switch PasswordAuthenticator.failure(reservation) {
-        case let .rejected(attemptsLeft):
-            let fresh: StepUpAuthenticator
-            switch challenge.authenticator {
-            case .deviceKey:
-                // No device key left (all revoked meanwhile): fall back to the password.
-                fresh = try await deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
-                                                  peer: session.peer, config: context.config).map { .deviceKey($0) } ?? .password
-            case .idvBiometric:
-                fresh = .idvBiometric(try idvChallenge(for: signing, peer: session.peer))
-            case .password:
-                fresh = .password
-            }
-            return openStepUp(fresh, for: signing, attemptsLeft: attemptsLeft, status: .authenticationFailed(attemptsLeft: attemptsLeft),
-                              session: &session, context: context)
-        case .exhausted, .accepted:
-            session.pending = nil
-            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
-            return Reply(events: [
-                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: challenge.authenticator.used),
-                                               status: .attemptsExhausted),
-            ])
-        }
-    }
-
-    /// `setPassword` mode 12: the password step-up of a signing.
-    func answerSigningPassword(_ password: String, challenge: SigningChallenge, session: inout Session,
-                               context: RequestContext) async throws -> Reply {
-        let signing = challenge.request
-        switch try await passwords.verify(user: signing.user, password: password, uid: session.peer.uid, config: context.config, now: context.now) {
-        case .accepted:
-            session.pending = nil
-            // Only a password change may use a password that must be replaced: 118, nothing
-            // signed. The right answer has given its attempt back already.
-            if try await mustReplacePassword(user: signing.user, context: context) {
-                logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
-                return Reply(events: [
-                    .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .passwordExpired),
-                ])
-            }
-            return try await finishSigning(signing, authenticatorUsed: "password", session: &session, context: context)
-        case let .rejected(attemptsLeft):
-            logger.info("step-up password rejected", metadata: ["user": "\(signing.user)", "attemptsLeft": "\(attemptsLeft)"])
-            session.pending = .signing(SigningChallenge(request: signing, authenticator: .password, openedAt: challenge.openedAt))
-            return Reply(events: [
-                .getPassword(user: signing.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft,
-                             status: .authenticationFailed(attemptsLeft: attemptsLeft), info: []),
-            ])
-        case .exhausted:
-            session.pending = nil
-            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
-            return Reply(events: [
-                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: "password"), status: .attemptsExhausted),
-            ])
-        }
+        return try await answerStepUp(answer, to: challenge, answerer: answerer, session: &session, context: context)
     }
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.

@@ -97,6 +97,21 @@ final class PasswordAuthenticator: Sendable {
         return .rejected(attemptsLeft: attemptsLeft)
     }
 
+    /// Checks an answer of `user` that is not a password (a device signature, an IDV
+    /// assertion) under the same rule: an attempt reserved first, `check` run only if one was
+    /// granted (it returns why it refuses the answer, or nil), the attempt given back if right.
+    func checkWithAttempt(user: String, context: RequestContext, logger: Logger,
+                          check: () async throws -> String?) async throws -> Outcome {
+        let reservation = try await reserve(user: user, config: context.config, now: context.now)
+        let refusal: String? = if case .granted = reservation { try await check() } else { "no attempt left" }
+        guard let refusal else {
+            try await giveBack(user: user, now: context.now)
+            return .accepted
+        }
+        logger.info("step-up answer rejected", metadata: ["user": "\(user)", "reason": "\(refusal)"])
+        return Self.failure(reservation)
+    }
+
     /// Checks `password` for `user` for a peer with `uid`: admitted to the uid's queue (error
     /// 14 past `password.max_checks_per_uid`), an attempt reserved, scrypt in the uid's turn.
     func verify(user: String, password: String, uid: UInt32, config: StepSignConfiguration, now: Date) async throws -> Outcome {

@@ -1,4 +1,3 @@
-import StepSignCrypto
 import struct Foundation.Date
 import StepSignProtocol
 
@@ -54,64 +53,7 @@ struct ActivationChallenge: Sendable {
 /// A signing request waiting for its step-up (challenge mode 12).
 struct SigningChallenge: Sendable {
     var request: SigningRequest
-    var authenticator: StepUpAuthenticator
+    /// The authenticator whose challenge is open.
+    var authenticator: any StepUpAuthenticator
     var openedAt: Date
-}
-
-/// How the step-up of a signing is answered.
-enum StepUpAuthenticator: Sendable, Equatable {
-    /// `getPassword` mode 12.
-    case password
-    /// `getLDASignature`: an enrolled device key signs `challenge`.
-    case deviceKey(DeviceChallenge)
-    /// `getIDVBiometric`: the IDV server's assertion must carry the challenge's nonce and
-    /// the `txn` of its operation text.
-    case idvBiometric(IDVChallenge)
-}
-
-extension StepUpAuthenticator {
-    var isDeviceKey: Bool {
-        if case .deviceKey = self { return true }
-        return false
-    }
-
-    /// `authenticatorUsed` when this authenticator answers.
-    var used: String {
-        switch self {
-        case .password: "password"
-        case .deviceKey: "lda"
-        case .idvBiometric: "idv-biometric"
-        }
-    }
-
-    /// The mode-12 event that asks `user` for this authenticator's answer: the first time
-    /// (status 100) and after a wrong answer (102, with a fresh challenge for device keys and IDV).
-    func stepUpEvent(user: String, attemptsLeft: Int, status: Status) -> Event {
-        switch self {
-        case .password:
-            .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: status, info: [])
-        case let .deviceKey(device):
-            .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(device.bytes),
-                             deviceKeys: device.deviceKeyIDs, attemptsLeft: attemptsLeft, status: status)
-        case let .idvBiometric(idv):
-            .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: idv.nonce, challenge: Base64URL.encode(idv.text),
-                             attemptsLeft: attemptsLeft, status: status)
-        }
-    }
-}
-
-/// An IDV challenge: the nonce and the operation text (``IDVChallengeText``) an assertion
-/// must be bound to.
-struct IDVChallenge: Sendable, Equatable {
-    /// The nonce inside `text`, used once (SPEC §5.1).
-    var nonce: String
-    var text: [UInt8]
-}
-
-/// An LDA challenge: the exact bytes a device must sign, and the keys that may sign them.
-struct DeviceChallenge: Sendable, Equatable {
-    /// The nonce inside `bytes`, used once (SPEC §5.1).
-    var nonce: String
-    var bytes: [UInt8]
-    var deviceKeyIDs: [String]
 }

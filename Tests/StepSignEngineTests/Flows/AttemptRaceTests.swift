@@ -136,7 +136,7 @@ final class AttemptRaceTests: Sendable {
             #"{"id":2,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(bogus)"}"#
         }
         #expect(Self.statusCodes(replies) == [102, 102] + [Int](repeating: 153, count: 37))
-        guard case let .signing(challenge)? = last.pending, case let .deviceKey(open) = challenge.authenticator else {
+        guard case let .signing(challenge)? = last.pending, let open = (challenge.authenticator as? DeviceKeyStepUp)?.challenge else {
             Issue.record("no device challenge open"); return
         }
         var session = last
@@ -153,7 +153,7 @@ final class AttemptRaceTests: Sendable {
         let pem = device.publicKey.spkiPEM.replacingOccurrences(of: "\n", with: "\\n")
         _ = await send(#"{"id":1,"op":"admin.enrollDeviceKey","user":"alice","publicKey":"\#(pem)","label":"phone"}"#, &admin)
         let opened = await sessions(1, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
-        guard case let .signing(challenge)? = opened[0].pending, case let .deviceKey(open) = challenge.authenticator else {
+        guard case let .signing(challenge)? = opened[0].pending, let open = (challenge.authenticator as? DeviceKeyStepUp)?.challenge else {
             Issue.record("no device challenge open"); return
         }
         let kid = device.publicKey.thumbprint

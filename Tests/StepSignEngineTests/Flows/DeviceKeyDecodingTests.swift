@@ -57,7 +57,7 @@ final class DeviceKeyDecodingTests: Sendable {
         #expect(attemptsLeft == 2)
         #expect(log.lines("unreadable device key in the store").count == 1)
 
-        guard case let .signing(open)? = session.pending, case let .deviceKey(device2) = open.authenticator else {
+        guard case let .signing(open)? = session.pending, let device2 = (open.authenticator as? DeviceKeyStepUp)?.challenge else {
             Issue.record("no device challenge open"); return
         }
         let right = Base64URL.encode(try device.signatureES256(for: device2.bytes))

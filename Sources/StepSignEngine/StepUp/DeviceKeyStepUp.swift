@@ -1,0 +1,58 @@
+import StepSignCrypto
+import StepSignProtocol
+
+/// An enrolled LDA device key as the step-up of a signing (`getLDASignature` mode 12): one of
+/// the user's active keys must sign exactly the challenge's bytes, whose nonce is used once.
+///
+/// A client whose device cannot answer may fall back to the password (`setPassword` mode 12).
+struct DeviceKeyStepUp: StepUpAuthenticator {
+    var challenge: DeviceChallenge
+
+    var used: String { "lda" }
+
+    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
+        .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(challenge.bytes),
+                         deviceKeys: challenge.deviceKeyIDs, attemptsLeft: attemptsLeft, status: status)
+    }
+
+    func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
+        switch answer {
+        case .deviceSignature: self
+        case .password: PasswordStepUp()
+        case .idvAssertion: nil
+        }
+    }
+
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+               context: RequestContext) async throws -> StepUpOutcome {
+        guard case let .deviceSignature(kid, signature) = answer else {
+            throw StepSignError.wrongState("the open challenge is not a device key challenge")
+        }
+        guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
+        return StepUpOutcome(try await engine.passwords.checkWithAttempt(user: signing.user, context: context, logger: engine.logger) {
+            guard try await engine.isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: signing.user,
+                                                          config: context.config),
+                  try await engine.store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: engine.challengeExpiry(context),
+                                                 now: context.now)
+            else { return "device signature rejected (key \(kid))" }
+            return nil
+        })
+    }
+
+    /// A fresh device challenge, or the password when no device key is left (all revoked
+    /// meanwhile).
+    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+               context: RequestContext) async throws -> (any StepUpAuthenticator)? {
+        try await engine.deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
+                                         peer: peer, config: context.config).map { DeviceKeyStepUp(challenge: $0) }
+            ?? PasswordStepUp()
+    }
+}
+
+/// An LDA challenge: the exact bytes a device must sign, and the keys that may sign them.
+struct DeviceChallenge: Sendable, Equatable {
+    /// The nonce inside `bytes`, used once (SPEC §5.1).
+    var nonce: String
+    var bytes: [UInt8]
+    var deviceKeyIDs: [String]
+}

@@ -1,0 +1,75 @@
+import StepSignCrypto
+import StepSignProtocol
+
+/// The IDV server's biometric assertion as the step-up of a signing (`getIDVBiometric` mode
+/// 12): a JWS by a trusted key, fresh, for this user, carrying the challenge's nonce and the
+/// `txn` of its operation text (``IDVAssertionVerifier``); assertion and nonce used once.
+struct IDVBiometricStepUp: StepUpAuthenticator {
+    var challenge: IDVChallenge
+
+    var used: String { "idv-biometric" }
+
+    /// A new challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
+    init(for signing: SigningRequest, peer: Peer) throws {
+        let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
+        challenge = IDVChallenge(nonce: nonce, text: IDVChallengeText.bytes(nonce: nonce, user: signing.user,
+                                                                            payload: signing.payload,
+                                                                            reason: signing.reason, peer: peer))
+    }
+
+    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
+        .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce,
+                         challenge: Base64URL.encode(challenge.text), attemptsLeft: attemptsLeft, status: status)
+    }
+
+    func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
+        if case .idvAssertion = answer { return self }
+        return nil
+    }
+
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+               context: RequestContext) async throws -> StepUpOutcome {
+        guard case let .idvAssertion(assertion) = answer else { throw StepSignError.wrongState("no IDV biometric challenge is open") }
+        guard let keys = context.idvKeys else {
+            throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
+        }
+        return StepUpOutcome(try await engine.passwords.checkWithAttempt(user: signing.user, context: context, logger: engine.logger) {
+            try await rejection(of: assertion, keys: keys, user: signing.user, engine: engine, context: context)
+                .map { "IDV assertion rejected (\($0.rawValue))" }
+        })
+    }
+
+    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+               context: RequestContext) async throws -> (any StepUpAuthenticator)? {
+        try IDVBiometricStepUp(for: signing, peer: peer)
+    }
+
+    /// Why `assertion` does not approve this challenge (the signing for `user`), or nil when it
+    /// does (and it is now used up, on every connection and daemon sharing the store).
+    private func rejection(of assertion: String, keys: TrustedKeys, user: String, engine: Engine,
+                           context: RequestContext) async throws -> IDVAssertionVerifier.Rejection? {
+        let use: IDVAssertionVerifier.SingleUse
+        do {
+            use = try engine.idvVerifier.verify(assertion, issuer: context.config.idv.issuer, keys: keys,
+                                                maxAgeSeconds: context.config.idv.maxAgeSeconds, user: user,
+                                                challenge: challenge, now: context.now)
+        } catch {
+            return error
+        }
+        // The IDV server vouches for a person; stepsign signs only for its own users.
+        guard try await engine.store.user(named: user) != nil else { return .unknownUser }
+        guard try await engine.store.useOnce(use.value, expiresAt: use.expiresAt, now: context.now),
+              try await engine.store.useOnce("idv-nonce:" + challenge.nonce, expiresAt: engine.challengeExpiry(context),
+                                             now: context.now)
+        else { return .replayed }
+        return nil
+    }
+}
+
+/// An IDV challenge: the nonce and the operation text (``IDVChallengeText``) an assertion
+/// must be bound to.
+struct IDVChallenge: Sendable, Equatable {
+    /// The nonce inside `text`, used once (SPEC §5.1).
+    var nonce: String
+    var text: [UInt8]
+}

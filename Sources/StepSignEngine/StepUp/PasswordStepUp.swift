@@ -1,0 +1,42 @@
+import StepSignProtocol
+
+/// The password as the step-up of a signing (`getPassword` mode 12).
+///
+/// Its answer goes through ``PasswordAuthenticator/verify(user:password:uid:config:now:)``:
+/// the peer's uid queue, the reserved attempt, scrypt in turn. After a wrong answer the same
+/// challenge is asked again.
+struct PasswordStepUp: StepUpAuthenticator {
+    var used: String { "password" }
+
+    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
+        .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: status, info: [])
+    }
+
+    func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
+        if case .password = answer { return self }
+        return nil
+    }
+
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+               context: RequestContext) async throws -> StepUpOutcome {
+        guard case let .password(password) = answer else { throw StepSignError.wrongState("no password challenge is open") }
+        let user = signing.user
+        switch try await engine.passwords.verify(user: user, password: password, uid: session.peer.uid,
+                                                 config: context.config, now: context.now) {
+        case .accepted:
+            // Only a password change may use a password that must be replaced. The right
+            // answer has given its attempt back already.
+            return try await engine.mustReplacePassword(user: user, context: context) ? .passwordMustBeReplaced : .accepted
+        case let .rejected(attemptsLeft):
+            engine.logger.info("step-up password rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
+            return .rejected(attemptsLeft: attemptsLeft)
+        case .exhausted:
+            return .exhausted
+        }
+    }
+
+    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+               context: RequestContext) async throws -> (any StepUpAuthenticator)? {
+        nil
+    }
+}
