@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "StepSignEngineTestSupport",
             dependencies: [
-                "StepSignEngine", "StepSignConfig", "StepSignStorage",
+                "StepSignEngine", "StepSignConfig", "StepSignStorage", "StepSignTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -164,7 +164,7 @@ let package = Package(
         .testTarget(
             name: "StepSignStorageTests",
             dependencies: [
-                "StepSignStorage", "StepSignPostgres", "StepSignCrypto", "StepSignFormat",
+                "StepSignStorage", "StepSignPostgres", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -173,12 +173,15 @@ let package = Package(
             name: "StepSignEngineTests",
             dependencies: [
                 "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage",
-                "StepSignEngineTestSupport",
+                "StepSignEngineTestSupport", "StepSignTestSupport",
             ]
         ),
         .testTarget(
             name: "StepSignServerTests",
-            dependencies: ["StepSignServer", "StepSignEngine", "StepSignProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: [
+                "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignTestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
         .testTarget(

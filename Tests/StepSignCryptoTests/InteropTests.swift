@@ -28,7 +28,7 @@ struct InteropTests {
         let key = try P256PrivateKey.generate()
         let message = Array("signed with stepsign".utf8)
         let der = try ECDSASignature.derFromRaw(try key.signatureES256(for: message))
-        let dir = try Tools.temporaryDirectory()
+        let dir = try TemporaryDirectory("tests").url
         defer { try? FileManager.default.removeItem(at: dir) }
         let pub = dir.appendingPathComponent("pub.pem"), sig = dir.appendingPathComponent("sig.der"), msg = dir.appendingPathComponent("msg")
         try key.publicKey.spkiPEM.write(to: pub, atomically: true, encoding: .utf8)
@@ -42,7 +42,7 @@ struct InteropTests {
     @Test("a signature made by openssl dgst verifies here after DER → raw")
     func openSSLSignatureVerifiesHere() throws {
         let key = try P256PrivateKey.generate()
-        let dir = try Tools.temporaryDirectory()
+        let dir = try TemporaryDirectory("tests").url
         defer { try? FileManager.default.removeItem(at: dir) }
         let priv = dir.appendingPathComponent("key.pem"), msg = dir.appendingPathComponent("msg")
         try key.pkcs8PEM().write(to: priv, atomically: true, encoding: .utf8)

@@ -94,7 +94,7 @@ struct P256KeyTests {
     @Test("the encrypted PEM is readable by the openssl CLI with the passphrase")
     func encryptedPEMInteropsWithOpenSSL() throws {
         let key = try P256PrivateKey.generate()
-        let dir = try Tools.temporaryDirectory()
+        let dir = try TemporaryDirectory("tests").url
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("key.pem")
         try key.pkcs8PEM(passphrase: Array("s3cret".utf8)).write(to: file, atomically: true, encoding: .utf8)

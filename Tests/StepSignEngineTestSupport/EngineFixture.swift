@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import StepSignEngine
 import StepSignConfig
 import StepSignStorage
+import StepSignTestSupport
 
 /// An engine on a real SQLite store and keyring in a fresh temp directory, with cheap scrypt
 /// (`scrypt_n = 1024`) and whatever `configure` changes.
@@ -11,7 +12,7 @@ public func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "tes
                     configure: (inout StepSignConfiguration) -> Void = { _ in }) async throws
     -> (engine: Engine, directory: String)
 {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+    let directory = TemporaryDirectory.path(prefix)
     var config = StepSignConfiguration.default
     config.password.scryptN = 1024
     config.server.stateDir = directory

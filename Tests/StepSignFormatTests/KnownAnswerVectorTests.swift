@@ -21,7 +21,7 @@ final class KnownAnswerVectorTests: Sendable {
         vectors = try KnownAnswerVectors.load()
         key = try P256PrivateKey(pkcs8PEM: vectors.key.privateKeyPKCS8PEM)
         trusted = TrustedKeys(keys: [try P256PublicKey(spkiPEM: vectors.key.publicKeySPKIPEM)])
-        dir = try Tools.temporaryDirectory()
+        dir = try TemporaryDirectory("tests").url
         keysPEM = dir.appendingPathComponent("keys.pem")
         try vectors.key.publicKeySPKIPEM.write(to: keysPEM, atomically: true, encoding: .utf8)
     }

@@ -14,7 +14,7 @@ final class StepSignVerifyCLITests: Sendable {
     let claims = SignatureClaimsTests.claims()
 
     init() throws {
-        dir = try Tools.temporaryDirectory()
+        dir = try TemporaryDirectory("tests").url
         key = try P256PrivateKey.generate()
         let trusted = TrustedKeys(keys: [key.publicKey])
         keysPEM = dir.appendingPathComponent("keys.pem")

@@ -6,14 +6,13 @@ import Testing
 @Suite("Configuration at start")
 struct ConfigStartupTests {
     private func start(config: String) throws -> (status: Int32, stderr: String, path: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-cfg-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("bad.toml").path
+        let directory = try TemporaryDirectory("cfg")
+        defer { directory.remove() }
+        let path = directory.appending("bad.toml")
         try config.write(toFile: path, atomically: true, encoding: .utf8)
         let result = try Tools.run([Binaries.path("stepsignd"), "--config", path, "--socket",
-                                    directory.appendingPathComponent("s.sock").path,
-                                    "--state-dir", directory.appendingPathComponent("state").path], timeout: 60)
+                                    directory.appending("s.sock"),
+                                    "--state-dir", directory.appending("state")], timeout: 60)
         return (result.status, result.stderr, path)
     }
 

@@ -149,7 +149,7 @@ struct PostgresTLSTests {
     @Test("a wrong password over TLS: exit 78, the server's reason logged, neither password in the log")
     func wrongPassword() throws {
         try Self.withDatabase { server, database in
-            let directory = try Tools.temporaryDirectory()
+            let directory = try TemporaryDirectory("tests").url
             defer { try? FileManager.default.removeItem(at: directory) }
             let wrong = "not-the-db-password-\(UUID().uuidString)"
             let file = directory.appendingPathComponent("db-password").path
@@ -167,7 +167,7 @@ struct PostgresTLSTests {
     @Test("strict modes: a tls_ca_file that others may write is refused (exit 78 naming the key); a private copy is used")
     func caFileStrictModes() throws {
         try Self.withDatabase { server, database in
-            let directory = try Tools.temporaryDirectory()
+            let directory = try TemporaryDirectory("tests").url
             defer { try? FileManager.default.removeItem(at: directory) }
             let ca = directory.appendingPathComponent("ca.pem").path
             try FileManager.default.copyItem(atPath: server.caFile, toPath: ca)

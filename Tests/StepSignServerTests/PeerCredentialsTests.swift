@@ -4,6 +4,7 @@ import NIOPosix
 @testable import StepSignEngine
 @testable import StepSignServer
 import Testing
+import StepSignTestSupport
 
 /// Who asked (SPEC §3): a peer's groups are the ones it had when it connected
 /// (`SO_PEERGROUPS`), like its uid and gid (`SO_PEERCRED`), not whatever `/proc/PID` says later.
@@ -12,10 +13,9 @@ struct PeerCredentialsTests {
     @Test("groups come from SO_PEERGROUPS: a peer that drops its groups after connecting keeps them",
           .enabled(if: getuid() == 0, "setgroups needs root"))
     func groupsAtConnectTime() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peer-groups-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("s.sock").path
+        let directory = try TemporaryDirectory("peer-groups")
+        defer { directory.remove() }
+        let path = directory.appending("s.sock")
 
         let (accepted, continuation) = AsyncStream.makeStream(of: Channel.self)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -30,33 +30,29 @@ struct PeerCredentialsTests {
 
         // A client that connects with groups 4242 and 4343, then drops them (what a process
         // that lends its PID, or execs something else, would look like in /proc afterwards).
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = ["-c", """
+        let ready = directory.appending("ready")
+        let client = try Subprocess(executable: "/usr/bin/python3", arguments: ["-c", """
             import os, socket, sys, time
             os.setgroups([4242, 4343])
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(sys.argv[1])
             os.setgroups([])
-            print("ready", flush=True)
-            sys.stdin.read()
-            """, path]
-        let output = Pipe()
-        let input = Pipe()
-        client.standardOutput = output
-        client.standardInput = input
-        try client.run()
+            open(sys.argv[2], "w").close()
+            time.sleep(120)
+            """, path, ready])
         defer {
-            try? input.fileHandleForWriting.close()
-            client.waitUntilExit()
+            client.signal(SIGKILL)
+            client.wait(timeout: 10)
         }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        try #require(line.hasPrefix("ready"), "client: \(line)")
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: ready) && client.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(FileManager.default.fileExists(atPath: ready), "the client did not connect")
 
         var iterator = accepted.makeAsyncIterator()
         let channel = try #require(await iterator.next())
         let peer = try await PeerCredentials.read(channel).get()
-        #expect(peer.pid == client.processIdentifier)
+        #expect(peer.pid == client.pid)
         #expect(peer.uid == 0)
         #expect(peer.groups.sorted() == [4242, 4343])
         try await channel.close()

@@ -2,6 +2,7 @@ import Foundation
 import StepSignCrypto
 import StepSignFormat
 import StepSignPostgres
+import StepSignTestSupport
 import Testing
 @testable import StepSignStorage
 
@@ -295,21 +296,10 @@ let repositoryRoot: String = {
 /// Runs psql (PostgreSQL's own client, as an operator would) on `file` as the superuser.
 func runPsql(file: String, database: String, variables: [String: String]) throws {
     let settings = try PostgresTestServer.requireSettings()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/psql")
     var arguments = ["-X", "-q", "-h", settings.socketDirectory, "-U", settings.user, "-d", database, "-f", file]
     for (name, value) in variables.sorted(by: { $0.key < $1.key }) { arguments += ["-v", "\(name)=\(value)"] }
-    process.arguments = arguments
-    process.environment = ["PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"]
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PsqlFailed(status: process.terminationStatus, message: String(decoding: message, as: UTF8.self))
-    }
+    let result = try Tools.run(["/usr/lib/postgresql/15/bin/psql"] + arguments, environment: ["LC_ALL": "C.UTF-8"], timeout: 300)
+    guard result.status == 0 else { throw PsqlFailed(status: result.status, message: result.stderr) }
 }
 
 struct PsqlFailed: Error, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StepSignStorage
 import StepSignPostgres
+import StepSignTestSupport
 
 /// A fresh state directory under the system temp directory, removed by `cleanUp()`.
 struct TemporaryStateDirectory {
@@ -9,8 +10,7 @@ struct TemporaryStateDirectory {
     let path: String
 
     init() throws {
-        let parent = NSTemporaryDirectory() + "stepsign-storage-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        let parent = try TemporaryDirectory("storage-tests").path
         self.parent = parent
         self.path = parent + "/state"
     }

@@ -26,13 +26,11 @@ public enum Tools {
     public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                            timeout: Double = 1800) throws -> Result {
         // Private: stdin may hold a password piped to a CLI.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("stdin").path
-        let output = directory.appendingPathComponent("stdout").path
-        let errors = directory.appendingPathComponent("stderr").path
+        let directory = try TemporaryDirectory("run", mode: 0o700)
+        defer { directory.remove() }
+        let input = directory.appending("stdin")
+        let output = directory.appending("stdout")
+        let errors = directory.appending("stderr")
         try (stdin ?? "").write(toFile: input, atomically: false, encoding: .utf8)
         let child = try Subprocess(executable: "/usr/bin/env", arguments: arguments, stdin: input, stdout: output,
                                    stderr: errors, environment: environment)
@@ -49,13 +47,6 @@ public enum Tools {
     /// Runs a Python script with `python3 -c`; extra arguments are `sys.argv[1:]`.
     public static func python(_ script: String, _ arguments: String...) throws -> Result {
         try run(["python3", "-c", script] + arguments)
-    }
-
-    /// A new empty temporary directory.
-    public static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
 
     /// Runs a Python script and returns its stdout; throws `Failure` on a non-zero exit.

@@ -2,6 +2,7 @@ import Foundation
 import StepSignConfig
 @testable import StepSignEngine
 import Testing
+import StepSignTestSupport
 
 /// Serialized: a test writes its script and then runs it, and a program spawned by another
 /// test in between would hold the script open for writing across its fork, so the exec
@@ -14,7 +15,7 @@ struct CommandNotifierTests {
 
     @Test("the program gets the JSON line on stdin")
     func stdin() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let script = try temp.script("notify", "cat > '\(temp.path)/stdin'")
         try await CommandNotifier(argv: [script]).deliver(Self.message)
@@ -23,7 +24,7 @@ struct CommandNotifierTests {
 
     @Test("arguments pass verbatim, no shell, and neither argv nor environment holds the code")
     func codeNotInArgvOrEnvironment() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let script = try temp.script("notify", """
             cat > /dev/null
@@ -45,7 +46,7 @@ struct CommandNotifierTests {
 
     @Test("a non-zero exit is an error naming program and status, not the code or the program's stderr")
     func nonZeroExit() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let script = try temp.script("notify", "cat >&2\necho 'failed for 7K9M2P3Q' >&2\nexit 3")
         do {
@@ -61,7 +62,7 @@ struct CommandNotifierTests {
 
     @Test("a program that runs too long is killed with its process group within the bound")
     func timeout() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let script = try temp.script("notify", "sleep 30 &\necho $! > '\(temp.path)/sleeper'\nwait")
         let started = ContinuousClock.now

@@ -1,16 +1,7 @@
 import Foundation
+import StepSignTestSupport
 
-/// A fresh temporary directory for one test, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-fp-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-
+extension TemporaryDirectory {
     /// Writes an executable (0700) script `name` with `body` and returns its path.
     func script(_ name: String, _ body: String) throws -> String {
         let file = path + "/" + name

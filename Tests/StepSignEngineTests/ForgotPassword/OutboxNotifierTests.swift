@@ -1,6 +1,7 @@
 import Foundation
 @testable import StepSignEngine
 import Testing
+import StepSignTestSupport
 
 @Suite("Outbox notifier")
 struct OutboxNotifierTests {
@@ -11,7 +12,7 @@ struct OutboxNotifierTests {
 
     @Test("each delivery appends exactly one JSON line to outbox/USER")
     func appendsLines() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let notifier = OutboxNotifier(stateDirectory: temp.path)
         let first = Self.message(code: "AAAAAAAA")
@@ -24,7 +25,7 @@ struct OutboxNotifierTests {
 
     @Test("the file is 0600 and the directory 0700, also when they existed with wider modes")
     func modes() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         try FileManager.default.createDirectory(atPath: temp.path + "/outbox", withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o755])
@@ -55,7 +56,7 @@ struct OutboxNotifierTests {
 
     @Test("a user ID with / or .. stays inside the outbox")
     func traversalStaysInside() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let notifier = OutboxNotifier(directory: temp.path + "/state/outbox")
         try FileManager.default.createDirectory(atPath: temp.path + "/state", withIntermediateDirectories: false)
@@ -68,7 +69,7 @@ struct OutboxNotifierTests {
 
     @Test("a user ID too long once escaped is refused")
     func tooLong() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let user = String(repeating: "👨‍👩‍👧‍👦", count: 64)
         #expect(OutboxFileName.escape(user) == nil)
@@ -79,7 +80,7 @@ struct OutboxNotifierTests {
 
     @Test("a symlink in place of the user's file is refused and its target left alone")
     func symlinkFile() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         try FileManager.default.createDirectory(atPath: temp.path + "/outbox", withIntermediateDirectories: false)
         #expect(FileManager.default.createFile(atPath: temp.path + "/target", contents: Data()))
@@ -92,7 +93,7 @@ struct OutboxNotifierTests {
 
     @Test("a symlink in place of the outbox directory is refused")
     func symlinkDirectory() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         try FileManager.default.createDirectory(atPath: temp.path + "/elsewhere", withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: temp.path + "/outbox", withDestinationPath: temp.path + "/elsewhere")
@@ -104,7 +105,7 @@ struct OutboxNotifierTests {
 
     @Test("a FIFO in place of the user's file is refused without blocking")
     func fifo() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         try FileManager.default.createDirectory(atPath: temp.path + "/outbox", withIntermediateDirectories: false)
         #expect(mkfifo(temp.path + "/outbox/alice", 0o600) == 0)
@@ -115,7 +116,7 @@ struct OutboxNotifierTests {
 
     @Test("concurrent deliveries give whole lines")
     func concurrent() async throws {
-        let temp = try TemporaryDirectory()
+        let temp = try TemporaryDirectory("notifier")
         defer { temp.remove() }
         let notifier = OutboxNotifier(stateDirectory: temp.path)
         try await withThrowingTaskGroup(of: Void.self) { group in

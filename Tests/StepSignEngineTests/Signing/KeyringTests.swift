@@ -4,6 +4,7 @@ import Logging
 import StepSignCrypto
 import StepSignStorage
 import Testing
+import StepSignTestSupport
 
 /// Whose keys a keyring signs with and publishes (SPEC §2, §5.2), on a real SQLite store and
 /// real key files.
@@ -11,7 +12,7 @@ import Testing
     private let logger = Logger(label: "test")
 
     private func withStore(_ body: (SQLiteStore, String) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-\(UUID().uuidString)").path
+        let directory = TemporaryDirectory.path("keyring")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteStore.open(stateDirectory: directory)
         try await body(store, directory)
@@ -49,7 +50,7 @@ import Testing
     @Test("another instance's keys are published from their public halves; one whose half is missing or wrong is left out")
     func otherInstancesKeys() async throws {
         try await withStore { store, directory in
-            let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-b-\(UUID().uuidString)").path
+            let elsewhere = TemporaryDirectory.path("keyring-b")
             defer { try? FileManager.default.removeItem(atPath: elsewhere) }
             let good = try writeKey(in: elsewhere)
             let other = try writeKey(in: elsewhere)
@@ -91,7 +92,7 @@ import Testing
     @Test("a key the store names for this instance whose file is missing stops the start, naming the cause")
     func aMissingOwnKeyFileIsRefused() async throws {
         try await withStore { store, directory in
-            let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-c-\(UUID().uuidString)").path
+            let elsewhere = TemporaryDirectory.path("keyring-c")
             defer { try? FileManager.default.removeItem(atPath: elsewhere) }
             let twin = try writeKey(in: elsewhere)
             try await store.addSigningKey(kid: twin.publicKey.thumbprint, createdAt: Date(), instance: "host-a",

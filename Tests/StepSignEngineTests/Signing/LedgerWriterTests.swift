@@ -3,15 +3,20 @@ import Foundation
 import StepSignFormat
 import StepSignStorage
 import Testing
+import StepSignTestSupport
 
 /// The group-commit writer against a real SQLite store in a temp directory.
 @Suite("Ledger writer")
-struct LedgerWriterTests {
+final class LedgerWriterTests: Sendable {
+    let directory = TemporaryDirectory.path("ledger-writer")
     let store: SQLiteStore
 
     init() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-writer-\(UUID().uuidString)").path
         store = try SQLiteStore.open(stateDirectory: directory)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     func row(_ index: Int) -> LedgerAppend {

@@ -5,17 +5,16 @@ import Foundation
 @testable import StepSignEngine
 import StepSignConfig
 import Testing
+import StepSignTestSupport
 
 /// ``StrictModes`` on real files in a temporary directory (the daemon-level tests with other
 /// uids are in StepSignIntegrationTests/StrictModesTests.swift).
 @Suite("Strict modes: the rules")
 struct StrictModesRuleTests {
     private func withDirectory(_ body: (String) throws -> Void) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-sm-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o755])
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        try body(path)
+        let directory = try TemporaryDirectory("strict-modes", mode: 0o755)
+        defer { directory.remove() }
+        try body(directory.path)
     }
 
     private func file(_ path: String, mode: Int) throws {

@@ -23,11 +23,9 @@ final class DaemonHarness: @unchecked Sendable {
     /// Writes a config with `settings` (TOML lines appended under the right tables) and starts the daemon.
     init(config extra: String = "", environment: [String: String] = [:], start: Bool = true) throws {
         self.environment = environment
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-\(UUID().uuidString.prefix(8))")
         // Explicit modes, whatever the umask: strict modes (SPEC §7) refuse a config file or a
         // directory on its way that group or others may write.
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        directory = try TemporaryDirectory("daemon", mode: 0o755).url
         socketPath = directory.appendingPathComponent("s.sock").path
         stateDirectory = directory.appendingPathComponent("state").path
         configPath = directory.appendingPathComponent("stepsignd.toml").path

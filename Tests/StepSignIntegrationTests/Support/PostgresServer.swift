@@ -56,7 +56,7 @@ enum PostgresServer {
         var path: String { directory.appendingPathComponent("db-password").path }
 
         init() throws {
-            directory = try Tools.temporaryDirectory()
+            directory = try TemporaryDirectory("tests").url
             try (secret + "\n").write(toFile: path, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         }

@@ -28,7 +28,7 @@ final class PostgresTLSServer: Sendable {
     /// misses a child's exit here, and the script leaves a server running behind it); returns
     /// its exit status and its output (stdout and stderr together).
     private static func runScript(_ arguments: [String]) throws -> (status: Int32?, output: String) {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory("tests").url
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("pg-test-server.log").path
         let process = try Subprocess(executable: "/bin/bash", arguments: [script] + arguments, logPath: log)

@@ -7,6 +7,7 @@ import StepSignConfig
 import StepSignEngine
 import StepSignEngineTestSupport
 import StepSignProtocol
+import StepSignTestSupport
 
 /// Where a scenario runs, in the style of hummingbird's `.router` and `.live` test clients:
 /// in-process against the engine, on an injected clock, or against the real `stepsignd` over its
@@ -39,7 +40,7 @@ final class ScenarioHost: @unchecked Sendable {
             directory = nil
         case .inProcess:
             let text = DaemonHarness.config(extra)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString)").path
+            let directory = TemporaryDirectory.path("scenario")
             engine = try await makeTestEngine(StepSignConfiguration.parse(text, file: "scenario.toml"), directory: directory)
             self.directory = directory
             daemon = nil

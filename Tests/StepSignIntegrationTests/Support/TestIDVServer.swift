@@ -3,6 +3,7 @@ import StepSignClient
 import StepSignCrypto
 import Synchronization
 import Testing
+import StepSignTestSupport
 
 /// A stand-in for the IDV server of SPEC §3.2 (`setIDVBiometricAssertion`): a real ES256 key
 /// in a temporary directory that issues biometric assertions with any claims or header, and
@@ -18,11 +19,9 @@ final class TestIDVServer: @unchecked Sendable {
 
     init() throws {
         key = try P256PrivateKey.generate()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stepsign-idv-\(UUID().uuidString.prefix(8))")
         // Whoever can write these files can approve level-4 signatures: the daemon's strict
         // modes (SPEC §7) want them writable by their owner only, whatever the umask.
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        directory = try TemporaryDirectory("idv", mode: 0o755).url
         try key.publicKey.spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
         var jwk = key.publicKey.jwk
         jwk.kid = jwksKid
