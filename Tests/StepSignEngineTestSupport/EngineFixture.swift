@@ -34,6 +34,17 @@ public func makeTestEngine(_ config: StepSignConfiguration, directory: String, l
     return try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
 }
 
+/// The password ``addTestUser(_:_:password:)`` gives by default: accepted by the default policy.
+public let testUserPassword = "Tr1cky-Pelican-42"
+
+/// Adds `user` through `admin.addUser`, as an admin peer would; the reply's error is thrown.
+public func addTestUser(_ engine: Engine, _ user: String = "alice", password: String = testUserPassword) async throws {
+    var admin = Session(peer: testAdminPeer)
+    let reply = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"\#(user)","password":"\#(password)"}"#.utf8),
+                                    session: &admin)
+    if let error = reply.error { throw error }
+}
+
 /// A peer the test engine admits as an admin (uid 0, `access.admin_uids`' default).
 public let testAdminPeer = Peer(uid: 0, gid: 0, pid: 1, comm: "admin", groups: [])
 

@@ -16,10 +16,7 @@ final class DeviceKeyDecodingTests: Sendable {
 
     init() async throws {
         (engine, directory) = try await makeTestEngine("engine-device-keys", logger: log.logger())
-        var admin = Session(peer: testAdminPeer, isAdmin: true)
-        let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#.utf8),
-                                        session: &admin)
-        #expect(added.error == nil)
+        try await addTestUser(engine)
     }
 
     deinit {

@@ -14,10 +14,7 @@ final class StepUpAuthenticatorTests: Sendable {
 
     init() async throws {
         (engine, directory) = try await makeTestEngine("engine-step-up")
-        var admin = Session(peer: testAdminPeer, isAdmin: true)
-        let added = await engine.handle(line: Array(#"{"id":1,"op":"admin.addUser","user":"alice","password":"Tr1cky-Pelican-42"}"#.utf8),
-                                        session: &admin)
-        #expect(added.error == nil)
+        try await addTestUser(engine)
     }
 
     deinit {
@@ -117,7 +114,7 @@ final class StepUpAuthenticatorTests: Sendable {
         }
         #expect(mode == .stepUpForSigning && status.code == .authenticationFailed)
         #expect(Self.openChallenge(session)?.authenticator is PasswordStepUp)
-        let signed = await send(#"{"id":5,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, &session, at: Self.t0)
+        let signed = await send(#"{"id":5,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#, &session, at: Self.t0)
         guard case let .onAuthenticateUserAndSignData(details, status)? = signed.events.first else {
             Issue.record("not signed: \(signed.line)"); return
         }
