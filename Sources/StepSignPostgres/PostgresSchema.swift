@@ -31,6 +31,7 @@ enum PostgresSchema {
         Migration(version: 1, name: "v1-schema", statements: v1),
         Migration(version: 2, name: "v2-signing-keys-per-instance", statements: v2),
         Migration(version: 3, name: "v3-ledger-rules-per-statement", statements: v3),
+        Migration(version: 4, name: "v4-ledger-append-commit", statements: v4),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -383,6 +384,45 @@ enum PostgresSchema {
              ORDER BY r.i;
             last_hash := previous;
             RETURN NEXT;
+        END
+        $$
+        """,
+    ]
+
+    /// A batch appended and committed by one statement: `CALL stepsign_ledger_append_commit`
+    /// takes the ledger lock, reads the tail, appends the rows through
+    /// `stepsign_ledger_append` (the rules trigger unchanged) and COMMITs inside the call, so
+    /// the lock is held only while the server works (no round trip to the daemon under it)
+    /// and the call's answer comes after the commit is durable. When an entry-count checkpoint
+    /// (`checkpoint_every`) falls in the batch it appends nothing, rolls back (the lock goes
+    /// with it) and answers with a NULL `last_hash`: the daemon then commits that batch in a
+    /// transaction of its own, with its checkpoint. A procedure may COMMIT only when called
+    /// outside a transaction block, which is how the daemon calls it.
+    private static let v4: [String] = [
+        """
+        CREATE PROCEDURE stepsign_ledger_append_commit(
+            signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
+            peer_uids bigint[], peer_pids integer[], peer_comms text[], auth_levels integer[],
+            created timestamptz, checkpoint_every bigint,
+            INOUT tail_seq bigint, INOUT tail_hash bytea, INOUT last_hash bytea
+        ) LANGUAGE plpgsql AS $$
+        DECLARE
+            n bigint := coalesce(array_length(jwss, 1), 0);
+            head bigint;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
+            SELECT coalesce(max(l.seq), 0) INTO head FROM ledger l;
+            IF checkpoint_every > 0 AND (head + n) / checkpoint_every > head / checkpoint_every THEN
+                ROLLBACK;
+                tail_seq := head;
+                tail_hash := NULL;
+                last_hash := NULL;
+                RETURN;
+            END IF;
+            SELECT a.tail_seq, a.tail_hash, a.last_hash INTO tail_seq, tail_hash, last_hash
+              FROM stepsign_ledger_append(signature_ids, user_names, iats, kids, jwss, peer_uids, peer_pids,
+                                          peer_comms, auth_levels, created) a;
+            COMMIT;
         END
         $$
         """,

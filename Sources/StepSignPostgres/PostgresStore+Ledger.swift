@@ -29,51 +29,88 @@ extension PostgresStore {
         }
     }
 
-    /// One batch, one database-side lock (SPEC §5.2), one transaction: `BEGIN`;
-    /// `stepsign_ledger_append`, which takes the cluster-wide ledger lock (or it is taken
-    /// first, when the rows are taken under it), reads the tail
-    /// under it and inserts the rows numbered and chained; the checkpoints this daemon signs
-    /// for entries in the batch; `COMMIT`. The lock is held for two round trips (the append and
-    /// the COMMIT). The entries are returned only after the COMMIT's answer: an autocommitted
-    /// append would be one round trip, but PostgresNIO hands back a statement's rows before the
-    /// implicit commit's outcome, so a commit that fails (a deferred trigger, the server
-    /// stopping) would go unseen — the fault test found it. A daemon that dies mid-batch holds
-    /// no lock.
+    /// One batch, one database-side lock (SPEC §5.2), one statement: `CALL
+    /// stepsign_ledger_append_commit` takes the cluster-wide ledger lock, reads the tail under
+    /// it, inserts the rows numbered and chained (`stepsign_ledger_append`, checked by the
+    /// rules trigger) and COMMITs inside the call. The lock is held only while the server
+    /// works — no round trip to a daemon under it — and the call answers after the commit is
+    /// durable, so the entries are returned only then. A batch an entry-count checkpoint falls
+    /// in is committed instead in a transaction with the checkpoint this daemon signs for it
+    /// (`BEGIN`, the append, the checkpoint, `COMMIT`). A daemon that dies mid-batch holds no
+    /// lock.
     ///
-    /// A `COMMIT` whose answer is lost with the connection (the server stopped, the backend
-    /// terminated) leaves the batch committed or not: ``resolveInterruptedCommit(_:cause:)``
-    /// finds out which.
+    /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
+    /// backend terminated) leaves the batch committed or not:
+    /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
-        return try await commit(lockFirst: false, take: { batch }, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+        if let entries = try await appendCommitting(batch, checkpointEvery: checkpointEvery) { return entries }
+        return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
     }
 
-    /// The same transaction, with the ledger lock taken first (one more round trip) and the
-    /// rows taken only then: under contention a daemon's batch holds every row that arrived
-    /// while it waited for the other daemons' commits.
-    public func commitLedgerBatch(takingRowsWith take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
-                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
-        try await commit(lockFirst: true, take: take, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
-    }
-
-    private func commit(lockFirst: Bool, take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
-                        signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
-        // Taken once: a transaction retried after a deadlock appends the same rows.
-        let taken = NIOLockedValueBox<[LedgerAppend]?>(nil)
-        let rows: @Sendable () -> [LedgerAppend] = {
-            taken.withLockedValue { batch in
-                if batch == nil { batch = take() }
-                return batch ?? []
+    /// `CALL stepsign_ledger_append_commit`: the batch appended and committed by one statement
+    /// (schema v4), the lock held only while the server works. Nil when an entry-count
+    /// checkpoint falls in the batch (nothing was appended): the caller commits it with its
+    /// checkpoint in a transaction. A call whose answer is lost with the connection is looked
+    /// up as an interrupted commit.
+    private func appendCommitting(_ batch: [LedgerAppend], checkpointEvery: Int) async throws -> [LedgerEntry]? {
+        let createdAt = Date().postgresRounded
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { connection in
+                    try Self.ensureOpen(connection)
+                    do {
+                        return try await Self.appendCommit(batch, createdAt: createdAt, checkpointEvery: checkpointEvery,
+                                                           connection, logger: logger)
+                    } catch {
+                        let error = Self.mapped(error)
+                        switch error as? PostgresStoreError {
+                        case .unavailable?, .closed?: throw CommitInterrupted(error: error)
+                        default: throw error
+                        }
+                    }
+                }
+            } catch let interrupted as CommitInterrupted {
+                return try await resolveInterruptedCommit(batch, cause: interrupted.error)
+            } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
+                throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+            } catch let PostgresStoreError.server(sqlState, _) where (sqlState == "40P01" || sqlState == "40001") && attempt < 5 {
+                continue
             }
         }
+    }
+
+    private static func appendCommit(_ batch: [LedgerAppend], createdAt: Date, checkpointEvery: Int,
+                                     _ connection: AnsweredConnection, logger: Logger) async throws -> [LedgerEntry]? {
+        let rows = try await connection.query("""
+            CALL stepsign_ledger_append_commit(
+                \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
+                \(batch.map(\.kid))::text[], \(batch.map(\.jws))::text[], \(batch.map { Int64($0.peer.uid) })::bigint[],
+                \(batch.map(\.peer.pid))::integer[], \(batch.map(\.peer.comm))::text[],
+                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt), \(Int64(checkpointEvery)),
+                NULL::bigint, NULL::bytea, NULL::bytea)
+            """, logger: logger)
+        var answer: (Int64, Data?, Data?)?
+        for try await row in rows {
+            do { answer = try row.decode((Int64, Data?, Data?).self) } catch { throw malformed("ledger", error) }
+        }
+        guard let (tailSeq, tailHash, lastHash) = answer else {
+            throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_append_commit returned no row")
+        }
+        guard let tailHash, let lastHash else { return nil }
+        return try entries(batch, tailSeq: tailSeq, tailHash: tailHash, lastHash: lastHash, createdAt: createdAt)
+    }
+
+    /// The batch in a transaction of its own (`BEGIN`, `stepsign_ledger_append`, the
+    /// checkpoints this daemon signs for entries in it, `COMMIT`): for a batch an entry-count
+    /// checkpoint falls in.
+    private func commitInTransaction(_ batch: [LedgerAppend], checkpointEvery: Int,
+                                     signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         do {
             return try await transaction { connection in
-                if lockFirst {
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.ledgerLockKey))", logger: logger)
-                }
-                let batch = rows()
-                guard !batch.isEmpty else { return [] }
                 // Returned entries carry the time as it will read back from the row.
                 let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
                 for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
@@ -82,9 +119,9 @@ extension PostgresStore {
                 return entries
             }
         } catch let interrupted as CommitInterrupted {
-            return try await resolveInterruptedCommit(taken.withLockedValue { $0 } ?? [], cause: interrupted.error)
+            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
-            throw StorageError.duplicateSignatureID(try await duplicateID(in: taken.withLockedValue { $0 } ?? []) ?? "")
+            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         }
     }
 
@@ -106,6 +143,13 @@ extension PostgresStore {
         guard let (tailSeq, tailHash, lastHash) = tail else {
             throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_append returned no row")
         }
+        return try entries(batch, tailSeq: tailSeq, tailHash: tailHash, lastHash: lastHash, createdAt: createdAt)
+    }
+
+    /// The entries the database made of `batch` after the tail (`tailSeq`, `tailHash`),
+    /// computed here and checked against the last hash it computed.
+    private static func entries(_ batch: [LedgerAppend], tailSeq: Int64, tailHash: Data, lastHash: Data,
+                                createdAt: Date) throws -> [LedgerEntry] {
         var seq = tailSeq
         var hash = [UInt8](tailHash)
         var entries: [LedgerEntry] = []

@@ -188,11 +188,11 @@ public protocol StepSignStore: Sendable {
                            signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
 
     /// ``commitLedgerBatch(_:checkpointEvery:signCheckpoint:)`` whose rows are taken by `take`
-    /// only once the store holds the ledger's lock: rows that arrive while it waits for another
-    /// daemon's batch join this one, so batches grow with contention instead of the lock being
-    /// taken once per small batch. `take` is called at most once; the caller knows from its
-    /// own `take` which rows an error concerns (none, when it was not called). The default
-    /// takes at once and commits.
+    /// when the store is ready for them: a store may take them only once it holds its ledger
+    /// lock, so that rows arriving while it waits join the batch. `take` is called at most
+    /// once; the caller knows from its own `take` which rows an error concerns (none, when it
+    /// was not called). The default, which both stores use, takes at once and commits
+    /// (PostgreSQL holds its lock only inside the one call that appends and commits).
     func commitLedgerBatch(takingRowsWith take: @escaping @Sendable () -> [LedgerAppend], checkpointEvery: Int,
                            signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
 

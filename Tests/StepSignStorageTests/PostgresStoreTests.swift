@@ -24,7 +24,7 @@ import Testing
             let versions = try await PostgresTestServer.administer(
                 "SELECT version::text FROM stepsign_schema_migrations ORDER BY version", database: database.name
             )
-            #expect(versions == ["1", "2", "3"])
+            #expect(versions == ["1", "2", "3", "4"])
             _ = try await stores[0].reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
             #expect(try await stores[7].attemptCounter(name: "ghost", now: epoch).failedAttempts == 1)
             for store in stores { try await store.close() }
@@ -39,7 +39,7 @@ import Testing
                 "INSERT INTO stepsign_schema_migrations (version, name) VALUES (99, 'v99-future')", database: database.name
             )
             let error = await #expect(throws: PostgresStoreError.self) { try await database.open() }
-            #expect(error == .schemaTooNew(found: 99, supported: 3))
+            #expect(error == .schemaTooNew(found: 99, supported: 4))
             #expect(error.map { "\($0)" }?.contains("upgrade stepsignd") == true)
         }
     }
@@ -215,6 +215,28 @@ import Testing
             }
             #expect(entries.map(\.seq) == [1, 2, 3, 4])
             #expect(try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil).map(\.seq) == [2, 4])
+        }
+    }
+
+    /// A batch is one `CALL` that appends and commits; one an entry-count checkpoint falls in
+    /// is committed in a transaction with its checkpoint instead. Batches of three with a
+    /// checkpoint every five take both ways in turn: a checkpoint at every fifth entry, none
+    /// missing, none twice, one chain.
+    @Test func batchesWithAndWithoutACheckpointInThemKeepEveryCheckpoint() async throws {
+        try await withStore(.postgresql) { store in
+            for start in stride(from: 1, to: 22, by: 3) {
+                let entries = try await store.commitLedgerBatch(ledgerBatch(start..<(start + 3)), checkpointEvery: 5) { seq, hash in
+                    LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp.\(seq).sig", createdAt: epoch)
+                }
+                #expect(entries.map(\.seq) == (start..<(start + 3)).map(Int64.init))
+            }
+            let checkpoints = try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil)
+            #expect(checkpoints.map(\.seq) == [5, 10, 15, 20])
+            let stored = try await store.ledgerEntries(afterSeq: 0, limit: 100)
+            for checkpoint in checkpoints {
+                #expect(stored.first { $0.seq == checkpoint.seq }?.entryHash == checkpoint.entryHash)
+            }
+            #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 21, firstBadSeq: nil))
         }
     }
 

@@ -21,8 +21,7 @@ import class Foundation.Thread
 /// commit is a network round trip) gets the same queue and group commit, drained by a task
 /// that awaits ``StepSignStore/commitLedgerBatch(takingRowsWith:checkpointEvery:signCheckpoint:)``
 /// instead of a thread that blocks: no thread (event loop, cooperative pool or ours) waits on
-/// the network, and the batch is taken only once the store holds the ledger's lock, so rows
-/// that arrive while another daemon commits join it. The task ends as soon as the queue is
+/// the network, and the store takes the batch when it is ready for it. The task ends as soon as the queue is
 /// empty; a timed checkpoint still due then is made by a task that sleeps until it is due.
 final class LedgerWriter: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
@@ -125,7 +124,7 @@ final class LedgerWriter: @unchecked Sendable {
         }
     }
 
-    /// Commits one batch of the queued rows, taken by the store under the ledger's lock
+    /// Commits one batch of the queued rows, taken by the store when it is ready for them
     /// (``StepSignStore/commitLedgerBatch(takingRowsWith:checkpointEvery:signCheckpoint:)``),
     /// and resumes their callers. When the store fails before taking any, the rows queued then
     /// get its error, as a batch taken first would have.
