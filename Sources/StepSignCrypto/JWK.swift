@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON Web Key (RFC 7517), with the members stepsign uses for EC P-256 keys.
 ///
 /// Decoding ignores members not listed here (e.g. an RSA key's `n` and `e`), so a JWKS that
@@ -28,5 +30,24 @@ public struct JWK: Codable, Sendable, Equatable {
         self.kid = kid
         self.alg = alg
         self.use = use
+    }
+}
+
+extension P256PublicKey {
+    /// The key a JWK's JSON text describes (RFC 7517), as ``init(jwk:)`` checks it.
+    public convenience init(jwkJSON: some Collection<UInt8>) throws(P256KeyError) {
+        let jwk: JWK
+        do {
+            jwk = try JSONDecoder().decode(JWK.self, from: Data(jwkJSON))
+        } catch {
+            throw .malformed("not a JWK: \(error)")
+        }
+        try self.init(jwk: jwk)
+    }
+
+    /// The public ``jwk`` as JSON text, as a device key is stored.
+    public var jwkJSON: String {
+        // Encoding a struct of strings cannot fail.
+        String(decoding: (try? JSONEncoder().encode(jwk)) ?? Data(), as: UTF8.self)
     }
 }

@@ -45,7 +45,7 @@ extension Engine {
         guard label.count <= Self.deviceKeyLabelLimit else {
             throw StepSignError.invalid("\"label\" must be at most \(Self.deviceKeyLabelLimit) characters")
         }
-        let jwk = String(decoding: try JSONEncoder().encode(key.jwk), as: UTF8.self)
+        let jwk = key.jwkJSON
         do {
             try await store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now))
         } catch StorageError.noSuchUser {
@@ -71,7 +71,7 @@ extension Engine {
             throw .invalid("\"publicKey\" must be a PEM public key or a JWK")
         }
         do {
-            return try P256PublicKey(jwk: JSONDecoder().decode(JWK.self, from: Data(jwkBytes)))
+            return try P256PublicKey(jwkJSON: jwkBytes)
         } catch {
             throw .invalid("\"publicKey\" is not a P-256 JWK: \(error)")
         }
@@ -91,9 +91,7 @@ extension Engine {
         guard config.lda.enabled,
               let record = try await store.deviceKeys(user: user, includeRevoked: false).first(where: { $0.kid == kid })
         else { return nil }
-        guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(record.publicKeyJWK.utf8)),
-              let key = try? P256PublicKey(jwk: jwk)
-        else {
+        guard let key = try? P256PublicKey(jwkJSON: Array(record.publicKeyJWK.utf8)) else {
             logger.error("unreadable device key in the store", metadata: ["user": "\(user)", "kid": "\(kid)"])
             return nil
         }

@@ -85,6 +85,7 @@ struct IDVBiometricTests {
         case unknownKid = "a kid the keys file does not name"
         case wrongIssuer = "another issuer"
         case wrongSubject = "another subject"
+        case subjectTwice = "sub named twice, another subject first and the user last"
         case wrongNonce = "another nonce"
         case nonceOfOtherSession = "the nonce of another session's challenge"
         case expired = "exp more than 60 s in the past"
@@ -131,6 +132,12 @@ struct IDVBiometricTests {
         case .wrongSubject:
             try daemon.addUser("bob", password: Passwords.second)
             assertion = try idv.assertion(for: operation, changes: ["sub": "bob"])
+        case .subjectTwice:
+            // A lenient parser keeps one copy (often the last); the daemon's refuses both.
+            try daemon.addUser("bob", password: Passwords.second)
+            let claims = String(decoding: try #require(Base64URL.decode(part(try idv.assertion(for: operation), 1))), as: UTF8.self)
+            assertion = try JWS.signES256(headerJSON: Array(#"{"alg":"ES256"}"#.utf8),
+                                          payload: Array(("{\"sub\":\"bob\"," + claims.dropFirst()).utf8), key: idv.key)
         case .wrongNonce:
             assertion = try idv.assertion(for: operation, changes: ["nonce": Base64URL.encode(try SecureRandom.bytes(count: 16))])
         case .nonceOfOtherSession:

@@ -26,8 +26,10 @@ final class IDVAssertionVerifier: Sendable {
     /// Clock skew allowed between the IDV server and this host.
     static let clockSkew: TimeInterval = 60
 
-    /// The claims stepsign reads from an assertion.
-    private struct Claims: Decodable {
+    /// The claims stepsign reads from an assertion, read with the protocol's strict parser (a
+    /// member named twice is refused, never read as whichever copy a decoder keeps). A claim
+    /// that is absent or null is nil; one of the wrong type makes the assertion malformed.
+    private struct Claims {
         var iss: String?
         var sub: String?
         var nonce: String?
@@ -35,6 +37,22 @@ final class IDVAssertionVerifier: Sendable {
         var iat: Double?
         var exp: Double?
         var result: String?
+
+        init(payload: [UInt8]) throws(Rejection) {
+            guard let object = try? JSONParser.parse(payload), object.members != nil else { throw .malformed }
+            func claim<T>(_ name: String, _ read: (JSONValue) -> T?) throws(Rejection) -> T? {
+                guard let value = object[name], !value.isNull else { return nil }
+                guard let read = read(value) else { throw .malformed }
+                return read
+            }
+            iss = try claim("iss", \.stringValue)
+            sub = try claim("sub", \.stringValue)
+            nonce = try claim("nonce", \.stringValue)
+            txn = try claim("txn", \.stringValue)
+            iat = try claim("iat", \.doubleValue)
+            exp = try claim("exp", \.doubleValue)
+            result = try claim("result", \.stringValue)
+        }
     }
 
     /// What marks an accepted assertion used: `value` for the store, kept until `expiresAt`.
@@ -53,10 +71,7 @@ final class IDVAssertionVerifier: Sendable {
         let candidates = jws.header.kid.map { kid in keys.key(kid: kid).map { [$0] } ?? [] } ?? keys.all
         guard !candidates.isEmpty else { throw .unknownKey }
         guard candidates.contains(where: { jws.isValidES256(key: $0) }) else { throw .badSignature }
-        // The same strict rule as stepsign-verify: a member named twice is refused, never
-        // read as whichever copy Foundation keeps (JWS.parse refuses it in the header).
-        guard (try? JSONParser.parse(jws.payload)) != nil else { throw .malformed }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload)) else { throw .malformed }
+        let claims = try Claims(payload: jws.payload)
         guard claims.iss == issuer else { throw .wrongIssuer }
         guard claims.sub == user else { throw .wrongSubject }
         guard let claimed = claims.nonce, ConstantTime.equals(Array(claimed.utf8), Array(nonce.utf8)) else { throw .wrongNonce }
