@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// One TOML value and the line it was written on.
 ///
 /// For a key/value pair the line is that of the key; for an array element, that of the
@@ -79,8 +81,9 @@ extension TOMLValue: CustomStringConvertible {
         }
     }
 
-    /// `s` as a TOML basic string.
+    /// `s` as a TOML basic string: the JSON escaper's output with DEL escaped too (`\"`,
+    /// `\\`, `\n`, `\r`, `\t`, `\u00XX` for other controls are the same in both languages).
     static func quoted(_ s: String) -> String {
-        QuotedString.quote(s)
+        JSONString.quoted(s, escapingDelete: true)
     }
 }

@@ -26,11 +26,12 @@ public enum JSONString {
         out.appendByte(UInt8(ascii: "\""))
     }
 
-    /// `text` as a JSON string literal, quotes included.
-    public static func quoted(_ text: String) -> String {
+    /// `text` as a JSON string literal, quotes included. With `escapingDelete` it is also a
+    /// TOML basic string (which may not hold DEL raw).
+    public static func quoted(_ text: String, escapingDelete: Bool = false) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
-        append(text, to: &out)
+        append(text, to: &out, escapingDelete: escapingDelete)
         return String(decoding: out, as: UTF8.self)
     }
 
