@@ -124,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign-verify",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignVersion",
+                "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

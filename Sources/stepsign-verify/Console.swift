@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 
 /// Where stepsign-verify writes: results to stdout, errors to stderr.
 enum Console {
@@ -10,14 +11,9 @@ enum Console {
         FileHandle.standardError.write(Data(("stepsign-verify: " + line + "\n").utf8))
     }
 
-    /// One JSON object on one line.
-    static func json(_ value: some Encodable) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else {
-            error("could not encode the JSON report")
-            return
-        }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    /// One JSON object on one line, every object's members sorted by name, written by the
+    /// protocol's writer.
+    static func json(_ value: JSONValue) {
+        FileHandle.standardOutput.write(Data((value.sortingKeys.jsonBytes + [UInt8(ascii: "\n")])))
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StepSignCrypto
 import StepSignFormat
+import StepSignProtocol
 
 /// `stepsign-verify ledger FILE --keys FILE [--checkpoint FILE]`: the checks of SPEC §5.3 over
 /// an exported ledger (JSON lines: `admin.exportLedger` entries, and `{"checkpoint": JWS}`
@@ -33,28 +34,8 @@ struct LedgerCommand: ParsableCommand {
     @Flag(help: "Print one JSON object: ok, entries, firstBadSeq, checkpoints, problem (null where there is nothing to say).")
     var json = false
 
-    /// The `--json` report: the fields of `admin.auditVerify` (and `stepsign admin audit
-    /// verify --json`), every one present, null when there is nothing to say.
-    struct Report: Encodable {
-        var ok: Bool
-        var entries: Int
-        var firstBadSeq: Int64?
-        var checkpoints: Int
-        var problem: String?
-
-        enum CodingKeys: String, CodingKey {
-            case ok, entries, firstBadSeq, checkpoints, problem
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(ok, forKey: .ok)
-            try container.encode(entries, forKey: .entries)
-            try container.encode(firstBadSeq, forKey: .firstBadSeq)
-            try container.encode(checkpoints, forKey: .checkpoints)
-            try container.encode(problem, forKey: .problem)
-        }
-    }
+    /// The `--json` report carries the fields of `admin.auditVerify` (and `stepsign admin
+    /// audit verify --json`), every one present, null when there is nothing to say.
 
     func validate() throws {
         guard checkpointEntries >= 0 else { throw ValidationError("--checkpoint-entries must be 0 or more") }
@@ -80,26 +61,25 @@ struct LedgerCommand: ParsableCommand {
             throw ExitStatus.badInput.exitCode
         }
 
-        let decoder = JSONDecoder()
         let progress = Progress()
         do throws(InputFiles.Failure) {
             // Pass 1: the checkpoint lines.
             try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
                 guard line.contains(#""checkpoint""#) else { return true }
-                guard let object = try? decoder.decode(CheckpointLine.self, from: Data(line.utf8)) else {
+                guard let checkpoint = Self.checkpoint(in: line) else {
                     throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry or checkpoint")
                 }
-                verifier.addCheckpoint(object.checkpoint)
+                verifier.addCheckpoint(checkpoint)
                 return true
             }
             // Pass 2: the entries, in order, 1024 at a time (their signatures are checked on every core).
             var batch: [LedgerLink] = []
             batch.reserveCapacity(1024)
             try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
-                if line.contains(#""checkpoint""#), (try? decoder.decode(CheckpointLine.self, from: Data(line.utf8))) != nil {
+                if line.contains(#""checkpoint""#), Self.checkpoint(in: line) != nil {
                     return true
                 }
-                guard let entry = try? decoder.decode(LedgerExportEntry.self, from: Data(line.utf8)) else {
+                guard let entry = LedgerExportEntry(jsonLine: line.utf8) else {
                     throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry")
                 }
                 progress.tick()
@@ -120,8 +100,10 @@ struct LedgerCommand: ParsableCommand {
 
         let audit = verifier.finish()
         if json {
-            Console.json(Report(ok: audit.ok, entries: audit.entries, firstBadSeq: audit.firstBadSeq,
-                                checkpoints: audit.checkpoints, problem: audit.problem))
+            Console.json([
+                "ok": .bool(audit.ok), "entries": .int(Int64(audit.entries)), "firstBadSeq": audit.firstBadSeq.jsonValue,
+                "checkpoints": .int(Int64(audit.checkpoints)), "problem": audit.problem.jsonValue,
+            ])
         }
         guard audit.ok else {
             if !json {
@@ -141,8 +123,9 @@ struct LedgerCommand: ParsableCommand {
         }
     }
 
-    private struct CheckpointLine: Decodable {
-        var checkpoint: String
+    /// The JWS of a checkpoint line, `{"checkpoint": JWS}`, or nil.
+    private static func checkpoint(in line: String) -> String? {
+        (try? JSONParser.parse(line.utf8))?["checkpoint"]?.stringValue
     }
 }
 

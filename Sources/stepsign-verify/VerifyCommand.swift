@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StepSignCrypto
 import StepSignFormat
+import StepSignProtocol
 
 /// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--min-level N] [--json] [JWS | -]`
 struct VerifyCommand: ParsableCommand {
@@ -41,32 +42,17 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
-    /// The `--json` report; every field is present, null when there is nothing to say.
-    struct Report: Encodable {
-        var valid: Bool
-        var reason: String?
-        var message: String?
-        var kid: String?
-        var claims: SignatureClaims?
-        /// Where the JWS came from: "argument", "file" or "stdin".
-        var source: String?
-        /// The file it was read from, for source "file".
-        var file: String?
-
-        enum CodingKeys: String, CodingKey {
-            case valid, reason, message, kid, claims, source, file
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(valid, forKey: .valid)
-            try container.encode(reason, forKey: .reason)
-            try container.encode(message, forKey: .message)
-            try container.encode(kid, forKey: .kid)
-            try container.encode(claims, forKey: .claims)
-            try container.encode(source, forKey: .source)
-            try container.encode(file, forKey: .file)
-        }
+    /// The `--json` report; every field is present, null when there is nothing to say. `source`
+    /// is where the JWS came from ("argument", "file" or "stdin"), `file` the file it was read
+    /// from for source "file".
+    static func report(valid: Bool, reason: String? = nil, message: String? = nil, kid: String? = nil,
+                       claims: SignatureClaims? = nil, source: String?, file: String?) -> JSONValue {
+        [
+            "valid": .bool(valid), "reason": reason.jsonValue, "message": message.jsonValue, "kid": kid.jsonValue,
+            // The claims exactly as the signature carries them.
+            "claims": claims.flatMap { try? JSONParser.parse($0.jsonBytes) } ?? .null,
+            "source": source.jsonValue, "file": file.jsonValue,
+        ]
     }
 
     func run() throws {
@@ -111,7 +97,7 @@ struct VerifyCommand: ParsableCommand {
             fail(.userMismatch, claims: claims, kid: kid, input: input)
         }
         if json {
-            Console.json(Report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file))
+            Console.json(Self.report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file))
         } else {
             Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
         }
@@ -122,8 +108,8 @@ struct VerifyCommand: ParsableCommand {
     private func fail(_ error: SignatureVerificationError, claims: SignatureClaims?, kid: String?, input: JWSInput) -> Never {
         let status: ExitStatus = error.isBadInput ? .badInput : .invalid
         if json {
-            Console.json(Report(valid: false, reason: error.reason, message: error.description, kid: kid, claims: claims,
-                                source: input.source, file: input.file))
+            Console.json(Self.report(valid: false, reason: error.reason, message: error.description, kid: kid, claims: claims,
+                                     source: input.source, file: input.file))
         }
         if error.isBadInput {
             // Say how the argument was taken: a mistyped file name is read as a JWS.
@@ -138,7 +124,7 @@ struct VerifyCommand: ParsableCommand {
     /// Reports unreadable input (keys, payload file, stdin) and exits 2.
     private func failInput(_ message: String, input: JWSInput) -> Never {
         if json {
-            Console.json(Report(valid: false, reason: "bad-input", message: message, source: input.source, file: input.file))
+            Console.json(Self.report(valid: false, reason: "bad-input", message: message, source: input.source, file: input.file))
         }
         Console.error(message)
         VerifyCommand.exit(withError: ExitStatus.badInput.exitCode)
