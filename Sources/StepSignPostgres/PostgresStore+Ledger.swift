@@ -45,8 +45,14 @@ extension PostgresStore {
     public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
                                   signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
-        if let entries = try await appendCommitting(batch, checkpointEvery: checkpointEvery) { return entries }
-        return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+        do {
+            if let entries = try await appendCommitting(batch, checkpointEvery: checkpointEvery) { return entries }
+            return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+        } catch let interrupted as CommitInterrupted {
+            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
+        } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
+            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+        }
     }
 
     /// `CALL stepsign_ledger_append_commit`: the batch appended and committed by one statement
@@ -56,29 +62,12 @@ extension PostgresStore {
     /// up as an interrupted commit.
     private func appendCommitting(_ batch: [LedgerAppend], checkpointEvery: Int) async throws -> [LedgerEntry]? {
         let createdAt = Date().postgresRounded
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await withConnection { connection in
-                    try Self.ensureOpen(connection)
-                    do {
-                        return try await Self.appendCommit(batch, createdAt: createdAt, checkpointEvery: checkpointEvery,
-                                                           connection, logger: logger)
-                    } catch {
-                        let error = Self.mapped(error)
-                        switch error as? PostgresStoreError {
-                        case .unavailable?, .closed?: throw CommitInterrupted(error: error)
-                        default: throw error
-                        }
-                    }
+        return try await retryingAbortedByServer {
+            try await withConnection { connection in
+                try await Self.committing(connection) {
+                    try await Self.appendCommit(batch, createdAt: createdAt, checkpointEvery: checkpointEvery,
+                                                connection, logger: logger)
                 }
-            } catch let interrupted as CommitInterrupted {
-                return try await resolveInterruptedCommit(batch, cause: interrupted.error)
-            } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
-                throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
-            } catch let PostgresStoreError.server(sqlState, _) where (sqlState == "40P01" || sqlState == "40001") && attempt < 5 {
-                continue
             }
         }
     }
@@ -109,19 +98,13 @@ extension PostgresStore {
     /// checkpoint falls in.
     private func commitInTransaction(_ batch: [LedgerAppend], checkpointEvery: Int,
                                      signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
-        do {
-            return try await transaction { connection in
-                // Returned entries carry the time as it will read back from the row.
-                let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
-                for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
-                    try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
-                }
-                return entries
+        try await transaction { connection in
+            // Returned entries carry the time as it will read back from the row.
+            let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
+            for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
+                try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
             }
-        } catch let interrupted as CommitInterrupted {
-            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
-        } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
-            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+            return entries
         }
     }
 

@@ -227,39 +227,53 @@ public final class PostgresStore: StepSignStore {
     /// ``inTransaction(_:)``, but a `COMMIT` whose answer was lost with the connection
     /// throws ``CommitInterrupted``: the transaction may or may not have been committed.
     func transaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
+        try await retryingAbortedByServer {
+            try await withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                let value: T
+                do {
+                    value = try await body(connection)
+                } catch {
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    throw error
+                }
+                try await Self.committing(connection) { try await connection.query("COMMIT", logger: logger) }
+                return value
+            }
+        }
+    }
+
+    /// `body`, retried a few times from the start when the server aborted it to resolve a
+    /// deadlock or a serialization failure (nothing of it took effect).
+    func retryingAbortedByServer<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await withConnection { connection in
-                    try await connection.query("BEGIN", logger: logger)
-                    let value: T
-                    do {
-                        value = try await body(connection)
-                    } catch {
-                        if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
-                        throw error
-                    }
-                    // Closed before the COMMIT was sent: certainly not committed.
-                    try Self.ensureOpen(connection)
-                    do {
-                        try await connection.query("COMMIT", logger: logger)
-                    } catch {
-                        // The server's own refusal of the COMMIT is an answer (rolled back);
-                        // a broken connection or a shutdown is not.
-                        let error = Self.mapped(error)
-                        switch error as? PostgresStoreError {
-                        case .unavailable?, .closed?: throw CommitInterrupted(error: error)
-                        default: throw error
-                        }
-                    }
-                    return value
-                }
+                return try await body()
             } catch let error as PostgresStoreError {
                 if case let .server(sqlState, _) = error, sqlState == "40P01" || sqlState == "40001", attempt < 5 {
                     continue
                 }
                 throw error
+            }
+        }
+    }
+
+    /// Sends a statement that commits (`COMMIT`, or a call that commits inside) on
+    /// `connection`: closed before it was sent, it certainly did not take effect; the server's
+    /// own refusal is an answer (rolled back); a connection broken or shut down before the
+    /// answer throws ``CommitInterrupted``, the outcome unknown.
+    @discardableResult
+    static func committing<T>(_ connection: AnsweredConnection, _ statement: () async throws -> T) async throws -> T {
+        try ensureOpen(connection)
+        do {
+            return try await statement()
+        } catch {
+            let error = mapped(error)
+            switch error as? PostgresStoreError {
+            case .unavailable?, .closed?: throw CommitInterrupted(error: error)
+            default: throw error
             }
         }
     }
