@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignVersion",
+                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -188,7 +188,7 @@ let package = Package(
             name: "StepSignIntegrationTests",
             dependencies: [
                 "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport",
-                "StepSignEngineTestSupport", "StepSignEngine", "StepSignConfig",
+                "StepSignEngineTestSupport", "StepSignEngine", "StepSignConfig", "StepSignStorage", "StepSignPostgres",
             ]
         ),
     ]

@@ -7,7 +7,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage",
+            "ledger", "storage", "cluster",
         ])
         let d = StepSignConfiguration.default
         self.init(
@@ -21,7 +21,8 @@ extension StepSignConfiguration {
             idv: try IDV(try root.table("idv")),
             log: try Log(try root.table("log")),
             ledger: try Ledger(try root.table("ledger")),
-            storage: try Storage(try root.table("storage"))
+            storage: try Storage(try root.table("storage")),
+            cluster: try Cluster(try root.table("cluster"))
         )
     }
 }

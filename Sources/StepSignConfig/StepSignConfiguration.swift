@@ -27,6 +27,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var ledger: Ledger
     /// `[storage]`: SQLite (default) or PostgreSQL.
     public var storage: Storage
+    /// `[cluster]`: the cluster root key that other instances' keys must chain to.
+    public var cluster: Cluster
 
     public init(
         instance: String = "stepsign",
@@ -39,7 +41,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         idv: IDV = IDV(),
         log: Log = Log(),
         ledger: Ledger = Ledger(),
-        storage: Storage = Storage()
+        storage: Storage = Storage(),
+        cluster: Cluster = Cluster()
     ) {
         self.instance = instance
         self.server = server
@@ -52,6 +55,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.log = log
         self.ledger = ledger
         self.storage = storage
+        self.cluster = cluster
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

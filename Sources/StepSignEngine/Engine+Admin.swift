@@ -55,6 +55,10 @@ extension Engine {
         case let .revokeKey(kid):
             let kid = try await keyring.revoke(kid: kid)
             return Reply(result: ["activeKid": .string(kid)])
+        case let .endorseKey(endorsement):
+            let kid = try await keyring.addEndorsement(endorsement)
+            let trust = keyring.keys.first { $0.kid == kid }?.trust
+            return Reply(result: ["kid": .string(kid), "trusted": .bool(trust?.isTrusted ?? false)])
         case .listKeys:
             try await keyring.refresh()
             let keys = keyring.keys.map { key -> JSONValue in
@@ -64,29 +68,14 @@ extension Engine {
                     "revoked": .bool(key.revokedAt != nil),
                     "createdAt": .int(Int64(key.createdAt.timeIntervalSince1970)),
                     "instance": .string(key.instance),
+                    "trusted": .bool(key.trust.isTrusted),
+                    "trust": .string(Self.describe(key.trust)),
+                    "jwk": Self.jwkJSON(key.publicKey),
                 ]
             }
             return Reply(result: ["keys": .array(keys)])
         case .auditVerify:
-            try await keyring.refresh()
-            let options = LedgerVerifier.Options(
-                trustedKeys: keyring.trustedKeys,
-                revokedKids: Set(keyring.keys.filter { $0.revokedAt != nil }.map(\.kid)),
-                checkpointEntries: context.config.ledger.checkpointEntries
-            )
-            let audit = try await store.auditLedger(options: options)
-            if !audit.ok {
-                logger.warning("ledger audit found a problem", metadata: [
-                    "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(audit.problem ?? "")",
-                ])
-            }
-            return Reply(result: [
-                "ok": .bool(audit.ok),
-                "entries": .int(Int64(audit.entries)),
-                "firstBadSeq": audit.firstBadSeq.map { .int($0) } ?? .null,
-                "checkpoints": .int(Int64(audit.checkpoints)),
-                "problem": audit.problem.map { .string($0) } ?? .null,
-            ])
+            return try await auditVerify(context: context)
         case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the
@@ -110,6 +99,60 @@ extension Engine {
                 "checkpoints": .array(checkpoints.map { .string($0.jws) }),
             ])
         }
+    }
+
+    /// `admin.auditVerify`: the ledger against the trusted keys (SPEC §5.3), and every key
+    /// the store lists that the daemon does not trust (SPEC §5.4), which makes it not `ok`.
+    private func auditVerify(context: RequestContext) async throws -> Reply {
+        try await keyring.refresh()
+        let keys = keyring.keys
+        let untrusted = keys.filter { !$0.trust.isTrusted }
+        let options = LedgerVerifier.Options(
+            trustedKeys: keyring.trustedKeys,
+            revokedKids: Set(keys.filter { $0.revokedAt != nil && $0.trust.isTrusted }.map(\.kid)),
+            checkpointEntries: context.config.ledger.checkpointEntries,
+            untrustedKids: Dictionary(untrusted.map { ($0.kid, $0.trust.problem ?? "") }, uniquingKeysWith: { $1 })
+        )
+        let audit = try await store.auditLedger(options: options)
+        var ok = audit.ok
+        var problem = audit.problem
+        if ok, let key = untrusted.first {
+            ok = false
+            problem = "the store lists signing key \(key.kid) of instance \"\(key.instance)\", which is not trusted: "
+                + (key.trust.problem ?? "")
+        }
+        if !ok {
+            logger.warning("ledger audit found a problem", metadata: [
+                "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(problem ?? "")",
+            ])
+        }
+        return Reply(result: [
+            "ok": .bool(ok),
+            "entries": .int(Int64(audit.entries)),
+            "firstBadSeq": audit.firstBadSeq.map { .int($0) } ?? .null,
+            "checkpoints": .int(Int64(audit.checkpoints)),
+            "problem": problem.map { .string($0) } ?? .null,
+            "untrustedKeys": .array(untrusted.map { key in
+                ["kid": .string(key.kid), "instance": .string(key.instance), "reason": .string(key.trust.problem ?? "")]
+            }),
+        ])
+    }
+
+    /// How `admin.listKeys` names a key's trust: "own", "endorsed by root", "endorsed by KID",
+    /// or "untrusted: reason".
+    static func describe(_ trust: KeyTrust) -> String {
+        switch trust {
+        case .own: "own"
+        case let .endorsed(endorser): "endorsed by \(endorser)"
+        case let .untrusted(reason): "untrusted: \(reason)"
+        }
+    }
+
+    /// A public key as a JWK object (`kty`, `crv`, `x`, `y`, `kid`).
+    static func jwkJSON(_ key: P256PublicKey) -> JSONValue {
+        let jwk = key.jwk
+        return .object([("kty", .string(jwk.kty)), ("crv", .string(jwk.crv ?? "")), ("x", .string(jwk.x ?? "")),
+                        ("y", .string(jwk.y ?? "")), ("kid", .string(key.thumbprint))])
     }
 
     /// Removes, unlocks or expires the password of an existing user (error 4 if there is none).

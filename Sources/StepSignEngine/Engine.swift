@@ -97,8 +97,10 @@ public final class Engine: Sendable {
     /// stays and the error is thrown. Everything is prepared before anything is swapped in.
     public func reload(_ new: StepSignConfiguration) throws {
         let settings = try Self.settings(new)
+        let root = try new.cluster.loadRootKey()
         try passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
+        keyring.useClusterRoot(root)
     }
 
     /// Clean shutdown: logs the level-0 signatures not yet summarized and checkpoints the

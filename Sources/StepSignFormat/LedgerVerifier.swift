@@ -29,11 +29,16 @@ public struct LedgerVerifier {
         public var revokedKids: Set<String>
         /// The longest run of entries without a checkpoint; nil does not check it.
         public var checkpointEntries: Int?
+        /// Keys the store lists that the daemon does not trust (SPEC §5.4), with the reason:
+        /// an entry or checkpoint they sign is reported by name.
+        public var untrustedKids: [String: String]
 
-        public init(trustedKeys: TrustedKeys?, revokedKids: Set<String> = [], checkpointEntries: Int? = nil) {
+        public init(trustedKeys: TrustedKeys?, revokedKids: Set<String> = [], checkpointEntries: Int? = nil,
+                    untrustedKids: [String: String] = [:]) {
             self.trustedKeys = trustedKeys
             self.revokedKids = revokedKids
             self.checkpointEntries = checkpointEntries
+            self.untrustedKids = untrustedKids
         }
     }
 
@@ -69,6 +74,8 @@ public struct LedgerVerifier {
             claim(checkpoint)
         } catch .unknownKeyID(let kid) where options.revokedKids.contains(kid) {
             problems.append((nil, "a checkpoint is signed by revoked key \(kid)"))
+        } catch .unknownKeyID(let kid) where options.untrustedKids[kid] != nil {
+            problems.append((nil, "a checkpoint is signed by untrusted key \(kid) (\(options.untrustedKids[kid] ?? ""))"))
         } catch {
             problems.append((nil, "a checkpoint does not verify: \(error.description)"))
         }
@@ -182,6 +189,8 @@ public struct LedgerVerifier {
         case let .failure(.unknownKeyID(kid)) where options.revokedKids.contains(kid):
             revoked = (revoked?.first ?? seq, (revoked?.count ?? 0) + 1)
             return true
+        case let .failure(.unknownKeyID(kid)) where options.untrustedKids[kid] != nil:
+            return stop(seq, "signed by key \(kid), which is not trusted (\(options.untrustedKids[kid] ?? ""))")
         case let .failure(error):
             return stop(seq, "signature: \(error.description)")
         }

@@ -59,18 +59,21 @@ public struct PostgresImport: Sendable {
         }
     }
 
-    /// Signing key records as they are (active flag, revocation, instance, public half), in the
+    /// Signing key records as they are (active flag, revocation, instance, public half,
+    /// endorsement), in the
     /// order given. Insert them after the ledger and checkpoints: the database refuses rows
     /// signed with a key it already knows as revoked.
     public func insertSigningKeys(_ keys: [SigningKeyRecord]) async throws {
-        try await insert(keys, into: "signing_keys", columns: "kid, created_at, active, revoked_at, instance, public_key",
-                         count: 6) { bindings, key in
+        try await insert(keys, into: "signing_keys",
+                         columns: "kid, created_at, active, revoked_at, instance, public_key, endorsement",
+                         count: 7) { bindings, key in
             bindings.append(key.kid)
             bindings.append(key.createdAt)
             bindings.append(key.active)
             bindings.append(key.revokedAt)
             bindings.append(key.instance)
             bindings.append(key.publicKeyPEM)
+            bindings.append(key.endorsement)
         }
     }
 

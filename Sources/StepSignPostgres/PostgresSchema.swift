@@ -32,6 +32,7 @@ enum PostgresSchema {
         Migration(version: 2, name: "v2-signing-keys-per-instance", statements: v2),
         Migration(version: 3, name: "v3-ledger-rules-per-statement", statements: v3),
         Migration(version: 4, name: "v4-ledger-append-commit", statements: v4),
+        Migration(version: 5, name: "v5-key-endorsements", statements: v5),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -426,5 +427,11 @@ enum PostgresSchema {
         END
         $$
         """,
+    ]
+
+    /// Endorsements of signing keys (SPEC §5.4): the JWS that chains a key to the cluster
+    /// root. Every daemon checks the chain itself; the column alone proves nothing.
+    private static let v5: [String] = [
+        "ALTER TABLE signing_keys ADD COLUMN endorsement text",
     ]
 }

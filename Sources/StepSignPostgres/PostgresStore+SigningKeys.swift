@@ -11,15 +11,15 @@ extension PostgresStore {
     /// Every signing key record, oldest first, read on `connection`.
     static func signingKeys(on connection: AnsweredConnection, logger: Logger) async throws -> [SigningKeyRecord] {
         let rows = try await connection.query(
-            "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, id", logger: logger
+            "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement FROM signing_keys ORDER BY created_at, id", logger: logger
         )
         var keys: [SigningKeyRecord] = []
         for try await row in rows {
             do {
-                let (kid, createdAt, active, revokedAt, instance, publicKey) =
-                    try row.decode((String, Date, Bool, Date?, String, String?).self)
+                let (kid, createdAt, active, revokedAt, instance, publicKey, endorsement) =
+                    try row.decode((String, Date, Bool, Date?, String, String?, String?).self)
                 keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
-                                             instance: instance, publicKeyPEM: publicKey))
+                                             instance: instance, publicKeyPEM: publicKey, endorsement: endorsement))
             } catch {
                 throw malformed("signing_keys", error)
             }
@@ -27,7 +27,8 @@ extension PostgresStore {
         return keys
     }
 
-    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
+    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?,
+                              endorsement: String?) async throws {
         try await inTransaction { connection in
             // Rotations take turns (the one-active-per-instance index would refuse a second
             // daemon of the same instance; other instances' keys are not touched).
@@ -41,8 +42,8 @@ extension PostgresStore {
                 "UPDATE signing_keys SET active = false WHERE active AND (instance = \(instance) OR instance = '')", logger: logger
             )
             try await connection.query("""
-                INSERT INTO signing_keys (kid, created_at, active, instance, public_key)
-                VALUES (\(kid), \(createdAt), true, \(instance), \(publicKeyPEM))
+                INSERT INTO signing_keys (kid, created_at, active, instance, public_key, endorsement)
+                VALUES (\(kid), \(createdAt), true, \(instance), \(publicKeyPEM), \(endorsement))
                 """, logger: logger)
         }
     }
@@ -52,6 +53,14 @@ extension PostgresStore {
             try await connection.query(
                 "UPDATE signing_keys SET public_key = \(publicKeyPEM) WHERE kid = \(kid) AND public_key IS NULL", logger: logger
             )
+        }
+    }
+
+    public func setSigningKeyEndorsement(kid: String, endorsement: String) async throws -> Bool {
+        try await withConnection { connection in
+            try await Self.count(connection.query(
+                "UPDATE signing_keys SET endorsement = \(endorsement) WHERE kid = \(kid) RETURNING 1", logger: logger
+            )) == 1
         }
     }
 

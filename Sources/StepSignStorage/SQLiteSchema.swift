@@ -35,6 +35,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v5-signing-keys-per-instance") { db in
             try db.execute(sql: v5)
         }
+        migrator.registerMigration("v6-key-endorsements") { db in
+            try db.execute(sql: v6)
+        }
         return migrator
     }
 
@@ -192,5 +195,11 @@ enum SQLiteSchema {
         CREATE TRIGGER ledger_checkpoints_key_not_revoked BEFORE INSERT ON ledger_checkpoints
         WHEN EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL)
         BEGIN SELECT RAISE(ABORT, '\(revokedKeyMessage)'); END;
+        """
+
+    /// Endorsements of signing keys (SPEC §5.4): the JWS that chains a key to the cluster
+    /// root. Trust is decided by checking it, never by the column being there.
+    private static let v6 = """
+        ALTER TABLE signing_keys ADD COLUMN endorsement TEXT;
         """
 }

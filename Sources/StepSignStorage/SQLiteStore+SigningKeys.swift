@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance, public_key FROM signing_keys ORDER BY created_at, rowid")
+            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement FROM signing_keys ORDER BY created_at, rowid")
                 .map { row in
                     do {
                         return SigningKeyRecord(
@@ -14,7 +14,8 @@ extension SQLiteStore {
                             active: try row.decode(forColumn: "active"),
                             revokedAt: try row.decode(Double?.self, forColumn: "revoked_at").map { Date(storageSeconds: $0) },
                             instance: try row.decode(forColumn: "instance"),
-                            publicKeyPEM: try row.decode(String?.self, forColumn: "public_key")
+                            publicKeyPEM: try row.decode(String?.self, forColumn: "public_key"),
+                            endorsement: try row.decode(String?.self, forColumn: "endorsement")
                         )
                     } catch {
                         throw StorageError.malformedRow(table: "signing_keys", detail: "\(error)")
@@ -23,7 +24,8 @@ extension SQLiteStore {
         }
     }
 
-    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
+    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?,
+                              endorsement: String?) async throws {
         try await pool.write { db in
             let known = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kid = ?)", arguments: [kid]
@@ -32,8 +34,8 @@ extension SQLiteStore {
             try db.execute(sql: "UPDATE signing_keys SET active = 0 WHERE active = 1 AND (instance = ? OR instance = '')",
                            arguments: [instance])
             try db.execute(
-                sql: "INSERT INTO signing_keys (kid, created_at, active, instance, public_key) VALUES (?, ?, 1, ?, ?)",
-                arguments: [kid, createdAt.storageSeconds, instance, publicKeyPEM]
+                sql: "INSERT INTO signing_keys (kid, created_at, active, instance, public_key, endorsement) VALUES (?, ?, 1, ?, ?, ?)",
+                arguments: [kid, createdAt.storageSeconds, instance, publicKeyPEM, endorsement]
             )
         }
     }
@@ -42,6 +44,13 @@ extension SQLiteStore {
         try await pool.write { db in
             try db.execute(sql: "UPDATE signing_keys SET public_key = ? WHERE kid = ? AND public_key IS NULL",
                            arguments: [publicKeyPEM, kid])
+        }
+    }
+
+    public func setSigningKeyEndorsement(kid: String, endorsement: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE signing_keys SET endorsement = ? WHERE kid = ?", arguments: [endorsement, kid])
+            return db.changesCount == 1
         }
     }
 

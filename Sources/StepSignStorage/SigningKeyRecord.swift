@@ -19,14 +19,19 @@ public struct SigningKeyRecord: Sendable, Equatable {
     /// can publish and check the keys of the others (SPEC §5.2); nil for a key recorded before
     /// the column existed, until the daemon holding it fills it in.
     public var publicKeyPEM: String?
+    /// The key's endorsement (SPEC §5.4): a `stepsign-key-endorsement+jwt` JWS by the cluster
+    /// root or the key's predecessor, or nil. Only a chain of valid endorsements ending at the
+    /// configured root makes another instance's key trusted; the column alone proves nothing.
+    public var endorsement: String?
 
     public init(kid: String, createdAt: Date, active: Bool, revokedAt: Date? = nil, instance: String = "",
-                publicKeyPEM: String? = nil) {
+                publicKeyPEM: String? = nil, endorsement: String? = nil) {
         self.kid = kid
         self.createdAt = createdAt
         self.active = active
         self.revokedAt = revokedAt
         self.instance = instance
         self.publicKeyPEM = publicKeyPEM
+        self.endorsement = endorsement
     }
 }

@@ -140,8 +140,16 @@ public protocol StepSignStore: Sendable {
     /// Records a new signing key, held by the daemon `instance`, with its public half, and makes
     /// it that instance's only active key, atomically (keys of other instances are untouched;
     /// keys recorded before instances were, with instance "", count as the rotating
-    /// instance's). Throws ``StorageError/signingKeyExists(_:)`` if `kid` is known.
-    func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws
+    /// instance's). `endorsement`, when given, is stored with it in the same step (SPEC §5.4:
+    /// a daemon endorses its successor as it rotates). Throws
+    /// ``StorageError/signingKeyExists(_:)`` if `kid` is known.
+    func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?,
+                       endorsement: String?) async throws
+
+    /// Stores `endorsement` for the key `kid`, replacing any earlier one (the operator's root
+    /// endorsement replaces a predecessor's). Returns false if there is no such key. The store
+    /// does not check it: every daemon checks the chain itself when it reads the keys.
+    func setSigningKeyEndorsement(kid: String, endorsement: String) async throws -> Bool
 
     /// Fills in the public half of a key recorded without one (before the column existed).
     /// A key that has one already keeps it.
@@ -228,12 +236,17 @@ public protocol StepSignStore: Sendable {
 extension StepSignStore {
     /// Records a new signing key for an unnamed instance, without its public half.
     public func addSigningKey(kid: String, createdAt: Date) async throws {
-        try await addSigningKey(kid: kid, createdAt: createdAt, instance: "", publicKeyPEM: nil)
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: "", publicKeyPEM: nil, endorsement: nil)
     }
 
     /// Records a new signing key held by `instance`, without its public half.
     public func addSigningKey(kid: String, createdAt: Date, instance: String) async throws {
-        try await addSigningKey(kid: kid, createdAt: createdAt, instance: instance, publicKeyPEM: nil)
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: instance, publicKeyPEM: nil, endorsement: nil)
+    }
+
+    /// Records a new signing key held by `instance`, with its public half and no endorsement.
+    public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
+        try await addSigningKey(kid: kid, createdAt: createdAt, instance: instance, publicKeyPEM: publicKeyPEM, endorsement: nil)
     }
 
     /// Appends a batch without checkpoints.

@@ -6,7 +6,7 @@ import Foundation
 struct AdminCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin", abstract: "Administer users, keys and the ledger.",
-        subcommands: [User.self, Key.self, Audit.self, MigrateCommand.self]
+        subcommands: [User.self, Key.self, ClusterCommand.self, Audit.self, MigrateCommand.self]
     )
 
     struct User: ParsableCommand {
@@ -134,7 +134,7 @@ struct AdminCommand: ParsableCommand {
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "List signing keys.",
-                discussion: "--json prints an array of {kid, active, revoked, createdAt, instance}.")
+                discussion: "--json prints an array of {kid, active, revoked, createdAt, instance, trusted, trust}.")
             @OptionGroup var global: GlobalOptions
             @OptionGroup var output: JSONFlag
             func run() throws {
@@ -142,13 +142,14 @@ struct AdminCommand: ParsableCommand {
                     let reply = try global.connect().call("admin.listKeys").requireAccepted("admin.listKeys")
                     let keys = reply.result?["keys"]?.arrayValue ?? []
                     if output.json {
-                        JSONOutput.print(.array(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance"]) }))
+                        JSONOutput.print(.array(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance", "trusted", "trust"]) }))
                         return
                     }
                     for key in keys {
                         let state = key["revoked"]?.boolValue == true ? "revoked" : key["active"]?.boolValue == true ? "active" : "retired"
                         let created = (key["createdAt"]?.int).map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
-                        print("\(key["kid"]?.stringValue ?? "?")  \(state), created \(created) by \(key["instance"]?.stringValue ?? "?")")
+                        let trust = key["trust"]?.stringValue ?? "?"
+                        print("\(key["kid"]?.stringValue ?? "?")  \(state), created \(created) by \(key["instance"]?.stringValue ?? "?"), \(trust)")
                     }
                 }
             }

@@ -6,6 +6,7 @@ internal import CSystemShims
 import Logging
 import ServiceLifecycle
 import StepSignConfig
+import StepSignCrypto
 import StepSignEngine
 import StepSignPostgres
 import StepSignServer
@@ -91,12 +92,19 @@ struct StepSignDaemon: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
 
+        let clusterRoot: P256PublicKey?
+        do {
+            clusterRoot = try settings.cluster.loadRootKey()
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
         let store = try await openStore(settings, logger: logger)
         let keyring: Keyring
         do {
             keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", instance: settings.instance,
-                                             passphrase: passphrase,
-                                             store: store, logger: logger)
+                                             passphrase: passphrase, store: store, clusterRoot: clusterRoot,
+                                             logger: logger)
         } catch let error as KeyringError {
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
             try? await store.close()

@@ -59,19 +59,20 @@ struct SigningKeysPerDaemonTests {
             """, jwks, token)
     }
 
-    /// Two daemons, host-a and host-b, with state directories of their own on a fresh database.
-    private static func withTwoDaemons(_ body: (DaemonHarness, DaemonHarness) throws -> Void) throws {
+    /// Two daemons, host-a and host-b, with state directories of their own on a fresh database,
+    /// both trusting one cluster root that endorsed each one's first key (SPEC §5.4).
+    private static func withTwoDaemons(_ body: (DaemonHarness, DaemonHarness, ClusterRoot) throws -> Void) throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config)
-        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config)
-        try body(a, b)
+        let root = try ClusterRoot()
+        let daemons = try Cluster.startTwo(on: database, config: "", root: root)
+        try body(daemons[0], daemons[1], root)
     }
 
     @Test("each daemon makes and keeps its own key; either daemon's JWKS verifies both daemons' signatures (PyJWT)")
     func eachDaemonItsOwnKey() throws {
-        try Self.withTwoDaemons { a, b in
+        try Self.withTwoDaemons { a, b, _ in
             let kidA = try Self.activeKid(a)
             let kidB = try Self.activeKid(b)
             #expect(kidA != kidB)
@@ -107,7 +108,7 @@ struct SigningKeysPerDaemonTests {
 
     @Test("admin.rotateKey rotates the receiving daemon's key only; the others publish the new key at once")
     func rotationIsPerDaemon() throws {
-        try Self.withTwoDaemons { a, b in
+        try Self.withTwoDaemons { a, b, _ in
             let kidA = try Self.activeKid(a)
             let oldB = try Self.activeKid(b)
             let newB = try #require(try b.connect().call("admin.rotateKey").result?["activeKid"]?.stringValue)
@@ -118,6 +119,8 @@ struct SigningKeysPerDaemonTests {
             #expect(keys[kidA]?["active"]?.boolValue == true)
             #expect(keys[oldB]?["active"]?.boolValue == false && keys[oldB]?["revoked"]?.boolValue == false)
             #expect(keys[newB]?["active"]?.boolValue == true && keys[newB]?["instance"]?.stringValue == "host-b")
+            // B endorsed its successor with its root-endorsed key: A trusts the new key with no operator step.
+            #expect(keys[newB]?["trusted"]?.boolValue == true && keys[newB]?["trust"]?.stringValue == "endorsed by \(oldB)", "\(keys)")
             #expect(try Self.jwks(a).kids == [kidA, oldB, newB])
             let signed = try #require(Self.signature(try Self.level0(b, payload: "after rotation")))
             #expect(try Self.header(signed)["kid"]?.stringValue == newB)
@@ -125,9 +128,9 @@ struct SigningKeysPerDaemonTests {
         }
     }
 
-    @Test("admin.revokeKey on A of B's active key: gone from every JWKS at once; B refuses to record it and makes a new key")
+    @Test("admin.revokeKey on A of B's active key: gone from every JWKS at once; B refuses to record it and makes a new key, which needs the root")
     func revokingAnotherDaemonsKey() throws {
-        try Self.withTwoDaemons { a, b in
+        try Self.withTwoDaemons { a, b, root in
             let kidA = try Self.activeKid(a)
             let kidB = try Self.activeKid(b)
             let before = try #require(Self.signature(try Self.level0(b, payload: "before")))
@@ -153,6 +156,13 @@ struct SigningKeysPerDaemonTests {
             let newB = try #require(try Self.header(token)["kid"]?.stringValue)
             #expect(newB != kidB && newB != kidA)
             #expect(try Self.activeKid(b) == newB)
+            // B's new key was endorsed by nothing A trusts (its predecessor is revoked): A
+            // publishes it only once the operator's root endorses it (SPEC §5.4).
+            #expect(try Self.jwks(a).kids == [kidA])
+            #expect(try Self.jwks(b).kids == [kidA, newB])
+            #expect(try Self.listKeys(a)[newB]?["trusted"]?.boolValue == false)
+            let endorsed = try root.endorse(b, instance: "host-b", via: a)
+            #expect(endorsed.status == 0, "\(endorsed.stderr)")
             #expect(try Self.jwks(a).kids == [kidA, newB])
             #expect(try Self.pyJWTVerifies(token, with: try Self.jwks(a).text).contains("host-b"))
             let keys = try Self.listKeys(a)

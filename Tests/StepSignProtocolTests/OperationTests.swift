@@ -39,12 +39,13 @@ struct OperationTests {
         #"{"id":1,"op":"admin.revokeDeviceKey","user":"u","deviceKeyId":"k"}"#,
         #"{"id":1,"op":"admin.rotateKey"}"#,
         #"{"id":1,"op":"admin.revokeKey","kid":"k"}"#,
+        #"{"id":1,"op":"admin.endorseKey","endorsement":"e"}"#,
         #"{"id":1,"op":"admin.listKeys"}"#,
         #"{"id":1,"op":"admin.auditVerify"}"#,
         #"{"id":1,"op":"admin.exportLedger","afterSeq":5,"limit":10}"#,
     ]
 
-    @Test("all 32 operations decode with every parameter they take", arguments: complete)
+    @Test("all 33 operations decode with every parameter they take", arguments: complete)
     func decodesComplete(_ line: String) throws {
         _ = try operation(line)
     }

@@ -15,6 +15,10 @@ public enum Tools {
     public struct Failure: Error, CustomStringConvertible {
         public var result: Result
         public var description: String { "exited with \(result.status): \(result.stdout)\(result.stderr)" }
+
+        public init(result: Result) {
+            self.result = result
+        }
     }
 
     /// Runs `arguments[0]` (looked up in PATH) with the rest as arguments, `stdin` as its

@@ -38,3 +38,32 @@ extension StepSignConfiguration.IDV {
         }
     }
 }
+
+extension StepSignConfiguration.Cluster {
+    /// Why the cluster root key could not be read.
+    public struct RootKeyError: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { "cluster.root_key: \(reason)" }
+    }
+
+    /// The cluster root public key of `root_key` (PEM or JWK text, or a file holding one), or
+    /// nil when none is configured.
+    public func loadRootKey() throws -> P256PublicKey? {
+        guard !rootKey.isEmpty else { return nil }
+        var text = rootKey
+        if rootKeyIsFile {
+            do {
+                text = String(decoding: try SecureFile.read(rootKey), as: UTF8.self)
+            } catch {
+                throw RootKeyError(reason: "\(rootKey): \(error)")
+            }
+        }
+        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        do {
+            if trimmed.hasPrefix("{") { return try P256PublicKey(jwkJSON: Array(trimmed.utf8)) }
+            return try P256PublicKey(spkiPEM: trimmed)
+        } catch {
+            throw RootKeyError(reason: "not a P-256 public key (PEM or JWK): \(error)")
+        }
+    }
+}

@@ -50,7 +50,8 @@ public struct StrictModes: Sendable {
     /// The files `configuration` names and will read or run: `idv.trusted_keys` when IDV is
     /// configured, `password.common_passwords_file` when set, and the notifier program
     /// (`forgot_password.notifier[0]`) when forgot-password is enabled with a notifier, and on
-    /// PostgreSQL `storage.postgresql.password_file` and (verify-full) `tls_ca_file` when set.
+    /// PostgreSQL `storage.postgresql.password_file` and (verify-full) `tls_ca_file` when set,
+    /// and `cluster.root_key` when it names a file.
     public func checkReferencedFiles(of configuration: StepSignConfiguration) throws(StrictModesError) {
         if !configuration.idv.issuer.isEmpty {
             try checkTrustedInput(configuration.idv.trustedKeys, role: "idv.trusted_keys")
@@ -63,6 +64,10 @@ public struct StrictModes: Sendable {
         }
         if configuration.storage.backend == .postgresql, !configuration.storage.postgresql.passwordFile.isEmpty {
             try checkTrustedInput(configuration.storage.postgresql.passwordFile, role: "storage.postgresql.password_file")
+        }
+        // Whoever may replace the cluster root key may make any signing key trusted (SPEC §5.4).
+        if configuration.cluster.rootKeyIsFile {
+            try checkTrustedInput(configuration.cluster.rootKey, role: "cluster.root_key")
         }
         // Not secret, but whoever may replace the CA file may impersonate the database server.
         if configuration.storage.backend == .postgresql, configuration.storage.postgresql.tls == .verifyFull,

@@ -10,6 +10,9 @@ public enum AdminOperation: Sendable {
     case revokeDeviceKey(user: String, deviceKeyID: String)
     case rotateKey
     case revokeKey(kid: String)
+    /// `admin.endorseKey {endorsement}`: stores the cluster root's endorsement of a key (SPEC
+    /// §5.4, what `stepsign admin cluster endorse` sends).
+    case endorseKey(endorsement: String)
     case listKeys
     case auditVerify
     case exportLedger(afterSeq: Int, limit: Int)
@@ -46,6 +49,9 @@ public enum AdminOperation: Sendable {
         case "admin.revokeKey":
             try request.allowOnly(["kid"])
             self = .revokeKey(kid: try request.string("kid"))
+        case "admin.endorseKey":
+            try request.allowOnly(["endorsement"])
+            self = .endorseKey(endorsement: try request.string("endorsement"))
         case "admin.listKeys":
             try request.allowOnly([])
             self = .listKeys

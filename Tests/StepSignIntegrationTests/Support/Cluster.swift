@@ -1,5 +1,6 @@
 import Foundation
 import StepSignClient
+import StepSignTestSupport
 
 /// The daemons of one test: one (SQLite) or two sharing a database (PostgreSQL), each with
 /// its own state directory, socket and `instance`. Stops them and drops the database when
@@ -7,10 +8,13 @@ import StepSignClient
 final class Cluster: @unchecked Sendable {
     let daemons: [DaemonHarness]
     let database: PostgresServer.Database?
+    /// The cluster root that endorsed the daemons' keys (two daemons), kept until the end.
+    let root: ClusterRoot?
 
-    init(daemons: [DaemonHarness], database: PostgresServer.Database?) {
+    init(daemons: [DaemonHarness], database: PostgresServer.Database?, root: ClusterRoot? = nil) {
         self.daemons = daemons
         self.database = database
+        self.root = root
     }
 
     /// The first daemon.
@@ -31,9 +35,19 @@ final class Cluster: @unchecked Sendable {
     }
 
     /// Two daemons, `instance` "host-a" and "host-b", on `database`; B with `bConfig` if given.
-    static func startTwo(on database: PostgresServer.Database, config: String, bConfig: String? = nil) throws -> [DaemonHarness] {
-        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + config)
-        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + (bConfig ?? config))
+    /// Unless `root` is nil, both trust `root` (`[cluster] root_key`) and it endorses each
+    /// one's key, as an operator sets a cluster up (SPEC §5.4).
+    static func startTwo(on database: PostgresServer.Database, config: String, bConfig: String? = nil,
+                         root: ClusterRoot?) throws -> [DaemonHarness] {
+        let trust = root?.config ?? ""
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + trust + config)
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + trust + (bConfig ?? config))
+        if let root {
+            for (daemon, instance) in [(a, "host-a"), (b, "host-b")] {
+                let endorsed = try root.endorse(daemon, instance: instance)
+                guard endorsed.status == 0 else { throw Tools.Failure(result: endorsed) }
+            }
+        }
         return [a, b]
     }
 

@@ -26,7 +26,9 @@ enum Deployment: String, CaseIterable, Sendable, CustomTestStringConvertible {
             guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
             let database = try PostgresServer.createDatabase()
             do {
-                return Cluster(daemons: try Cluster.startTwo(on: database, config: config, bConfig: bConfig), database: database)
+                let root = try ClusterRoot()
+                return Cluster(daemons: try Cluster.startTwo(on: database, config: config, bConfig: bConfig, root: root),
+                               database: database, root: root)
             } catch {
                 database.drop()
                 throw error

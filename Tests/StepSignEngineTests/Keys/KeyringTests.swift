@@ -2,7 +2,9 @@ import Foundation
 import Logging
 @testable import StepSignEngine
 import StepSignCrypto
-import StepSignStorage
+import StepSignFormat
+import StepSignProtocol
+@testable import StepSignStorage
 import Testing
 import StepSignTestSupport
 
@@ -47,11 +49,12 @@ import StepSignTestSupport
         }
     }
 
-    @Test("another instance's keys are published from their public halves; one whose half is missing or wrong is left out")
+    @Test("another instance's key is published only with an endorsement chain to the cluster root; a row alone, a wrong half or none is not")
     func otherInstancesKeys() async throws {
         try await withStore { store, directory in
             let elsewhere = TemporaryDirectory.path("keyring-b")
             defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+            let root = try P256PrivateKey.generate()
             let good = try writeKey(in: elsewhere)
             let other = try writeKey(in: elsewhere)
             try await store.addSigningKey(kid: good.publicKey.thumbprint, createdAt: Date(), instance: "host-b",
@@ -61,13 +64,61 @@ import StepSignTestSupport
                                           publicKeyPEM: other.publicKey.spkiPEM)
             try await store.addSigningKey(kid: "no-half", createdAt: Date(), instance: "host-d", publicKeyPEM: nil)
             let keyring = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
-                                                 store: store, logger: logger)
+                                                 store: store, clusterRoot: root.publicKey, logger: logger)
             let own = keyring.active
-            #expect(own.isOwn && own.instance == "host-a")
+            #expect(own.isOwn && own.instance == "host-a" && own.trust == .own)
+            // Not endorsed yet: listed, not trusted.
+            #expect(keyring.trustedKeys.all.map(\.thumbprint) == [own.kid])
+            #expect(keyring.keys.first { $0.kid == good.publicKey.thumbprint }?.trust == .untrusted(reason: "no endorsement"))
+
+            let endorsement = try KeyEndorsement(instance: "host-b", key: good.publicKey, iat: 1).signed(by: root)
+            #expect(try await keyring.addEndorsement(endorsement) == good.publicKey.thumbprint)
             #expect(Set(keyring.trustedKeys.all.map(\.thumbprint)) == [own.kid, good.publicKey.thumbprint])
-            #expect(keyring.keys.first { $0.kid == good.publicKey.thumbprint }?.isOwn == false)
+            #expect(keyring.keys.first { $0.kid == good.publicKey.thumbprint }?.trust == .endorsed(endorser: KeyTrust.rootEndorser))
+            // An endorsement naming another instance, or not signed by the root, is refused.
+            let wrongInstance = try KeyEndorsement(instance: "host-x", key: other.publicKey, iat: 1).signed(by: root)
+            await #expect(throws: StepSignError.self) { _ = try await keyring.addEndorsement(wrongInstance) }
+            let selfMade = try KeyEndorsement(instance: "host-b", key: good.publicKey, iat: 1).signed(by: other)
+            await #expect(throws: StepSignError.self) { _ = try await keyring.addEndorsement(selfMade) }
             // Its own directory holds only its own key.
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/keys") == ["\(own.kid).pem"])
+        }
+    }
+
+    @Test("a key row written into the store is not trusted, with or without a root; an own key file the store lost stays published")
+    func ownKeysAreTheFilesInKeys() async throws {
+        try await withStore { store, directory in
+            let keyring = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
+                                                 store: store, logger: logger)
+            let own = keyring.active.kid
+            let forged = try P256PrivateKey.generate()
+            // A writer who knows the instance name and marks the row active still gets no trust.
+            try await store.addSigningKey(kid: forged.publicKey.thumbprint, createdAt: Date(), instance: "host-z",
+                                          publicKeyPEM: forged.publicKey.spkiPEM)
+            try await keyring.refresh()
+            #expect(keyring.trustedKeys.all.map(\.thumbprint) == [own])
+            #expect(keyring.keys.first { $0.kid == forged.publicKey.thumbprint }?.trust.isTrusted == false)
+        }
+    }
+
+    @Test("a revocation of an own key is recorded in keys/: clearing the column undoes nothing, and the column is written back")
+    func revocationOutlivesAClearedColumn() async throws {
+        try await withStore { store, directory in
+            let keyring = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
+                                                 store: store, logger: logger)
+            let old = keyring.active.kid
+            _ = try await keyring.revoke(kid: old)
+            #expect(FileManager.default.fileExists(atPath: directory + "/keys/\(old).revoked"))
+            try await store.executeRawSQL("UPDATE signing_keys SET revoked_at = NULL WHERE kid = '\(old)'")
+            try await keyring.refresh()
+            #expect(!keyring.trustedKeys.all.map(\.thumbprint).contains(old))
+            #expect(keyring.keys.first { $0.kid == old }?.revokedAt != nil)
+            #expect(try await store.signingKeys().first { $0.kid == old }?.revokedAt != nil)
+            // And after a restart.
+            try await store.executeRawSQL("UPDATE signing_keys SET revoked_at = NULL WHERE kid = '\(old)'")
+            let reopened = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
+                                                  store: store, logger: logger)
+            #expect(!reopened.trustedKeys.all.map(\.thumbprint).contains(old))
         }
     }
 

@@ -1,0 +1,388 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+import StepSignStorage
+import struct Foundation.Date
+
+/// The signing keys: this daemon's own (one active signer, retired ones kept for
+/// verification) and, on a shared database, the public halves of every other daemon's
+/// (SPEC §2, §3.2, §5.2), each with the reason it is trusted or not (SPEC §5.4).
+///
+/// Private keys live in `<state_dir>/keys/<kid>.pem` (``KeyDirectory``) and never leave the
+/// host; the store holds every key's metadata, its instance, its public half and its
+/// endorsement. What the daemon trusts is not decided by those rows: its own keys are the
+/// files in `keys/`, and another instance's key is trusted only with an endorsement chain
+/// ending at the configured cluster root (``EndorsementChain``). A row without one is kept
+/// in ``keys`` as untrusted, never published, and logged at critical once. Revocations of
+/// own keys are recorded in `keys/` too, so clearing the column undoes nothing.
+public final class Keyring: Sendable {
+    /// A key the daemon signs or has signed with, or another daemon's public key.
+    public struct Key: Sendable {
+        public var kid: String
+        public var createdAt: Date
+        /// Whether this is the active signer of its instance.
+        public var isActive: Bool
+        /// When `admin.revokeKey` withdrew it, or nil.
+        public var revokedAt: Date?
+        /// The daemon instance that holds the private key ("" for keys from before instances
+        /// were recorded).
+        public var instance: String
+        public var publicKey: P256PublicKey
+        /// Why this daemon trusts the key, or why not.
+        public var trust: KeyTrust
+        /// Whether the store lists the key (an own key file the store lost is still own).
+        public var isRecorded: Bool
+        /// The private key, for this daemon's own keys only.
+        var privateKey: P256PrivateKey?
+
+        /// Whether the private key is in this daemon's state directory.
+        public var isOwn: Bool { privateKey != nil }
+    }
+
+    private struct State {
+        /// This daemon's private keys by kid.
+        var privateKeys: [String: P256PrivateKey]
+        var keys: [Key]
+        var active: Key
+        /// The own active key's private half (the signer's hot path reads it without a lookup).
+        var signer: P256PrivateKey
+        /// Whether the active key chains to the cluster root, as another daemon sees it.
+        var activeChainsToRoot: Bool
+    }
+
+    private let directory: KeyDirectory
+    private let instance: String
+    private let store: any StepSignStore
+    private let state: NIOLockedValueBox<State>
+    /// The cluster root in force (`[cluster] root_key`), swapped on reload.
+    private let root: NIOLockedValueBox<P256PublicKey?>
+    /// Untrusted keys already logged at critical, so that a refresh does not repeat them.
+    private let reported = NIOLockedValueBox<Set<String>>([])
+    private let mutations = SerialExecutionQueue()
+    private let logger: Logger
+
+    private init(directory: KeyDirectory, instance: String, store: any StepSignStore, root: P256PublicKey?,
+                 state: State, logger: Logger) {
+        self.directory = directory
+        self.instance = instance
+        self.store = store
+        self.root = NIOLockedValueBox(root)
+        self.state = NIOLockedValueBox(state)
+        self.logger = logger
+    }
+
+    /// Loads this daemon's keys from `directory` and every other instance's public keys from
+    /// the store, making a key for `instance` (the config's `instance`) if it has no active
+    /// one. `clusterRoot` is the key other instances' keys must chain to (nil: none is
+    /// trusted).
+    public static func open(directory path: String, instance: String = "", passphrase: [UInt8]?,
+                            store: any StepSignStore, clusterRoot: P256PublicKey? = nil,
+                            logger: Logger) async throws -> Keyring {
+        try SecureFile.makeDirectory(path)
+        let directory = KeyDirectory(path: path, passphrase: passphrase)
+        let keyring = Keyring(directory: directory, instance: instance, store: store, root: clusterRoot,
+                              state: try await loadState(directory: directory, instance: instance, store: store,
+                                                         root: clusterRoot, creating: true, logger: logger),
+                              logger: logger)
+        keyring.reportTrust()
+        return keyring
+    }
+
+    /// Reads the key files, the revocation records and the store, makes a key when this
+    /// instance has no active one (and `creating`), and decides each key's trust.
+    private static func loadState(directory: KeyDirectory, instance: String, store: any StepSignStore,
+                                  root: P256PublicKey?, creating: Bool, logger: Logger) async throws -> State {
+        var records = try await store.signingKeys()
+        var ownKeys = try directory.loadKeys(logger: logger)
+        for record in records where record.instance == instance && record.active && record.revokedAt == nil
+            && ownKeys[record.kid] == nil {
+            // The store says this instance signs with a key whose file is not here: a lost
+            // file, or another daemon on the same database with the same instance.
+            throw KeyringError.missingKeyFile(path: directory.file(for: record.kid), instance: record.instance,
+                                              reason: "no such file")
+        }
+        // Keys recorded before the store kept public halves: publish them for the other daemons.
+        for record in records where record.publicKeyPEM == nil {
+            guard let own = ownKeys[record.kid] else { continue }
+            try await store.recordSigningKeyPublicKey(kid: record.kid, publicKeyPEM: own.key.publicKey.spkiPEM)
+        }
+        let revocations = try await syncRevocations(records, ownKeys: ownKeys, directory: directory, store: store,
+                                                    logger: logger)
+        if creating, ownActive(records, ownKeys: ownKeys, revocations: revocations) == nil {
+            let endorser = records.last { ownKeys[$0.kid] != nil && revocations[$0.kid] == nil && $0.revokedAt == nil }
+                .flatMap { ownKeys[$0.kid]?.key }
+            let key = try await create(in: directory, instance: instance, endorser: endorser, store: store)
+            ownKeys[key.publicKey.thumbprint] = KeyDirectory.OwnKey(key: key, modified: Date())
+            logger.notice(records.isEmpty ? "created the first signing key" : "created this instance's signing key",
+                          metadata: ["kid": "\(key.publicKey.thumbprint)", "instance": "\(instance)"])
+            records = try await store.signingKeys()
+        }
+        return try makeState(records, ownKeys: ownKeys, revocations: revocations, instance: instance, root: root,
+                             logger: logger)
+    }
+
+    /// Makes the store and `keys/` agree on which own keys are revoked, in the direction that
+    /// never un-revokes: a revocation the store shows (made through another daemon) is
+    /// recorded in `keys/`; one recorded in `keys/` that the store no longer shows (a cleared
+    /// column) is logged at critical and written back. Returns every own revocation.
+    private static func syncRevocations(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
+                                        directory: KeyDirectory, store: any StepSignStore,
+                                        logger: Logger) async throws -> [String: Date] {
+        var revocations = try directory.revocations()
+        for record in records where ownKeys[record.kid] != nil {
+            if let revokedAt = record.revokedAt, revocations[record.kid] == nil {
+                try directory.recordRevocation(of: record.kid, at: revokedAt)
+                revocations[record.kid] = revokedAt
+            } else if record.revokedAt == nil, let revokedAt = revocations[record.kid] {
+                logger.critical("the store shows a revoked signing key as not revoked; it stays revoked",
+                                metadata: ["kid": "\(record.kid)", "recordedIn": "\(directory.path)"])
+                _ = try await store.revokeSigningKey(kid: record.kid, at: revokedAt)
+            }
+        }
+        return revocations
+    }
+
+    /// The kid of this daemon's active, unrevoked key, if it has one.
+    private static func ownActive(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
+                                  revocations: [String: Date]) -> String? {
+        records.last { $0.active && $0.revokedAt == nil && revocations[$0.kid] == nil && ownKeys[$0.kid] != nil }?.kid
+    }
+
+    /// The keys as the store lists them, own ones with their private halves, plus own key
+    /// files the store does not list; each with its trust. Another instance's key without a
+    /// usable public half is left out (and logged): it cannot be published or checked.
+    private static func makeState(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
+                                  revocations: [String: Date], instance: String, root: P256PublicKey?,
+                                  logger: Logger) throws -> State {
+        var candidates: [EndorsementChain.Candidate] = []
+        var recorded: Set<String> = []
+        for record in records {
+            recorded.insert(record.kid)
+            let publicKey: P256PublicKey
+            if let own = ownKeys[record.kid] {
+                publicKey = own.key.publicKey
+            } else if let pem = record.publicKeyPEM, let key = try? P256PublicKey(spkiPEM: pem), key.thumbprint == record.kid {
+                publicKey = key
+            } else {
+                logger.error("the store lists a signing key without a usable public key; it is not published",
+                             metadata: ["kid": "\(record.kid)", "instance": "\(record.instance)"])
+                continue
+            }
+            var record = record
+            record.revokedAt = record.revokedAt ?? revocations[record.kid]
+            candidates.append(.init(record: record, publicKey: publicKey, isOwn: ownKeys[record.kid] != nil,
+                                    isRevoked: record.revokedAt != nil))
+        }
+        for (kid, own) in ownKeys.sorted(by: { $0.key < $1.key }) where !recorded.contains(kid) {
+            logger.critical("a key file in keys/ is missing from the store (deleted from the database?); it stays published",
+                            metadata: ["kid": "\(kid)"])
+            let record = SigningKeyRecord(kid: kid, createdAt: own.modified, active: false, revokedAt: revocations[kid],
+                                          instance: instance)
+            candidates.append(.init(record: record, publicKey: own.key.publicKey, isOwn: true, isRevoked: record.revokedAt != nil))
+        }
+        let trust = EndorsementChain.evaluate(candidates, root: root)
+        // What another daemon with the same root decides: no key is its own.
+        let seenByOthers = EndorsementChain.evaluate(candidates.map { var other = $0; other.isOwn = false; return other },
+                                                     root: root)
+        let keys = candidates.map { candidate in
+            let record = candidate.record
+            return Key(kid: record.kid, createdAt: record.createdAt, isActive: record.active && record.revokedAt == nil,
+                       revokedAt: record.revokedAt, instance: record.instance, publicKey: candidate.publicKey,
+                       trust: trust[record.kid] ?? .untrusted(reason: "not evaluated"),
+                       isRecorded: recorded.contains(record.kid), privateKey: ownKeys[record.kid]?.key)
+        }
+        guard let active = keys.last(where: { $0.isActive && $0.isOwn && $0.isRecorded }), let signer = active.privateKey else {
+            throw KeyringError.noActiveKey
+        }
+        return State(privateKeys: ownKeys.mapValues(\.key), keys: keys, active: active, signer: signer,
+                     activeChainsToRoot: seenByOthers[active.kid]?.isTrusted ?? false)
+    }
+
+    /// Writes a new key file, then records it, with its public half and (when this instance
+    /// has a key to endorse it with) its endorsement, as the instance's active key.
+    ///
+    /// Generating, encrypting and writing the key (two `fsync`s) block, so they run on
+    /// `NIOThreadPool`, never on the event loop that serves the admin's connection.
+    private static func create(in directory: KeyDirectory, instance: String, endorser: P256PrivateKey?,
+                               store: any StepSignStore) async throws -> P256PrivateKey {
+        let (key, endorsement) = try await NIOThreadPool.singleton.runIfActive { () throws -> (P256PrivateKey, String?) in
+            let key = try P256PrivateKey.generate()
+            try directory.write(key)
+            let endorsement = try endorser.map { endorser in
+                try KeyEndorsement(instance: instance, key: key.publicKey, iat: Int64(Date().timeIntervalSince1970))
+                    .signed(by: endorser)
+            }
+            return (key, endorsement)
+        }
+        try await store.addSigningKey(kid: key.publicKey.thumbprint, createdAt: Date(), instance: instance,
+                                      publicKeyPEM: key.publicKey.spkiPEM, endorsement: endorsement)
+        return key
+    }
+
+    /// Logs, once per key, every key the daemon does not trust (critical: someone wrote a key
+    /// row, or a cluster is not endorsed yet), and this instance's active key when a cluster
+    /// root is configured but the key does not chain to it (other daemons will not trust its
+    /// signatures).
+    private func reportTrust() {
+        let (keys, active, activeChains) = state.withLockedValue { ($0.keys, $0.active, $0.activeChainsToRoot) }
+        let unreported = reported.withLockedValue { seen in
+            let fresh = keys.filter { !$0.trust.isTrusted && !seen.contains($0.kid) }
+            seen.formUnion(fresh.map(\.kid))
+            return fresh
+        }
+        for key in unreported {
+            logger.critical("a signing key in the store is not trusted: not published, its signatures do not verify",
+                            metadata: ["kid": "\(key.kid)", "instance": "\(key.instance)",
+                                       "reason": "\(key.trust.problem ?? "")"])
+        }
+        if root.withLockedValue({ $0 }) != nil, !activeChains, reported.withLockedValue({ $0.insert("active:" + active.kid).inserted }) {
+            logger.warning("this instance's signing key does not chain to the cluster root: other daemons will not trust its signatures until the operator runs stepsign admin cluster endorse for it",
+                           metadata: ["kid": "\(active.kid)", "instance": "\(instance)"])
+        }
+    }
+
+    /// The key new signatures are made with.
+    public var active: Key { state.withLockedValue { $0.active } }
+
+    /// The active key's kid and private half, for the signer.
+    var signer: (kid: String, key: P256PrivateKey) { state.withLockedValue { ($0.active.kid, $0.signer) } }
+
+    /// Every key: own ones (also those the store lost) and every key the store lists, oldest
+    /// first; retired, revoked and untrusted keys included.
+    public var keys: [Key] { state.withLockedValue { $0.keys } }
+
+    /// Public keys for verifiers: the trusted ones (own, or endorsed up to the cluster root),
+    /// active and retired; revoked and untrusted keys left out.
+    public var trustedKeys: TrustedKeys {
+        TrustedKeys(keys: keys.filter { $0.trust.isTrusted && $0.revokedAt == nil }.map(\.publicKey))
+    }
+
+    /// Puts another cluster root in force (a reload); the keys' trust is decided again at the
+    /// next ``refresh()``.
+    public func useClusterRoot(_ key: P256PublicKey?) {
+        root.withLockedValue { $0 = key }
+    }
+
+    /// Reads the keys from the store again: other daemons' new keys, endorsements and
+    /// revocations. If this daemon's active key has been revoked (by another daemon), makes a
+    /// new one.
+    public func refresh() async throws {
+        try await mutations.run { try await self.reload(creating: true) }
+    }
+
+    private func reload(creating: Bool) async throws {
+        let new = try await Self.loadState(directory: directory, instance: instance, store: store,
+                                           root: root.withLockedValue { $0 }, creating: creating, logger: logger)
+        let revokedElsewhere = new.active.kid != active.kid && state.withLockedValue { $0.privateKeys[new.active.kid] } == nil
+        state.withLockedValue { $0 = new }
+        if revokedElsewhere, creating {
+            logger.notice("this instance's signing key was revoked elsewhere; made a new one", metadata: ["kid": "\(new.active.kid)"])
+        }
+        reportTrust()
+    }
+
+    /// Makes a new key this daemon's active signer, endorsed by the current one (SPEC §5.4);
+    /// the old ones stay published. Returns the new kid.
+    public func rotate() async throws -> String {
+        try await mutations.run { try await self.rotateNow() }
+    }
+
+    private func rotateNow() async throws -> String {
+        let current = state.withLockedValue { $0.signer }
+        let key = try await Self.create(in: directory, instance: instance, endorser: current, store: store)
+        try await reload(creating: false)
+        logger.notice("rotated the signing key", metadata: ["kid": "\(key.publicKey.thumbprint)"])
+        return key.publicKey.thumbprint
+    }
+
+    /// Withdraws a (compromised) key at once, this daemon's or another instance's: rotates
+    /// first if it is this daemon's active key, records an own key's revocation in `keys/`
+    /// (which nothing undoes), then marks it revoked in the store, so it leaves the published
+    /// keys of every daemon and its signatures stop verifying. Another instance whose active
+    /// key this was gets its next ledger row refused and makes a new key (``refresh()``).
+    /// Returns this daemon's active kid afterwards. Throws ``StepSignError`` 4 for an unknown
+    /// or already revoked kid.
+    public func revoke(kid: String, now: Date = Date()) async throws -> String {
+        try await mutations.run {
+            try await self.reload(creating: true)
+            guard let key = self.keys.first(where: { $0.kid == kid }) else {
+                throw StepSignError.invalid("no signing key \"\(kid)\"")
+            }
+            guard key.revokedAt == nil else { throw StepSignError.invalid("key \"\(kid)\" is already revoked") }
+            if key.isActive, key.isOwn { _ = try await self.rotateNow() }
+            if key.isOwn { try self.directory.recordRevocation(of: kid, at: now) }
+            guard try await self.store.revokeSigningKey(kid: kid, at: now) || key.isOwn else {
+                throw StepSignError.invalid("key \"\(kid)\" is already revoked")
+            }
+            try await self.reload(creating: false)
+            self.logger.notice("revoked a signing key", metadata: [
+                "kid": "\(kid)", "instance": "\(key.instance)", "activeKid": "\(self.active.kid)",
+            ])
+            return self.active.kid
+        }
+    }
+
+    /// Stores the cluster root's endorsement of a key (`admin.endorseKey`, SPEC §5.4), after
+    /// checking it against the root in force and against the key the store lists under its
+    /// kid and instance. Returns the endorsed kid. Throws ``StepSignError`` 170 without a
+    /// cluster root, 4 for an endorsement that does not verify or names no such key.
+    public func addEndorsement(_ compact: String) async throws -> String {
+        guard let root = root.withLockedValue({ $0 }) else {
+            throw StepSignError(.notSupported, "no cluster root key is configured ([cluster] root_key)")
+        }
+        let endorsement: KeyEndorsement
+        do {
+            endorsement = try KeyEndorsement.verify(compact, endorsers: TrustedKeys(keys: [root])).endorsement
+        } catch {
+            throw StepSignError.invalid("the endorsement is not signed by the cluster root key: \(error.description)")
+        }
+        return try await mutations.run {
+            try await self.reload(creating: false)
+            guard let key = self.keys.first(where: { $0.kid == endorsement.kid }), key.isRecorded else {
+                throw StepSignError.invalid("no signing key \"\(endorsement.kid)\"")
+            }
+            guard key.instance == endorsement.instance else {
+                throw StepSignError.invalid("key \"\(endorsement.kid)\" is held by instance \"\(key.instance)\", "
+                                            + "not \"\(endorsement.instance)\"")
+            }
+            guard try await self.store.setSigningKeyEndorsement(kid: endorsement.kid, endorsement: compact) else {
+                throw StepSignError.invalid("no signing key \"\(endorsement.kid)\"")
+            }
+            try await self.reload(creating: false)
+            self.logger.notice("endorsed a signing key with the cluster root", metadata: [
+                "kid": "\(endorsement.kid)", "instance": "\(endorsement.instance)",
+            ])
+            return endorsement.kid
+        }
+    }
+}
+
+/// Why the keyring could not be loaded.
+public enum KeyringError: Error, CustomStringConvertible {
+    case kidMismatch(path: String, expected: String, found: String)
+    /// The store lists a key of this daemon's instance whose file is not in its state
+    /// directory: a lost file, or another daemon on the same database with the same `instance`.
+    case missingKeyFile(path: String, instance: String, reason: String)
+    case noActiveKey
+    /// The key file could not be read as a key: encrypted without a passphrase, a wrong
+    /// passphrase, or damage. Names the file, never the passphrase.
+    case unreadableKey(path: String, reason: P256KeyError)
+
+    public var description: String {
+        switch self {
+        case let .kidMismatch(path, expected, found):
+            "key file \(path) holds key \(found), but the store lists it as \(expected)"
+        case let .missingKeyFile(path, instance, reason):
+            "the store lists key file \(path) as held by instance \"\(instance)\", but it cannot be read (\(reason)); "
+                + "every daemon sharing a database needs its own instance name"
+        case .noActiveKey: "the store lists signing keys but none of this daemon's is active"
+        case let .unreadableKey(path, reason): "key file \(path): \(reason)"
+        }
+    }
+}
