@@ -68,7 +68,8 @@ struct ClusterCommand: ParsableCommand {
         var rootKey: String
         @Option(help: ArgumentHelp("The instance that holds the key.", valueName: "name"))
         var instance: String
-        @Option(help: ArgumentHelp("The key's kid.", valueName: "kid"))
+        // A kid is base64url: one in 64 begins with '-', which must still be read as the value.
+        @Option(parsing: .unconditional, help: ArgumentHelp("The key's kid (it may begin with '-').", valueName: "kid"))
         var kid: String
         @OptionGroup var output: JSONFlag
 

@@ -135,6 +135,19 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test("[cluster] root_key takes PEM or JWK text or an absolute path; anything else is refused naming the key")
+    func clusterRootKey() throws {
+        #expect(try StepSignConfiguration.parse("[cluster]\nroot_key = \"/etc/stepsign/root.pub\"\n", file: "t.toml")
+            .cluster.rootKeyIsFile)
+        let pem = "-----BEGIN PUBLIC KEY-----\\nMFkw\\n-----END PUBLIC KEY-----\\n"
+        #expect(try !StepSignConfiguration.parse("[cluster]\nroot_key = \"\(pem)\"\n", file: "t.toml").cluster.rootKeyIsFile)
+        #expect(try StepSignConfiguration.parse("[cluster]\nroot_key = '{\"kty\":\"EC\"}'\n", file: "t.toml").cluster.rootKey.hasPrefix("{"))
+        for text in ["root_key = \"relative/root.pub\"", "root_key = 1", "rootkey = \"\""] {
+            let error = try #require(failure("[cluster]\n" + text + "\n"), "\(text)")
+            #expect(error.line == 2 && error.description.contains("cluster."), "\(error)")
+        }
+    }
+
     @Test func missingKeysTakeTheirDefaults() throws {
         let c = try StepSignConfiguration.parse("[password]\nmax_attempts = 5\n", file: "t.toml")
         var expected = StepSignConfiguration.default
@@ -153,8 +166,9 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "idv", "log"])
+        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log"])
         #expect(root["ledger"]?.table?.keys.count == 2)
+        #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)
         #expect(root["lda"]?.table?.keys.count == 2)

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignCrypto
 import StepSignClient
 import StepSignTestSupport
 import Testing
@@ -59,9 +60,11 @@ struct LeastPrivilegeDaemonTests {
             let granted = try Self.psql(["-v", "daemon=\(role)", "-f", Self.rolesSQL], database: name)
             #expect(granted.status == 0, "\(granted.stderr)")
 
-            // Day to day: two daemons as the daemon role.
-            let a = try DaemonHarness(config: Self.config(instance: "host-a", database: name, user: role))
-            let b = try DaemonHarness(config: Self.config(instance: "host-b", database: name, user: role))
+            // Day to day: two daemons as the daemon role, trusting one cluster root.
+            let root = try ClusterRoot()
+            let a = try DaemonHarness(config: Self.config(instance: "host-a", database: name, user: role) + "\n" + root.config)
+            let b = try DaemonHarness(config: Self.config(instance: "host-b", database: name, user: role) + "\n" + root.config)
+            try root.endorse([(a, "host-a"), (b, "host-b")])
             try a.addUser()
             try b.connect().requireLogin()
             for daemon in [a, b] {
@@ -83,6 +86,20 @@ struct LeastPrivilegeDaemonTests {
                 let refused = try Self.psql(["-c", sql], database: name, user: role)
                 #expect(refused.status != 0 && (refused.stderr.contains("permission denied") || refused.stderr.contains("must be owner")),
                         "\(sql): \(refused.status) \(refused.stderr)")
+            }
+            // Nor make a key trusted (SPEC §5.4): a key row the role inserts is listed untrusted.
+            let forger = try P256PrivateKey.generate()
+            let pem = forger.publicKey.spkiPEM.replacingOccurrences(of: "'", with: "")
+            let inserted = try Self.psql(["-c", """
+                INSERT INTO signing_keys (kid, created_at, active, instance, public_key)
+                VALUES ('\(forger.publicKey.thumbprint)', now(), true, 'host-evil', '\(pem)')
+                """], database: name, user: role)
+            #expect(inserted.status == 0, "\(inserted.stderr)")
+            for daemon in [a, b] {
+                let jwks = try #require(try daemon.connect().call("getPublicKeys").result?["jwks"]?.jsonText)
+                #expect(!jwks.contains(forger.publicKey.thumbprint))
+                let keys = try #require(try daemon.connect().call("admin.listKeys").result?["keys"]?.arrayValue)
+                #expect(keys.first { $0["kid"]?.stringValue == forger.publicKey.thumbprint }?["trusted"]?.boolValue == false)
             }
             let count = try Self.psql(["-c", "SELECT count(*) FROM ledger"], database: name, user: role)
             #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(count.stdout) \(count.stderr)")

@@ -34,9 +34,11 @@ struct PostgresCrashSafetyTests {
         let rounds = Int(ProcessInfo.processInfo.environment["STEPSIGN_PG_CRASH_ROUNDS"] ?? "") ?? 4
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let settings = database.config + "\n[password]\nmax_attempts = \(Self.maxAttempts)\nblock_seconds = 0"
+        let root = try ClusterRoot()
+        let settings = database.config + "\n[password]\nmax_attempts = \(Self.maxAttempts)\nblock_seconds = 0\n" + root.config
         let a = try DaemonHarness(config: "instance = \"host-a\"\n" + settings)
         let b = try DaemonHarness(config: "instance = \"host-b\"\n" + settings)
+        try root.endorse([(a, "host-a"), (b, "host-b")])
         try a.addUser()
         let daemons = [a, b]
         let ledger = Acknowledged()

@@ -166,8 +166,9 @@ struct PostgresDaemonTests {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config)
-        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config)
+        let root = try ClusterRoot()
+        let daemons = try Cluster.startTwo(on: database, config: "", root: root)
+        let (a, b) = (daemons[0], daemons[1])
         #expect(a.stateDirectory != b.stateDirectory && a.socketPath != b.socketPath)
 
         // A user added on A logs in on B.

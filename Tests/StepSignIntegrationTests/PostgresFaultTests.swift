@@ -20,8 +20,13 @@ struct PostgresFaultTests {
     static let outageReplyBound = 40.0
 
     /// A and B on one database, each with its own instance name and signing key.
-    private static func startPair(a configA: String, b configB: String) throws -> (DaemonHarness, DaemonHarness) {
-        (try DaemonHarness(config: configA), try DaemonHarness(config: configB))
+    /// Two daemons trusting one cluster root that endorsed both keys (SPEC §5.4), so that each
+    /// audits the other's entries; `root` must outlive them.
+    private static func startPair(a configA: String, b configB: String,
+                                  root: ClusterRoot) throws -> (DaemonHarness, DaemonHarness) {
+        let pair = (try DaemonHarness(config: configA + "\n" + root.config), try DaemonHarness(config: configB + "\n" + root.config))
+        try root.endorse([(pair.0, "host-a"), (pair.1, "host-b")])
+        return pair
     }
 
     /// The signature IDs a daemon's log names as "ledger commit outcome unknown".
@@ -61,8 +66,9 @@ struct PostgresFaultTests {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
         let database = try server.createDatabase()
+        let root = try ClusterRoot()
         let (a, b) = try Self.startPair(a: server.config(database: database, instance: "host-a"),
-                                        b: server.config(database: database, instance: "host-b"))
+                                        b: server.config(database: database, instance: "host-b"), root: root)
         try a.addUser()
         let load = SigningLoad(sockets: [a.socketPath, b.socketPath], connectionsPerDaemon: 3,
                                replyTimeout: Self.outageReplyBound + 15)
@@ -221,8 +227,9 @@ struct PostgresFaultTests {
         let server = try ThrowawayPostgres()
         defer { server.stop() }
         let database = try server.createDatabase()
+        let root = try ClusterRoot()
         let (a, b) = try Self.startPair(a: server.config(database: database, instance: "host-a"),
-                                        b: server.config(database: database, instance: "host-b"))
+                                        b: server.config(database: database, instance: "host-b"), root: root)
         try a.addUser()
         #expect(try Self.signLevel0(a, payload: "before").code == 0)
 
@@ -283,8 +290,9 @@ struct PostgresFaultTests {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
-        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config, start: false)
-        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config, start: false)
+        let root = try ClusterRoot()
+        let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + root.config, start: false)
+        let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + root.config, start: false)
         let socket = try #require(PostgresServer.socketDirectory)
         let psql = [PostgresServer.psql, "-h", socket, "-U", PostgresServer.user, "-d", database.name, "-v", "ON_ERROR_STOP=1", "-q", "-tA"]
         let query: @Sendable (String) throws -> String = { sql in
@@ -331,6 +339,7 @@ struct PostgresFaultTests {
         #expect(migrators.count == 1, "round \(round): exactly one daemon migrated")
 
         // Both serve, on one chain.
+        try root.endorse([(a, "host-a"), (b, "host-b")])
         try a.addUser()
         #expect(try Self.signLevel0(a, payload: "A \(round)").code == 0)
         #expect(try Self.signLevel0(b, payload: "B \(round)").code == 0)

@@ -1,7 +1,7 @@
 import Foundation
 import StepSignCrypto
 import StepSignFormat
-import StepSignPostgres
+@testable import StepSignPostgres
 import StepSignTestSupport
 import Testing
 @testable import StepSignStorage
@@ -24,7 +24,7 @@ import Testing
             let versions = try await PostgresTestServer.administer(
                 "SELECT version::text FROM stepsign_schema_migrations ORDER BY version", database: database.name
             )
-            #expect(versions == ["1", "2", "3", "4"])
+            #expect(versions == (1...PostgresSchema.latestVersion).map(String.init))
             _ = try await stores[0].reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
             #expect(try await stores[7].attemptCounter(name: "ghost", now: epoch).failedAttempts == 1)
             for store in stores { try await store.close() }
@@ -39,7 +39,7 @@ import Testing
                 "INSERT INTO stepsign_schema_migrations (version, name) VALUES (99, 'v99-future')", database: database.name
             )
             let error = await #expect(throws: PostgresStoreError.self) { try await database.open() }
-            #expect(error == .schemaTooNew(found: 99, supported: 4))
+            #expect(error == .schemaTooNew(found: 99, supported: PostgresSchema.latestVersion))
             #expect(error.map { "\($0)" }?.contains("upgrade stepsignd") == true)
         }
     }

@@ -42,12 +42,7 @@ final class Cluster: @unchecked Sendable {
         let trust = root?.config ?? ""
         let a = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + trust + config)
         let b = try DaemonHarness(config: "instance = \"host-b\"\n" + database.config + "\n" + trust + (bConfig ?? config))
-        if let root {
-            for (daemon, instance) in [(a, "host-a"), (b, "host-b")] {
-                let endorsed = try root.endorse(daemon, instance: instance)
-                guard endorsed.status == 0 else { throw Tools.Failure(result: endorsed) }
-            }
-        }
+        try root?.endorse([(a, "host-a"), (b, "host-b")])
         return [a, b]
     }
 

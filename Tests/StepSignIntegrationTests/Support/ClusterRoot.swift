@@ -31,6 +31,14 @@ final class ClusterRoot: @unchecked Sendable {
         return try endorse(kid: kid, instance: instance, via: via ?? daemon)
     }
 
+    /// Endorses each daemon's active key as the instance named beside it; throws on a refusal.
+    func endorse(_ daemons: [(DaemonHarness, String)]) throws {
+        for (daemon, instance) in daemons {
+            let endorsed = try endorse(daemon, instance: instance)
+            guard endorsed.status == 0 else { throw Tools.Failure(result: endorsed) }
+        }
+    }
+
     /// Endorses the key `kid` of `instance` through `via`'s socket.
     func endorse(kid: String, instance: String, via: DaemonHarness) throws -> Tools.Result {
         try Tools.run([Binaries.path("stepsign"), "--socket", via.socketPath, "admin", "cluster", "endorse",
