@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "StepSignServer",
             dependencies: [
-                "StepSignEngine", "StepSignProtocol",
+                "StepSignEngine", "StepSignProtocol", "CSystemShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

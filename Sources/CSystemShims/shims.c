@@ -25,3 +25,11 @@ int stepsign_spawn_addclosefrom(void *actions, int from) {
 int stepsign_name_this_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }
+
+int stepsign_open_path_nofollow(const char *path) {
+    return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int stepsign_fchown_group(int fd, unsigned int gid) {
+    return fchownat(fd, "", (uid_t)-1, (gid_t)gid, AT_EMPTY_PATH);
+}

@@ -104,9 +104,13 @@ public final class SocketServer: Service, Sendable {
             }
         }
         switch listener {
-        case let .path(path, _, _):
-            return try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
-                                            childChannelInitializer: initializer)
+        case let .path(path, mode, _):
+            // The mode comes from the umask at creation, never from a chmod by path afterwards
+            // (``SocketFileOwnership``).
+            return try await SocketFileOwnership.binding(mode: mode) {
+                try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
+                                         childChannelInitializer: initializer)
+            }
         case let .inherited(descriptor):
             return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
         }
@@ -190,12 +194,15 @@ public final class SocketServer: Service, Sendable {
         }
     }
 
+    /// Checks the socket just bound at `path` and gives it `group`, without following a link
+    /// (``SocketFileOwnership``); its mode was set at creation.
     private static func setPermissions(path: String, mode: UInt16, group: String) throws {
+        var gid: gid_t?
         if !group.isEmpty {
-            guard let gid = AccessPolicy.gid(named: group) else { throw ServerError.unknownGroup(group) }
-            guard chown(path, uid_t.max, gid) == 0 else { throw ServerError.system("chown", path, errno) }
+            guard let named = AccessPolicy.gid(named: group) else { throw ServerError.unknownGroup(group) }
+            gid = named
         }
-        guard chmod(path, mode_t(mode)) == 0 else { throw ServerError.system("chmod", path, errno) }
+        try SocketFileOwnership.secure(path: path, mode: mode, group: gid)
     }
 
     private func describe(_ listener: Listener) -> String {
@@ -208,13 +215,19 @@ public final class SocketServer: Service, Sendable {
 
 /// Why the server could not start.
 public enum ServerError: Error, CustomStringConvertible {
+    /// `server.socket_group` names no group.
     case unknownGroup(String)
+    /// A system call (first) on a path (second) failed with an errno (third).
     case system(String, String, Int32)
+    /// What is at the socket's path (first) is not the socket the daemon bound, as the second
+    /// says (``SocketFileOwnership``).
+    case socketFile(String, String)
 
     public var description: String {
         switch self {
         case let .unknownGroup(name): "server.socket_group: no group named \"\(name)\""
         case let .system(call, path, code): "\(call) \(path): \(String(cString: strerror(code)))"
+        case let .socketFile(path, problem): "server.socket \(path) \(problem); refusing to start"
         }
     }
 }

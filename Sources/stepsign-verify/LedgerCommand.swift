@@ -9,7 +9,8 @@ import StepSignProtocol
 /// lines), with ``LedgerVerifier``, the code `admin.auditVerify` runs.
 ///
 /// The file is read twice, line by line (checkpoints first, then entries), so a ledger of
-/// millions of entries is never held in memory; stdin is read once into memory.
+/// millions of entries is never held in memory; stdin is read once into memory. Each line is
+/// bounded (``LineReader``): a longer one is refused with exit 2, naming its number.
 struct LedgerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
@@ -129,48 +130,53 @@ struct LedgerCommand: ParsableCommand {
     }
 }
 
-/// The non-empty lines of a file (read again on each pass) or of stdin (kept in memory).
+/// The non-empty lines of a file (read again on each pass) or of stdin (kept in memory), each
+/// at most ``LineReader/maximumLineLength`` bytes: a longer line is refused unread (exit 2).
 private struct LineSource {
     let path: String
-    let stdinText: String?
+    /// Stdin's non-blank lines with their numbers.
+    let stdinLines: [(number: Int, line: String)]?
 
     init(path: String) throws(InputFiles.Failure) {
         self.path = path
         if path == "-" {
-            stdinText = try InputFiles.text("-")
+            var lines: [(number: Int, line: String)] = []
+            try Self.readLines(descriptor: STDIN_FILENO, name: "stdin") { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
+                lines.append((number, line))
+                return true
+            }
+            stdinLines = lines
         } else {
             guard FileManager.default.isReadableFile(atPath: path) else { throw InputFiles.Failure(description: "cannot read \(path)") }
-            stdinText = nil
+            stdinLines = nil
         }
     }
 
     /// Calls `body(lineNumber, line)` for each line that is not blank until it returns false.
     func forEachLine(_ body: (Int, String) throws(InputFiles.Failure) -> Bool) throws(InputFiles.Failure) {
-        if let stdinText {
-            for (index, line) in stdinText.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-            where !line.allSatisfy(\.isWhitespace) {
-                guard try body(index + 1, String(line)) else { return }
+        if let stdinLines {
+            for (number, line) in stdinLines {
+                guard try body(number, line) else { return }
             }
             return
         }
-        guard let stream = fopen(path, "r") else { throw InputFiles.Failure(description: "cannot read \(path)") }
-        defer { fclose(stream) }
-        var buffer: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(buffer) }
-        var number = 0
-        while true {
-            let length = getline(&buffer, &capacity, stream)
-            guard length >= 0, let buffer else { break }
-            number += 1
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
+        try InputFiles.withDescriptor(path) { (descriptor: Int32) throws(InputFiles.Failure) in
+            try Self.readLines(descriptor: descriptor, name: path, body)
+        }
+    }
+
+    /// Reads `descriptor`'s lines with a ``LineReader`` and calls `body` for each that is not
+    /// blank until it returns false.
+    private static func readLines(descriptor: Int32, name: String,
+                                  _ body: (Int, String) throws(InputFiles.Failure) -> Bool) throws(InputFiles.Failure) {
+        var reader = LineReader(descriptor: descriptor, name: name)
+        while let bytes = try reader.next() {
             guard let line = String(validating: bytes, as: UTF8.self) else {
-                throw InputFiles.Failure(description: "\(path) line \(number) is not UTF-8 text")
+                throw InputFiles.Failure(description: "\(name) line \(reader.lineNumber) is not UTF-8 text")
             }
             if line.allSatisfy(\.isWhitespace) { continue }
-            guard try body(number, line) else { return }
+            guard try body(reader.lineNumber, line) else { return }
         }
-        guard ferror(stream) == 0 else { throw InputFiles.Failure(description: "cannot read \(path)") }
     }
 }
 

@@ -110,30 +110,12 @@ struct ClusterCommand: ParsableCommand {
 
         /// The root private key, refused when others may read or write its file.
         private func loadRootKey() throws -> P256PrivateKey {
-            let bytes = try PrivateFile.read(rootKey, what: "cluster root key")
+            let bytes = try SecretFile.read(path: rootKey, what: "cluster root key")
             do {
                 return try P256PrivateKey(pkcs8PEM: String(decoding: bytes, as: UTF8.self))
             } catch {
                 throw CLIError("\(rootKey) is not a P-256 private key: \(error)", exitCode: CLIError.usage)
             }
         }
-    }
-}
-
-/// Reads a private key file, refused (as ssh refuses a private key) when others may read or
-/// write it; checked on the open descriptor.
-private enum PrivateFile {
-    static func read(_ path: String, what: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError("cannot read the \(what) \(path): \(String(cString: strerror(errno)))", exitCode: CLIError.usage) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw CLIError("cannot check \(path)", exitCode: CLIError.usage) }
-        guard info.st_mode & 0o077 == 0 else {
-            throw CLIError("refusing the \(what) \(path): mode \(String(info.st_mode & 0o777, radix: 8)) lets others use it; chmod 600 it",
-                           exitCode: CLIError.usage)
-        }
-        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
-        return Array(data)
     }
 }

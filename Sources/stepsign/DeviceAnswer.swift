@@ -6,12 +6,11 @@ import StepSignProtocol
 enum DeviceAnswer {
     /// The kid and base64url r||s signature for `event`'s challenge.
     static func sign(_ event: JSONValue, keyFile: String) throws -> (kid: String, signature: String) {
-        guard let data = FileManager.default.contents(atPath: keyFile) else {
-            throw CLIError("cannot read the device key \(keyFile)", exitCode: 2)
-        }
+        // Refused when group or others may open it, as ssh refuses a private key (SPEC §8).
+        let pem = try SecretFile.read(path: keyFile, what: "device key")
         let key: P256PrivateKey
         do {
-            key = try P256PrivateKey(pkcs8PEM: String(decoding: data, as: UTF8.self))
+            key = try P256PrivateKey(pkcs8PEM: String(decoding: pem, as: UTF8.self))
         } catch {
             throw CLIError("\(keyFile) is not a P-256 private key: \(error)", exitCode: 2)
         }

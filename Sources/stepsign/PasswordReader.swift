@@ -8,7 +8,8 @@ import Foundation
 ///
 /// A secret never comes from argv, where other users can read it in the process list. From
 /// stdin or a descriptor one line is read per secret, so one pipe can carry, say, the current
-/// and the new password, one per line.
+/// and the new password, one per line. A file that group or others may open is refused
+/// (``SecretFile``).
 struct PasswordReader {
     var file: String?
     var descriptor: Int32?
@@ -37,10 +38,7 @@ struct PasswordReader {
     /// Reads one secret, prompting with `prompt` on the terminal if needed.
     func read(prompt: String) throws -> String {
         if let file, file != "-" {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError("cannot read the \(what) file \(file)", exitCode: 2)
-            }
-            return Self.firstLine(data)
+            return Self.firstLine(try SecretFile.read(path: file, what: "\(what) file"))
         }
         if let descriptor = file == "-" ? 0 : descriptor {
             guard let line = Self.readLine(from: descriptor) else {
@@ -65,8 +63,8 @@ struct PasswordReader {
         return first
     }
 
-    private static func firstLine(_ data: Data) -> String {
-        let text = String(decoding: data, as: UTF8.self)
+    private static func firstLine(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
         return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
             .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
     }

@@ -14,7 +14,9 @@ struct StepSignCLI: ParsableCommand {
             Output: prose for people by default; --json, where a command prints data, for \
             scripts (the daemon's field names, absent values as null). Secrets never come from \
             argv: each --*-file option takes a file or - for stdin (one line per secret), each \
-            --*-fd option a descriptor, and otherwise the terminal is asked, without echo.
+            --*-fd option a descriptor, and otherwise the terminal is asked, without echo. A \
+            secret file (a password, a code, a --device-key) that group or others may read or \
+            write is refused, as ssh refuses a private key: chmod 600 it.
 
             Exit status: 0 done; 1 refused or failed (the daemon said no, the ledger does not \
             verify, the daemon cannot be reached); 2 usage error or bad input (an unknown or \

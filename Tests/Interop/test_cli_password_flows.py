@@ -107,3 +107,74 @@ def test_admin_user_list_expire_remove(fresh):
     assert json.loads(cli(daemon, "admin", "user", "list", "--json").stdout)[0]["passwordExpired"] is True
     assert cli(daemon, "admin", "user", "remove", "--user", "carol").returncode == 0
     assert json.loads(cli(daemon, "admin", "user", "list", "--json").stdout) == []
+
+
+# Secret files others may open are refused, as ssh refuses a private key (SPEC §8).
+
+@pytest.mark.parametrize("mode,access", [(0o644, "read"), (0o640, "read"), (0o604, "read"), (0o620, "write"),
+                                         (0o666, "read and write"), (0o610, "access")])
+def test_a_password_file_others_may_open_is_refused(fresh, mode, access):
+    daemon, directory = fresh
+    path = secret_file(directory, "pw", FIRST)
+    os.chmod(path, mode)
+    result = cli(daemon, "login", "--user", "carol", "--password-file", path)
+    assert result.returncode == 2, result.stderr
+    verb = "gives others access to it" if access == "access" else f"lets others {access} it"
+    assert f"refusing the password file {path}: mode {mode:04o} {verb}; chmod 600 it" in result.stderr
+    assert FIRST not in result.stdout + result.stderr
+    # Nothing was sent: no attempt was spent, and the same file at 0600 (or 0400) logs in.
+    for private in (0o600, 0o400):
+        os.chmod(path, private)
+        assert cli(daemon, "login", "--user", "carol", "--password-file", path).returncode == 0
+
+
+def test_new_password_and_admin_password_files_are_checked_too(fresh):
+    daemon, directory = fresh
+    current = secret_file(directory, "pw", FIRST)
+    new = secret_file(directory, "new", SECOND)
+    os.chmod(new, 0o644)
+    changed = cli(daemon, "passwd", "--user", "carol", "--password-file", current, "--new-password-file", new)
+    assert changed.returncode == 2, changed.stderr
+    assert f"refusing the new password file {new}: mode 0644 lets others read it; chmod 600 it" in changed.stderr
+    added = cli(daemon, "admin", "user", "add", "--user", "dave", "--password-file", new)
+    assert added.returncode == 2, added.stderr
+    assert f"refusing the password file {new}: mode 0644" in added.stderr
+    assert SECOND not in changed.stdout + changed.stderr + added.stdout + added.stderr
+    os.chmod(new, 0o600)
+    assert cli(daemon, "admin", "user", "add", "--user", "dave", "--password-file", new).returncode == 0
+
+
+def test_an_activation_code_file_others_may_read_is_refused(fresh):
+    daemon, directory = fresh
+    code = secret_file(directory, "code", "00000000")
+    os.chmod(code, 0o644)
+    new = secret_file(directory, "new", SECOND)
+    result = cli(daemon, "forgot-password", "--user", "carol", "--code-file", code, "--new-password-file", new)
+    assert result.returncode == 2, result.stderr
+    assert f"refusing the activation code file {code}: mode 0644 lets others read it; chmod 600 it" in result.stderr
+
+
+def test_the_mode_checked_is_the_files_a_link_points_at(fresh):
+    """Links are followed (their own mode is always 0777) and the file opened is the one checked."""
+    daemon, directory = fresh
+    target = secret_file(directory, "pw", FIRST)
+    link = os.path.join(directory, "link")
+    os.symlink(target, link)
+    assert cli(daemon, "login", "--user", "carol", "--password-file", link).returncode == 0
+    os.chmod(target, 0o644)
+    refused = cli(daemon, "login", "--user", "carol", "--password-file", link)
+    assert refused.returncode == 2
+    assert f"refusing the password file {link}: mode 0644 lets others read it" in refused.stderr
+
+
+def test_stdin_and_descriptors_are_not_files_and_stay_allowed(fresh):
+    daemon, _ = fresh
+    assert cli(daemon, "login", "--user", "carol", "--password-file", "-", input=FIRST + "\n").returncode == 0
+    read_end, write_end = os.pipe()
+    os.write(write_end, (FIRST + "\n").encode())
+    os.close(write_end)
+    try:
+        result = cli(daemon, "login", "--user", "carol", "--password-fd", str(read_end), pass_fds=[read_end])
+    finally:
+        os.close(read_end)
+    assert result.returncode == 0, result.stderr

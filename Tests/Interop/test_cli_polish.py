@@ -42,6 +42,7 @@ def enroll_device(daemon, directory, user="erin"):
     with open(path, "wb") as f:
         f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                   serialization.NoEncryption()))
+    os.chmod(path, 0o600)  # stepsign refuses a private key others can read
     public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     admin = daemon.client()
     assert admin.call("admin.enrollDeviceKey", user=user, publicKey=public.decode(), label="t")["error"]["code"] == 0

@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import BIN, Daemon
+from conftest import BIN, Daemon, secret_file
 
 CLI = os.path.join(BIN, "stepsign")
 VERIFY = os.path.join(BIN, "stepsign-verify")
@@ -25,6 +25,7 @@ def write_key_pair(directory, name):
     with open(private, "wb") as f:
         f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                   serialization.NoEncryption()))
+    os.chmod(private, 0o600)  # stepsign refuses a private key others can read
     with open(public, "wb") as f:
         f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
                                               serialization.PublicFormat.SubjectPublicKeyInfo))
@@ -61,9 +62,7 @@ def setup():
         admin = daemon.client()
         assert admin.call("admin.addUser", user="dana", password=PASSWORD)["error"]["code"] == 0
         admin.close()
-        password_file = os.path.join(directory, "pw")
-        with open(password_file, "w") as f:
-            f.write(PASSWORD + "\n")
+        password_file = secret_file(directory, "pw", PASSWORD)
         yield {"daemon": daemon, "dir": directory, "device": device_private, "device_public": device_public,
                "idv_command": idv_command, "password_file": password_file}
         daemon.stop()
@@ -128,3 +127,21 @@ def test_level_4_with_an_idv_assertion_made_by_pyjwt(setup):
     checked = verify(setup, details["payloadSignature"], "--user", "dana")
     assert checked.returncode == 0
     assert json.loads(checked.stdout)["claims"]["authLevel"] == 4
+
+
+def test_a_device_key_others_may_read_is_refused(setup):
+    """As ssh refuses a private key (SPEC §8): exit 2 naming the file and its mode, the key unprinted."""
+    assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", setup["device_public"],
+               "--password-file", setup["password_file"]).returncode == 0
+    path = setup["device"]
+    for mode, verb in [(0o644, "lets others read it"), (0o660, "lets others read and write it")]:
+        os.chmod(path, mode)
+        signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p",
+                     "--device-key", path)
+        assert signed.returncode == 2, signed.stderr
+        assert f"refusing the device key {path}: mode {mode:04o} {verb}; chmod 600 it" in signed.stderr
+        assert "PRIVATE KEY" not in signed.stdout + signed.stderr
+        assert signed.stdout == ""
+    os.chmod(path, 0o600)
+    signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p", "--device-key", path)
+    assert signed.returncode == 0, signed.stderr

@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import BIN, PASSWORD, USER
+from conftest import BIN, PASSWORD, USER, secret_file
 
 VERIFY = os.path.join(BIN, "stepsign-verify")
 CLI = os.path.join(BIN, "stepsign")
@@ -134,12 +134,49 @@ def test_unreadable_keys_file_exits_2(trusted):
     assert verify("--keys", "/nonexistent/keys.json", token).returncode == 2
 
 
+def feed_endlessly(args, limit=64 << 20):
+    """Runs stepsign-verify ARGS with stdin from a writer that never stops by itself: 64 KiB
+    chunks until the verifier closes the pipe (or `limit` bytes). Returns the exit status,
+    stderr and how much was written."""
+    process = subprocess.Popen([VERIFY, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, bufsize=0)
+    chunk, written = b"a" * 65536, 0
+    try:
+        while written < limit:
+            written += process.stdin.write(chunk)
+    except BrokenPipeError:
+        pass
+    finally:
+        try:
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+    stderr = process.stderr.read().decode()
+    return process.wait(timeout=120), stderr, written
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--keys", "KEYS", "-"], "stdin is larger than 1 MiB; refused"),
+    (["--keys", "KEYS", "--json"], "stdin is larger than 1 MiB; refused"),
+    (["--keys", "-", "TOKEN"], "stdin is larger than 1 MiB; refused"),
+    (["--keys", "KEYS", "--payload-file", "-", "TOKEN"], "stdin is larger than 1 MiB; refused"),
+    (["ledger", "-", "--keys", "KEYS"], "stdin line 1 is longer than 2 MiB; refused"),
+])
+def test_endless_stdin_is_refused_after_a_bounded_read(trusted, args, message):
+    """Input is read up to its limit and no further: an endless stdin costs a few MiB, not
+    all of it (it was read to the end before the 1 MiB check)."""
+    _, keys_file, _, _, token, _ = trusted
+    args = [{"KEYS": keys_file, "TOKEN": token}.get(a, a) for a in args]
+    status, stderr, written = feed_endlessly(args)
+    assert written <= 8 << 20, f"the verifier read {written >> 20} MiB before it answered: {stderr}"
+    assert status == 2, stderr
+    assert message in stderr
+
+
 def test_cli_sign_then_offline_verify(daemon):
     """The demo path: stepsign sign with --password-file, keys export, stepsign-verify."""
     with tempfile.TemporaryDirectory() as directory:
-        password_file = os.path.join(directory, "password")
-        with open(password_file, "w") as f:
-            f.write(PASSWORD + "\n")
+        password_file = secret_file(directory, "password", PASSWORD)
         env = dict(os.environ, STEPSIGN_SOCKET=daemon.socket)
         signed = subprocess.run([CLI, "sign", "--user", USER, "--level", "1", "--reason", "cli",
                                  "--payload", "from the CLI", "--password-file", password_file],

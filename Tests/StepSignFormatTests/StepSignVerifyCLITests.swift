@@ -233,4 +233,63 @@ final class StepSignVerifyCLITests: Sendable {
         try "{\"seq\":1}\n".write(to: file, atomically: true, encoding: .utf8)
         #expect(try verify(["ledger", file.path, "--keys", keysPEM.path]).status == 2)
     }
+
+    // MARK: bounded input
+
+    /// A file of `size` bytes of "a", with no newline.
+    func bigFile(_ size: Int) throws -> URL {
+        let file = dir.appendingPathComponent("big-\(UUID().uuidString)")
+        try Data(repeating: UInt8(ascii: "a"), count: size).write(to: file)
+        return file
+    }
+
+    @Test("a JWS, keys, payload or checkpoint file over 1 MiB exits 2 saying so (read no further than the limit)")
+    func oversizedFiles() throws {
+        let big = try bigFile(2 << 20)
+        let jws = try signed()
+        let cases: [[String]] = [
+            ["--keys", keysPEM.path, "@" + big.path],
+            ["--keys", big.path, jws],
+            ["--keys", keysPEM.path, "--payload-file", big.path, jws],
+            ["ledger", try write(ledger(count: 2)).path, "--keys", keysPEM.path, "--checkpoint", big.path],
+        ]
+        for arguments in cases {
+            let result = try verify(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("\(big.path) is larger than 1 MiB; refused"), "\(arguments): \(result.stderr)")
+        }
+        // Exactly 1 MiB is not refused as too large (the JWS in it is then malformed).
+        let limit = try verify(["--keys", keysPEM.path, "@" + (try bigFile(1 << 20)).path])
+        #expect(limit.status == 2)
+        #expect(!limit.stderr.contains("larger than"), "\(limit.stderr)")
+    }
+
+    @Test("a ledger line over 2 MiB exits 2 naming its line number, from a file and from stdin")
+    func oversizedLedgerLine() throws {
+        let file = try write(ledger(count: 2))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: UInt8(ascii: "a"), count: 3 << 20) + Data("\n".utf8))
+        try handle.close()
+        let fromFile = try verify(["ledger", file.path, "--keys", keysPEM.path])
+        #expect(fromFile.status == 2, "\(fromFile.stdout) \(fromFile.stderr)")
+        #expect(fromFile.stderr.contains("\(file.path) line 3 is longer than 2 MiB; refused"), "\(fromFile.stderr)")
+        let fromStdin = try verify(["ledger", "-", "--keys", keysPEM.path], stdin: try String(contentsOf: file, encoding: .utf8))
+        #expect(fromStdin.status == 2, "\(fromStdin.stdout) \(fromStdin.stderr)")
+        #expect(fromStdin.stderr.contains("stdin line 3 is longer than 2 MiB; refused"), "\(fromStdin.stderr)")
+    }
+
+    @Test("a ledger of more than 1 MiB still verifies, from a file and from stdin: only its lines are bounded")
+    func largeLedgerVerifies() throws {
+        let file = try write(ledger(count: 2000))
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
+        try #require(size > 1 << 20, "the ledger is only \(size) bytes")
+        let arguments = ["--keys", keysPEM.path, "--checkpoint-entries", "0"]
+        let fromFile = try verify(["ledger", file.path] + arguments)
+        #expect(fromFile.status == 0, "\(fromFile.stdout) \(fromFile.stderr)")
+        #expect(fromFile.stdout.contains("2000 entries"))
+        let fromStdin = try verify(["ledger", "-"] + arguments, stdin: try String(contentsOf: file, encoding: .utf8))
+        #expect(fromStdin.status == 0, "\(fromStdin.stdout) \(fromStdin.stderr)")
+        #expect(fromStdin.stdout.contains("2000 entries"))
+    }
 }

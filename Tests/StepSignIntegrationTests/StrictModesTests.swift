@@ -236,6 +236,58 @@ struct StrictModesTests {
                 "\(result.log)")
     }
 
+    // MARK: - Socket
+
+    /// Starts `daemon` with its socket at `socket` instead of the harness's.
+    private func start(_ daemon: DaemonHarness, socket: String) throws -> Subprocess {
+        try Subprocess(executable: Binaries.path("stepsignd"),
+                       arguments: ["--config", daemon.configPath, "--socket", socket, "--state-dir", daemon.stateDirectory],
+                       logPath: daemon.logPath)
+    }
+
+    @Test("a socket in a directory others may write (0777, no sticky bit) is refused with 78 naming that directory")
+    func socketDirectoryWorldWritable() throws {
+        let daemon = try DaemonHarness(start: false)
+        let shared = daemon.directory.path + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        try chmod(shared, 0o777)
+        let socket = shared + "/s.sock"
+        let process = try start(daemon, socket: socket)
+        guard let status = process.wait(timeout: 60) else {
+            process.signal(SIGKILL)
+            _ = process.wait(timeout: 10)
+            Issue.record("stepsignd did not exit: \(daemon.log)")
+            return
+        }
+        #expect(status == 78, "\(daemon.log)")
+        #expect(daemon.log.contains("server.socket \(socket): directory \(shared) is writable by group or others without the sticky bit (mode 0777)"),
+                "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket was bound before the check")
+    }
+
+    @Test("a socket in a root-owned sticky world-writable directory (1777, as /tmp) is accepted, with its configured mode")
+    func socketDirectorySticky() throws {
+        let daemon = try DaemonHarness(start: false)
+        let shared = daemon.directory.path + "/sticky"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        try chmod(shared, 0o1777)
+        try chown(shared, 0)
+        let socket = shared + "/s.sock"
+        let process = try start(daemon, socket: socket)
+        defer {
+            process.signal(SIGTERM)
+            _ = process.wait(timeout: 60)
+        }
+        var reply: ClientReply?
+        for _ in 0..<600 where reply == nil && process.isRunning {
+            reply = try? StepSignConnection(socketPath: socket).call("status", timeout: 10)
+            if reply == nil { usleep(50_000) }
+        }
+        #expect(reply?.code == 0, "\(daemon.log)")
+        let mode = try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int
+        #expect(mode == 0o660)
+    }
+
     // MARK: - Reload
 
     @Test("a reload with idv.trusted_keys made world-writable keeps the old configuration, and the log says why")

@@ -23,4 +23,14 @@ int stepsign_spawn_addclosefrom(void *actions, int from);
 /// errno value.
 int stepsign_name_this_thread(const char *name);
 
+/// O_PATH and AT_EMPTY_PATH are defined only under _GNU_SOURCE. Opens `path` itself, never
+/// what a symbolic link there points at (O_PATH | O_NOFOLLOW | O_CLOEXEC): a descriptor that
+/// fstat(2) and stepsign_fchown_group can use, also for a socket, which open(2) cannot read.
+/// Returns the descriptor, or -1 with errno set.
+int stepsign_open_path_nofollow(const char *path);
+
+/// Gives the file `fd` refers to (from stepsign_open_path_nofollow) the group `gid`, its owner
+/// unchanged: fchownat(fd, "", -1, gid, AT_EMPTY_PATH). Returns 0, or -1 with errno set.
+int stepsign_fchown_group(int fd, unsigned int gid);
+
 #endif

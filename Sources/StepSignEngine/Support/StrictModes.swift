@@ -6,7 +6,7 @@ import StepSignStorage
 
 /// The file ownership and mode checks of SPEC §7, as sshd's `StrictModes`.
 ///
-/// Two kinds of file:
+/// Three kinds of path:
 ///
 /// - **State** (the state directory, `stepsign.sqlite` and its `-wal`/`-shm`, `keys/`, the
 ///   key files): owned by the daemon's effective uid, not writable by group or others. Key
@@ -17,6 +17,8 @@ import StepSignStorage
 ///   the notifier program): owned by root or the daemon's user, not writable by group or
 ///   others. Whoever can write one of these can approve signatures (IDV keys), weaken the
 ///   password policy, run code as the daemon (notifier) or change all of it (configuration).
+/// - **The socket's directory** (`server.socket`, created by the daemon): the directory rule
+///   below, for the socket's directory itself and those above it.
 ///
 /// For every checked file, each directory on the way to it, up to `/`, must belong to root
 /// or the daemon's user and must not be writable by group or others unless it has the sticky
@@ -105,6 +107,18 @@ public struct StrictModes: Sendable {
             guard let info = try status(path, role: "key file", file: path) else { continue }
             try checkState(path, info: info, role: "key file", directory: false, privateToOwner: true)
         }
+    }
+
+    /// The directory the daemon creates its socket in (`server.socket`, when systemd does not
+    /// pass one) and each directory above it: owned by root or the daemon's user, not writable
+    /// by group or others unless sticky. Whoever may write that directory may swap the socket
+    /// for their own and hear clients' passwords, or for a symbolic link while the daemon sets
+    /// it up. The socket itself is not checked: the daemon replaces it, and sets its mode and
+    /// group without following links (`SocketFileOwnership`).
+    public func checkSocketDirectory(of socket: String) throws(StrictModesError) {
+        let role = "server.socket"
+        let directory = try resolve(Self.parent(of: socket), role: role, file: socket)
+        try checkDirectories(from: directory, role: role, file: socket, visited: [])
     }
 
     // MARK: - Rules

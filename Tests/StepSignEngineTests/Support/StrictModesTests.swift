@@ -74,6 +74,31 @@ struct StrictModesRuleTests {
         }
     }
 
+    @Test("the socket's directory: 0755 and 1777 pass, 0777 and 0775 fail naming it, another uid's fails (as root); the socket itself is not checked")
+    func socketDirectory() throws {
+        try withDirectory { directory in
+            let socket = directory + "/s.sock"
+            try file(socket, mode: 0o666)  // a stale file there is the daemon's to replace
+            try StrictModes().checkSocketDirectory(of: socket)
+            for mode in [0o777, 0o775] {
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: directory)
+                #expect(throws: StrictModesError(role: "server.socket", file: socket, path: directory,
+                                                 problem: .directoryWritableByGroupOrOthers(mode: UInt32(0o040000 | mode)))) {
+                    try StrictModes().checkSocketDirectory(of: socket)
+                }
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: directory)
+            try StrictModes().checkSocketDirectory(of: socket)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+            guard getuid() == 0 else { return }  // chown to another uid needs root
+            try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: directory)
+            #expect(throws: StrictModesError(role: "server.socket", file: socket, path: directory,
+                                             problem: .owner(uid: 65534, allowed: [0]))) {
+                try StrictModes().checkSocketDirectory(of: socket)
+            }
+        }
+    }
+
     @Test("for a daemon of another uid, root's state is not its own, but root's configuration is trusted")
     func otherDaemonUser() throws {
         try withDirectory { directory in
