@@ -63,7 +63,14 @@ public struct StepSignConfiguration: Sendable, Equatable {
 
     /// Reads and parses the config file at `path`.
     public static func load(contentsOf path: String) throws(ConfigError) -> StepSignConfiguration {
-        try parse(try ConfigFile.read(path, key: nil), file: path)
+        try loadWithText(contentsOf: path).configuration
+    }
+
+    /// Reads and parses the config file at `path`, returning the text it parsed too (the
+    /// daemon records its SHA-256, SPEC §5.4).
+    public static func loadWithText(contentsOf path: String) throws(ConfigError) -> (configuration: StepSignConfiguration, text: String) {
+        let text = try ConfigFile.read(path, key: nil)
+        return (try parse(text, file: path), text)
     }
 
     /// Parses config text; `file` names it in errors.

@@ -19,6 +19,14 @@ public struct JWK: Codable, Sendable, Equatable {
     public var alg: String?
     /// Intended use: "sig".
     public var use: String?
+    /// stepsign's `stepsign_revoked_at` (SPEC §5.4): the log index at which the key was
+    /// revoked; its signatures at lower indexes stay valid, later ones are not.
+    public var revokedAt: Int64?
+
+    private enum CodingKeys: String, CodingKey {
+        case kty, crv, x, y, kid, alg, use
+        case revokedAt = "stepsign_revoked_at"
+    }
 
     /// A JWK with the given members.
     public init(kty: String, crv: String? = nil, x: String? = nil, y: String? = nil,

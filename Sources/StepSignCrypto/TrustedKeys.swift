@@ -18,9 +18,13 @@ public struct TrustedKeys: Sendable {
 
     private let entries: [Entry]
     private let byKid: [String: P256PublicKey]
+    /// Keys revoked at a log index (SPEC §5.4), by thumbprint: a signature by one is valid only
+    /// at a lower index.
+    public let revokedAt: [String: Int64]
 
     /// A set of `keys`, each under its thumbprint; the same key given twice counts once.
-    public init(keys: [P256PublicKey]) {
+    /// `revokedAt` gives the log index at which a key (by thumbprint) was revoked.
+    public init(keys: [P256PublicKey], revokedAt: [String: Int64] = [:]) {
         var seen = Set<String>()
         var entries: [Entry] = []
         for key in keys where seen.insert(key.thumbprint).inserted {
@@ -28,6 +32,12 @@ public struct TrustedKeys: Sendable {
         }
         self.entries = entries
         byKid = Dictionary(uniqueKeysWithValues: entries.map { ($0.kid, $0.key) })
+        self.revokedAt = revokedAt.filter { seen.contains($0.key) }
+    }
+
+    /// The log index `key` was revoked at, or nil.
+    public func revocationIndex(of key: P256PublicKey) -> Int64? {
+        revokedAt[key.thumbprint]
     }
 
     /// Reads a PEM bundle (one or more `-----BEGIN PUBLIC KEY-----` blocks; text between
@@ -59,8 +69,13 @@ public struct TrustedKeys: Sendable {
         }
         var entries: [Entry] = []
         var byKid: [String: P256PublicKey] = [:]
+        var revokedAt: [String: Int64] = [:]
         for jwk in jwks.keys where Self.isES256Candidate(jwk) {
             let key = try P256PublicKey(jwk: jwk)
+            if let index = jwk.revokedAt {
+                guard index >= 0 else { throw .malformed("stepsign_revoked_at must be 0 or more") }
+                revokedAt[key.thumbprint] = index
+            }
             let kid = jwk.kid ?? key.thumbprint
             for name in Set([kid, key.thumbprint]) {
                 if let other = byKid[name], other.thumbprint != key.thumbprint {
@@ -75,6 +90,7 @@ public struct TrustedKeys: Sendable {
         guard !entries.isEmpty else { throw .unsupportedKey("no EC P-256 signing key in the JWKS") }
         self.entries = entries
         self.byKid = byKid
+        self.revokedAt = revokedAt
     }
 
     private init(pemBundle text: String) throws(P256KeyError) {
@@ -112,11 +128,13 @@ public struct TrustedKeys: Sendable {
         return entries.compactMap { seen.insert($0.key.thumbprint).inserted ? $0.key : nil }
     }
 
-    /// The keys as a JWKS, each with the `kid` it was read under.
+    /// The keys as a JWKS, each with the `kid` it was read under and, when revoked, its
+    /// `stepsign_revoked_at`.
     public var jwks: JWKS {
         JWKS(keys: entries.map { entry in
             var jwk = entry.key.jwk
             jwk.kid = entry.kid
+            jwk.revokedAt = revokedAt[entry.key.thumbprint]
             return jwk
         })
     }

@@ -25,13 +25,20 @@ extension Engine {
                 throw StepSignError.invalid("user \"\(user)\" already exists")
             }
             logger.notice("user added", metadata: ["user": "\(user)"])
+            try await recordEvent(.userAdded, user: user, details: [("mustChangePassword", .bool(mustChange))], context: context)
             return Reply(result: [:])
         case let .removeUser(user):
-            return try await changeExistingUser(user, "admin.removeUser") { try await $0.removeUser(named: $1) }
+            return try await changeExistingUser(user, "admin.removeUser", event: .userRemoved, context: context) {
+                try await $0.removeUser(named: $1)
+            }
         case let .unlockUser(user):
-            return try await changeExistingUser(user, "admin.unlockUser") { try await $0.unlockUser(named: $1) }
+            return try await changeExistingUser(user, "admin.unlockUser", event: .userUnlocked, context: context) {
+                try await $0.unlockUser(named: $1)
+            }
         case let .expirePassword(user):
-            return try await changeExistingUser(user, "admin.expirePassword") { try await $0.expirePassword(named: $1) }
+            return try await changeExistingUser(user, "admin.expirePassword", event: .passwordExpired, context: context) {
+                try await $0.expirePassword(named: $1)
+            }
         case .listUsers:
             let users = try await store.listUsers()
             var rows: [JSONValue] = []
@@ -48,17 +55,34 @@ extension Engine {
         case let .enrollDeviceKey(user, publicKey, label):
             return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, context: context)
         case let .revokeDeviceKey(user, kid):
-            return try await adminRevokeDeviceKey(user: user, kid: kid, now: context.now)
+            return try await adminRevokeDeviceKey(user: user, kid: kid, context: context)
         case .rotateKey:
+            try await events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
+            let previous = keyring.active.kid
             let kid = try await keyring.rotate()
+            try await recordEvent(.signingKeyRotated, details: [("kid", .string(kid)), ("previous", .string(previous))],
+                                  context: context)
             return Reply(result: ["activeKid": .string(kid)])
         case let .revokeKey(kid):
-            let kid = try await keyring.revoke(kid: kid)
-            return Reply(result: ["activeKid": .string(kid)])
+            try await events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
+            let events = self.events
+            let revocation = try await keyring.revoke(kid: kid, now: context.now) { rotated in
+                if let rotated {
+                    try await events.record(.signingKeyRotated, details: [("kid", .string(rotated.to)), ("previous", .string(rotated.from))],
+                                            peer: context.peer, instance: context.config.instance, now: context.now)
+                }
+                let entry = try await events.record(.signingKeyRevoked, details: [("kid", .string(kid))], peer: context.peer,
+                                                    instance: context.config.instance, now: context.now)
+                return entry.seq - 1
+            }
+            return Reply(result: ["activeKid": .string(revocation.activeKid), "revokedAt": .int(revocation.logIndex)])
         case let .endorseKey(endorsement):
             let kid = try await keyring.addEndorsement(endorsement)
-            let trust = keyring.keys.first { $0.kid == kid }?.trust
-            return Reply(result: ["kid": .string(kid), "trusted": .bool(trust?.isTrusted ?? false)])
+            let key = keyring.keys.first { $0.kid == kid }
+            try await recordEvent(.signingKeyEndorsed, details: [
+                ("kid", .string(kid)), ("instance", .string(key?.instance ?? "")), ("endorser", .string(KeyTrust.rootEndorser)),
+            ], context: context)
+            return Reply(result: ["kid": .string(kid), "trusted": .bool(key?.trust.isTrusted ?? false)])
         case .listKeys:
             try await keyring.refresh()
             let keys = keyring.keys.map { key -> JSONValue in
@@ -68,6 +92,7 @@ extension Engine {
                     "revoked": .bool(key.revokedAt != nil),
                     "createdAt": .int(Int64(key.createdAt.timeIntervalSince1970)),
                     "instance": .string(key.instance),
+                    "revokedAt": key.revokedIndex.map { .int($0) } ?? .null,
                     "trusted": .bool(key.trust.isTrusted),
                     "trust": .string(Self.describe(key.trust)),
                     "jwk": Self.jwkJSON(key.publicKey),
@@ -94,6 +119,7 @@ extension Engine {
                         "user": .string(entry.user),
                         "peer": ["uid": .int(Int64(entry.peer.uid)), "pid": .int(Int64(entry.peer.pid)),
                                  "comm": .string(entry.peer.comm)],
+                        "kind": .string(LedgerExportEntry.isEvent(entry.jws) ? "event" : "signature"),
                     ]
                 }),
                 "checkpoints": .array(checkpoints.map { .string($0.jws) }),
@@ -109,7 +135,9 @@ extension Engine {
         let untrusted = keys.filter { !$0.trust.isTrusted }
         let options = LedgerVerifier.Options(
             trustedKeys: keyring.trustedKeys,
-            revokedKids: Set(keys.filter { $0.revokedAt != nil && $0.trust.isTrusted }.map(\.kid)),
+            // Keys revoked at a proven log index are in trustedKeys with it (their earlier
+            // entries stay valid); those revoked without one have all their entries reported.
+            revokedKids: Set(keys.filter { $0.revokedAt != nil && $0.revokedIndex == nil && $0.trust.isTrusted }.map(\.kid)),
             checkpointEntries: context.config.ledger.checkpointEntries,
             untrustedKids: Dictionary(untrusted.map { ($0.kid, $0.trust.problem ?? "") }, uniquingKeysWith: { $1 })
         )
@@ -132,6 +160,7 @@ extension Engine {
             "firstBadSeq": audit.firstBadSeq.map { .int($0) } ?? .null,
             "checkpoints": .int(Int64(audit.checkpoints)),
             "problem": problem.map { .string($0) } ?? .null,
+            "events": .int(Int64(audit.events)),
             "untrustedKeys": .array(untrusted.map { key in
                 ["kid": .string(key.kid), "instance": .string(key.instance), "reason": .string(key.trust.problem ?? "")]
             }),
@@ -155,12 +184,14 @@ extension Engine {
                         ("y", .string(jwk.y ?? "")), ("kid", .string(key.thumbprint))])
     }
 
-    /// Removes, unlocks or expires the password of an existing user (error 4 if there is none).
-    private func changeExistingUser(_ user: String, _ op: String,
+    /// Removes, unlocks or expires the password of an existing user (error 4 if there is none),
+    /// and records `event` in the ledger.
+    private func changeExistingUser(_ user: String, _ op: String, event: LedgerEvent.Kind, context: RequestContext,
                                     _ change: (any StepSignStore, String) async throws -> Bool) async throws -> Reply {
         try await validateExistingName(user)
         guard try await change(store, user) else { throw StepSignError.invalid("no user \"\(user)\"") }
         logger.notice("\(op)", metadata: ["user": "\(user)"])
+        try await recordEvent(event, user: user, context: context)
         return Reply(result: [:])
     }
 }

@@ -47,7 +47,7 @@ extension Engine {
         }
         // Otherwise a login that ended (changed elsewhere, blocked, removed, too old) is error 5.
         _ = try await requireLogin(&session, context: context)
-        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: context.config, now: context.now) {
+        switch try await passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .update, attemptsLeft: attemptsLeft,

@@ -29,12 +29,13 @@ extension Engine {
     }
 
     /// `admin.revokeDeviceKey`: the key stops answering challenges at once.
-    func adminRevokeDeviceKey(user: String, kid: String, now: Date) async throws -> Reply {
+    func adminRevokeDeviceKey(user: String, kid: String, context: RequestContext) async throws -> Reply {
         try await validateExistingName(user)
-        guard try await store.revokeDeviceKey(user: user, kid: kid, at: now) else {
+        guard try await store.revokeDeviceKey(user: user, kid: kid, at: context.now) else {
             throw StepSignError.invalid("user \"\(user)\" has no active device key \"\(kid)\"")
         }
         logger.notice("device key revoked", metadata: ["user": "\(user)", "kid": "\(kid)"])
+        try await recordEvent(.deviceKeyRevoked, user: user, details: [("deviceKeyId", .string(kid))], context: context)
         return Reply(result: [:])
     }
 
@@ -54,6 +55,8 @@ extension Engine {
             throw StepSignError.invalid("device key \(key.thumbprint) is already enrolled")
         }
         logger.notice("device key enrolled", metadata: ["user": "\(user)", "kid": "\(key.thumbprint)"])
+        try await recordEvent(.deviceKeyEnrolled, user: user,
+                              details: [("deviceKeyId", .string(key.thumbprint)), ("label", .string(label))], context: context)
         return key.thumbprint
     }
 

@@ -53,7 +53,7 @@ extension Engine {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
         let token = try await credentialToken(user: user)
-        switch try await passwords.verify(user: user, password: password, uid: session.peer.uid, config: context.config, now: context.now) {
+        switch try await passwords.verify(user: user, password: password, peer: session.peer, config: context.config, now: context.now) {
         case .accepted:
             if try await mustReplacePassword(user: user, context: context) {
                 session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: context.now))
@@ -83,7 +83,7 @@ extension Engine {
     /// Mode 1: the new password after a right activation code (forgot password, Path B).
     private func setNewPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, context: RequestContext) async throws -> Reply {
         let user = challenge.user
-        let outcome = try await changePassword(user: user, to: password, context: context)
+        let outcome = try await changePassword(user: user, to: password, context: context, event: .passwordReset)
         guard case let .changed(token) = outcome else {
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .set, attemptsLeft: context.config.password.maxAttempts,
@@ -118,7 +118,7 @@ extension Engine {
             .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
                          info: policyInfo(context.config))
         }
-        switch try await passwords.verify(user: user, password: current, uid: session.peer.uid, config: context.config, now: context.now) {
+        switch try await passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
         case .exhausted:

@@ -2,14 +2,18 @@ import NIOPosix
 import StepSignProtocol
 import StepSignConfig
 import StepSignCrypto
+import StepSignFormat
 import StepSignStorage
 import struct Foundation.Date
 
 extension Engine {
     /// Checks a new password against the policy and the history, and stores it if it passes.
     ///
-    /// The history is the current password plus the `password.history` before it.
-    func changePassword(user: String, to newPassword: String, context: RequestContext) async throws -> PasswordChangeOutcome {
+    /// The history is the current password plus the `password.history` before it. The change is
+    /// recorded in the ledger as `event` (SPEC §5.4: `passwordChanged`, or `passwordReset` by
+    /// forgot-password).
+    func changePassword(user: String, to newPassword: String, context: RequestContext,
+                        event: LedgerEvent.Kind = .passwordChanged) async throws -> PasswordChangeOutcome {
         if let violation = context.policy.violation(password: newPassword, userID: user) {
             return .policyViolated(violation)
         }
@@ -24,7 +28,15 @@ extension Engine {
         if outcome.reused { return .reused }
         let token = try await store.setPassword(user: user, hash: outcome.hash, at: context.now, historyLimit: context.config.password.history)
         logger.notice("password changed", metadata: ["user": "\(user)"])
+        try await recordEvent(event, user: user, context: context)
         return .changed(token)
+    }
+
+    /// Records `kind` for `user` in the ledger, with the request's peer (SPEC §5.4).
+    func recordEvent(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [],
+                     context: RequestContext) async throws {
+        try await events.record(kind, user: user, details: details, peer: context.peer, instance: context.config.instance,
+                                now: context.now)
     }
 
     /// Whether `user`'s password must be replaced before the user may log in: expired by age

@@ -1,4 +1,5 @@
 import StepSignCrypto
+import StepSignFormat
 import StepSignProtocol
 import struct Foundation.Date
 
@@ -9,9 +10,10 @@ extension Engine {
         let format = format ?? "jwks"
         guard format == "jwks" || format == "pem" else { throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"") }
         try await keyring.refresh()
-        let trusted = keyring.trustedKeys
-        if format == "pem" { return Reply(result: ["pem": .string(trusted.pemBundle)]) }
-        return Reply(result: ["jwks": Self.jwksJSON(trusted.jwks)])
+        // A PEM bundle cannot say where a revoked key's validity ends: it carries the
+        // unrevoked keys only; the JWKS carries revoked ones with `stepsign_revoked_at`.
+        if format == "pem" { return Reply(result: ["pem": .string(keyring.unrevokedKeys.pemBundle)]) }
+        return Reply(result: ["jwks": Self.jwksJSON(keyring.trustedKeys.jwks)])
     }
 
     /// `getSignature`: the ledger row, for the session that made it or an admin.
@@ -19,7 +21,8 @@ extension Engine {
         guard session.isAdmin || session.signatureIDs.contains(signatureID) else {
             throw StepSignError(.permissionDenied, "only the session that made a signature, or an admin, may read it")
         }
-        guard let entry = try await store.ledgerEntry(signatureID: signatureID) else {
+        // Events (SPEC §5.4) are ledger entries too, but not signatures.
+        guard let entry = try await store.ledgerEntry(signatureID: signatureID), !LedgerExportEntry.isEvent(entry.jws) else {
             throw StepSignError.invalid("no signature \"\(signatureID)\"")
         }
         return Reply(result: [
@@ -40,7 +43,7 @@ extension Engine {
             "version": .string(Self.version),
             "uptimeSeconds": .int(Int64(now.timeIntervalSince(startedAt))),
             "activeKid": .string(keyring.active.kid),
-            "signatures": .int(try await store.ledgerCount()),
+            "signatures": .int(try await store.ledgerSignatureCount()),
         ]
     }
 
@@ -53,6 +56,7 @@ extension Engine {
             if let kid = key.kid { members.append(("kid", .string(kid))) }
             if let alg = key.alg { members.append(("alg", .string(alg))) }
             if let use = key.use { members.append(("use", .string(use))) }
+            if let revokedAt = key.revokedAt { members.append(("stepsign_revoked_at", .int(revokedAt))) }
             return .object(members)
         }))])
     }

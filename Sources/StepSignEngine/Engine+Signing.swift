@@ -140,8 +140,17 @@ extension Engine {
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
     private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, session: inout Session, context: RequestContext) async throws -> Reply {
-        let (details, entry) = try await signer.sign(signing, instance: context.config.instance,
+        let details: SigningDetails
+        let entry: LedgerEntry
+        do {
+            (details, entry) = try await signer.sign(signing, instance: context.config.instance,
                                                      authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now)
+        } catch StorageError.signingKeyRevoked(let kid) {
+            // Another daemon revoked this one's key and the keyring made a new one: record it
+            // (SPEC §5.4) before the caller's retry is signed with it.
+            try? await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+            throw StorageError.signingKeyRevoked(kid)
+        }
         session.signatureIDs.insert(details.dataSignatureID)
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
         // its line at debug and is counted for the summary line of its minute. Strings are

@@ -19,6 +19,8 @@ public final class Engine: Sendable {
     let store: any StepSignStore
     let keyring: Keyring
     let signer: Signer
+    /// Records changes of who may sign in the ledger (SPEC §5.4).
+    let events: EventRecorder
     let checkpointer: LedgerCheckpointer
     let passwords: PasswordAuthenticator
     let idvVerifier = IDVAssertionVerifier()
@@ -65,9 +67,25 @@ public final class Engine: Sendable {
                                                seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
-        self.signer = Signer(keyring: keyring, ledger: LedgerWriter(store: store, checkpointer: checkpointer))
-        self.passwords = try PasswordAuthenticator(store: store, parameters: configuration.password.scryptParameters,
-                                                   checks: CheckScheduler(), logger: logger)
+        let ledger = LedgerWriter(store: store, checkpointer: checkpointer)
+        self.signer = Signer(keyring: keyring, ledger: ledger)
+        self.events = EventRecorder(keyring: keyring, ledger: ledger)
+        let events = self.events
+        self.passwords = try PasswordAuthenticator(
+            store: store, parameters: configuration.password.scryptParameters, checks: CheckScheduler(), logger: logger,
+            onBlocked: { name, peer, now in
+                // Recorded after the reply's outcome, so that a user's last wrong answer takes as
+                // long as an unknown name's; only users get an event (a name is not logged).
+                Task {
+                    do {
+                        guard try await store.user(named: name) != nil else { return }
+                        let instance = settingsBox.withLockedValue { $0.config.instance }
+                        try await events.record(.userBlocked, user: name, peer: peer, instance: instance, now: now)
+                    } catch {
+                        logger.error("cannot record a block in the ledger", metadata: ["user": "\(name)", "error": "\(error)"])
+                    }
+                }
+            })
         self.codeDelivery = CodeDelivery(logger: logger)
         self.logger = logger
         self.startedAt = Date()
@@ -92,12 +110,27 @@ public final class Engine: Sendable {
     /// `server.max_connections` in force.
     public var maxConnections: Int { settings.config.server.maxConnections }
 
+    /// Records the daemon's start in the ledger (SPEC §5.4): the key it made, if it made one,
+    /// and the configuration it loaded, by the SHA-256 of the file's bytes. Call once, before
+    /// serving.
+    public func recordStart(configurationSHA256 digest: [UInt8], now: Date = Date()) async throws {
+        try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
+        try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
+                                peer: EventRecorder.daemon, instance: config.instance, now: now)
+    }
+
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
     /// be (an unreadable common-password file, scrypt parameters that cannot hash), the old one
     /// stays and the error is thrown. Everything is prepared before anything is swapped in.
-    public func reload(_ new: StepSignConfiguration) throws {
+    ///
+    /// The change is recorded in the ledger (`configurationLoaded` with the SHA-256 of the
+    /// file's bytes) before it is put in force; if it cannot be recorded, the old
+    /// configuration stays.
+    public func reload(_ new: StepSignConfiguration, sha256 digest: [UInt8], now: Date = Date()) async throws {
         let settings = try Self.settings(new)
         let root = try new.cluster.loadRootKey()
+        try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
+                                peer: EventRecorder.daemon, instance: config.instance, now: now)
         try passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
         keyring.useClusterRoot(root)
@@ -191,7 +224,7 @@ public final class Engine: Sendable {
         if Operation.isAdmin(request.op), !session.isAdmin {
             throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")
         }
-        let context = RequestContext(settings: settings, now: now)
+        let context = RequestContext(settings: settings, now: now, peer: session.peer)
         switch try Operation(request) {
         case let .authenticateUserAndSignData(parameters):
             return try await authenticateUserAndSignData(parameters, session: &session, context: context)

@@ -89,12 +89,16 @@ public struct LedgerAudit: Sendable, Equatable, Codable {
     public var checkpoints: Int
     /// What is wrong, in one line, or nil.
     public var problem: String?
+    /// How many of the entries read are events (SPEC §5.4), not signatures (0 when the
+    /// signatures were not read).
+    public var events: Int
 
-    public init(ok: Bool, entries: Int, firstBadSeq: Int64?, checkpoints: Int = 0, problem: String? = nil) {
+    public init(ok: Bool, entries: Int, firstBadSeq: Int64?, checkpoints: Int = 0, problem: String? = nil, events: Int = 0) {
         self.ok = ok
         self.entries = entries
         self.firstBadSeq = firstBadSeq
         self.checkpoints = checkpoints
         self.problem = problem
+        self.events = events
     }
 }

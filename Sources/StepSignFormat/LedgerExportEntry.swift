@@ -1,4 +1,5 @@
 import StepSignCrypto
+import StepSignProtocol
 
 /// One line of an exported ledger (`admin.exportLedger`, `stepsign-verify ledger`): hashes
 /// as lowercase hex.
@@ -17,6 +18,9 @@ public struct LedgerExportEntry: Codable, Sendable, Equatable {
     public var user: String?
     /// The row's peer columns (absent in exports made before they were exported).
     public var peer: SignaturePeer?
+    /// "signature" or "event" (SPEC §5.4), as the JWS's `typ` says; absent in exports made
+    /// before events existed (all signatures). Informative: the verifier reads the JWS.
+    public var kind: String?
 
     /// An entry with the given values.
     public init(seq: Int64, signatureID: String, payloadSignature: String, prevHash: String, entryHash: String,
@@ -28,6 +32,17 @@ public struct LedgerExportEntry: Codable, Sendable, Equatable {
         self.entryHash = entryHash
         self.user = user
         self.peer = peer
+        self.kind = Self.isEvent(payloadSignature) ? "event" : "signature"
+    }
+
+    /// Whether `jws` is an event (its header's `typ` is `stepsign-event+jwt`) rather than a
+    /// signature; false for anything that does not parse.
+    public static func isEvent(_ jws: String) -> Bool {
+        // The header only: the payload, up to 1 MiB, is not decoded for this.
+        guard let header = jws.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false).first,
+              let json = Base64URL.decode(ascii: header), let typ = (try? JSONParser.parse(json))?["typ"]
+        else { return false }
+        return typ.stringValue == LedgerEvent.headerType
     }
 
     /// The export form of `link`.

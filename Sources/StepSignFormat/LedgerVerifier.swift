@@ -32,13 +32,18 @@ public struct LedgerVerifier {
         /// Keys the store lists that the daemon does not trust (SPEC §5.4), with the reason:
         /// an entry or checkpoint they sign is reported by name.
         public var untrustedKids: [String: String]
+        /// Keys revoked at a known log index (SPEC §5.4: the JWKS member
+        /// `stepsign_revoked_at`, the daemon's records): their entries below it are valid,
+        /// those at or above it bad. Revocation events met on the walk add to these.
+        public var revokedAt: [String: Int64]
 
         public init(trustedKeys: TrustedKeys?, revokedKids: Set<String> = [], checkpointEntries: Int? = nil,
-                    untrustedKids: [String: String] = [:]) {
+                    untrustedKids: [String: String] = [:], revokedAt: [String: Int64]? = nil) {
             self.trustedKeys = trustedKeys
             self.revokedKids = revokedKids
             self.checkpointEntries = checkpointEntries
             self.untrustedKids = untrustedKids
+            self.revokedAt = revokedAt ?? trustedKeys?.revokedAt ?? [:]
         }
     }
 
@@ -58,18 +63,28 @@ public struct LedgerVerifier {
     private var covered: Int64 = 0
     private var sawPeerClaim = false
     private var revoked: (first: Int64, count: Int)?
+    /// The log index each key was revoked at: from the options, and from the revocation
+    /// events met on the walk (SPEC §5.4).
+    private var revokedAt: [String: Int64]
+    /// Entries that are events (SPEC §5.4), not signatures.
+    public private(set) var events = 0
     /// Entries whose JWS has no `peer` claim: their peer columns are not signed.
     public private(set) var unsignedPeerEntries = 0
 
     public init(options: Options) {
         self.options = options
+        self.revokedAt = options.revokedAt
     }
 
     /// Adds a stored or exported checkpoint; one that does not verify is a problem.
     public mutating func addCheckpoint(_ jws: String) {
         guard let keys = options.trustedKeys else { return }
         do {
-            let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: keys)
+            let (checkpoint, kid) = try LedgerCheckpoint.verify(jws, trustedKeys: keys)
+            if let revokedAt = options.revokedAt[kid], checkpoint.seq > revokedAt {
+                problems.append((nil, "a checkpoint of seq \(checkpoint.seq) is signed by key \(kid), revoked at log index \(revokedAt)"))
+                return
+            }
             validCheckpoints += 1
             claim(checkpoint)
         } catch .unknownKeyID(let kid) where options.revokedKids.contains(kid) {
@@ -130,22 +145,41 @@ public struct LedgerVerifier {
         return true
     }
 
-    /// A JWS proven by a trusted key: its claims and the kid that signed it, or why not.
-    typealias Verification = Result<(claims: SignatureClaims, kid: String), SignatureVerificationError>
+    /// What a verified entry's JWS fixes: the columns it is checked against, and for an
+    /// event (SPEC §5.4) what it changed.
+    struct VerifiedEntry {
+        var jti: String
+        /// The signature's `sub`; an event's `user`, or "" when it names none.
+        var user: String
+        var iat: Int64
+        var peer: SignaturePeer?
+        var kid: String
+        /// The event, when the entry is one.
+        var event: LedgerEvent?
+    }
 
-    /// StepSignSignature.verify's own steps, keeping the header's kid (one parse per entry).
-    /// Pure, so entries can be verified on several threads at once.
+    /// A JWS proven by a trusted key, or why not.
+    typealias Verification = Result<VerifiedEntry, SignatureVerificationError>
+
+    /// StepSignSignature.verify's own steps (or LedgerEvent.verify's, by the header's `typ`),
+    /// keeping the header's kid (one parse per entry). Pure, so entries can be verified on
+    /// several threads at once.
     ///
     /// One exception: an entry without a `peer` claim was made before the daemon signed
     /// low-S, so about half of those are high-S; they are accepted (the chain up to the first
     /// checkpoint above them pins each one's exact string). Entries with `peer` must be low-S.
     static func verifySignature(_ link: LedgerLink, keys: TrustedKeys) -> Verification {
         do {
+            if LedgerExportEntry.isEvent(link.payloadSignature) {
+                let (event, kid) = try LedgerEvent.verify(link.payloadSignature, trustedKeys: keys)
+                return .success(VerifiedEntry(jti: event.jti, user: event.user ?? "", iat: event.iat, peer: event.peer,
+                                              kid: kid, event: event))
+            }
             let (jws, kid) = try StepSignSignature.verifiedPayload(link.payloadSignature, type: StepSignSignature.headerType,
                                                                    trustedKeys: keys, requireLowS: false)
             let claims = try StepSignSignature.decodeStrictly(SignatureClaims.self, from: jws.payload)
             guard claims.peer == nil || ECDSALowS.isLowS(jws.signature) else { return .failure(.highS) }
-            return .success((claims, kid))
+            return .success(VerifiedEntry(jti: claims.jti, user: claims.sub, iat: claims.iat, peer: claims.peer, kid: kid))
         } catch {
             return .failure(error)
         }
@@ -181,11 +215,10 @@ public struct LedgerVerifier {
     /// The signature and column checks of one entry; false when it stopped the walk.
     private mutating func checkEntry(_ link: LedgerLink, verified: Verification) -> Bool {
         let seq = link.seq
-        let claims: SignatureClaims
-        let signedKid: String
+        let claims: VerifiedEntry
         switch verified {
         case let .success(result):
-            (claims, signedKid) = result
+            claims = result
         case let .failure(.unknownKeyID(kid)) where options.revokedKids.contains(kid):
             revoked = (revoked?.first ?? seq, (revoked?.count ?? 0) + 1)
             return true
@@ -195,12 +228,23 @@ public struct LedgerVerifier {
             return stop(seq, "signature: \(error.description)")
         }
         guard claims.jti == link.signatureID else { return stop(seq, "signatureID differs from the JWS jti") }
-        if let user = link.user, Array(user.utf8) != Array(claims.sub.utf8) {
-            return stop(seq, "the user column differs from the JWS sub")
+        if let user = link.user, Array(user.utf8) != Array(claims.user.utf8) {
+            return stop(seq, "the user column differs from the JWS \(claims.event == nil ? "sub" : "user")")
         }
         if let iat = link.iat, iat != claims.iat { return stop(seq, "the iat column differs from the JWS iat") }
-        if let kid = link.kid, kid != signedKid {
+        if let kid = link.kid, kid != claims.kid {
             return stop(seq, "the kid column differs from the JWS kid")
+        }
+        // SPEC §5.4: a key revoked at log index R signs nothing valid from R on.
+        let index = seq - 1
+        if let revokedAt = revokedAt[claims.kid], index >= revokedAt {
+            return stop(seq, "signed by key \(claims.kid) after its revocation at log index \(revokedAt)")
+        }
+        if let event = claims.event {
+            events += 1
+            if event.kind == .signingKeyRevoked, let kid = event.detail("kid") {
+                revokedAt[kid] = min(revokedAt[kid] ?? index, index)
+            }
         }
         if let signed = claims.peer {
             sawPeerClaim = true
@@ -236,7 +280,7 @@ public struct LedgerVerifier {
         // The problem at the lowest seq; ones without a seq (a bad checkpoint) after those.
         let first = problems.min { ($0.seq ?? .max) < ($1.seq ?? .max) }
         return LedgerAudit(ok: first == nil, entries: entries, firstBadSeq: first?.seq, checkpoints: validCheckpoints,
-                           problem: first?.text)
+                           problem: first?.text, events: events)
     }
 }
 

@@ -29,6 +29,9 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
     case userMismatch
     /// Valid, but made at an authentication level below the one required (`--min-level`).
     case levelTooLow(level: Int, minimum: Int)
+    /// Signed by a key revoked at log index `revokedAt` (SPEC §5.4), and no log index below
+    /// it is proven for this signature.
+    case revokedKey(kid: String, revokedAt: Int64, logIndex: Int64?)
 
     /// True for `.badInput`: the text was not a signature at all.
     public var isBadInput: Bool {
@@ -52,6 +55,7 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         case .payloadMismatch: "payload-mismatch"
         case .userMismatch: "user-mismatch"
         case .levelTooLow: "level-too-low"
+        case .revokedKey: "revoked-key"
         }
     }
 
@@ -72,6 +76,10 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         case .userMismatch: "the user does not match"
         case let .levelTooLow(level, minimum):
             "authentication level \(level) is below the minimum \(minimum)\(level == 0 ? " (level 0: nobody was authenticated)" : "")"
+        case let .revokedKey(kid, revokedAt, logIndex?):
+            "key \(kid) was revoked at log index \(revokedAt); this signature is at index \(logIndex), not below it"
+        case let .revokedKey(kid, revokedAt, nil):
+            "key \(kid) was revoked at log index \(revokedAt): its signatures are valid only with proof of a log index below it"
         }
     }
 }

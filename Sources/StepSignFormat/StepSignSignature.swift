@@ -28,9 +28,19 @@ public enum StepSignSignature {
     /// `alg` ES256, no `crit`, `typ` stepsign+jwt, a `kid` that `trustedKeys` knows, the
     /// signature, low-S, and only then decodes the claims (never trusting unsigned bytes),
     /// refusing duplicate members there too.
-    public static func verify(_ compact: String, trustedKeys: TrustedKeys) throws(SignatureVerificationError) -> SignatureClaims {
-        let payload = try verifiedPayload(compact, type: headerType, trustedKeys: trustedKeys).jws.payload
-        return try decodeStrictly(SignatureClaims.self, from: payload)
+    ///
+    /// A key `trustedKeys` lists as revoked at log index R (SPEC §5.4, `stepsign_revoked_at`)
+    /// verifies only a signature whose `logIndex` (proven by the caller, e.g. by an inclusion
+    /// proof) is below R.
+    public static func verify(_ compact: String, trustedKeys: TrustedKeys,
+                              logIndex: Int64? = nil) throws(SignatureVerificationError) -> SignatureClaims {
+        let (jws, kid) = try verifiedPayload(compact, type: headerType, trustedKeys: trustedKeys)
+        if let key = trustedKeys.key(kid: kid), let revokedAt = trustedKeys.revocationIndex(of: key) {
+            guard let logIndex, logIndex < revokedAt else {
+                throw .revokedKey(kid: kid, revokedAt: revokedAt, logIndex: logIndex)
+            }
+        }
+        return try decodeStrictly(SignatureClaims.self, from: jws.payload)
     }
 
     /// The parsed JWS and its `kid` once `compact` is an ES256 JWS of type `type`, signed

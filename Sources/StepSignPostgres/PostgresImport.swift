@@ -65,8 +65,8 @@ public struct PostgresImport: Sendable {
     /// signed with a key it already knows as revoked.
     public func insertSigningKeys(_ keys: [SigningKeyRecord]) async throws {
         try await insert(keys, into: "signing_keys",
-                         columns: "kid, created_at, active, revoked_at, instance, public_key, endorsement",
-                         count: 7) { bindings, key in
+                         columns: "kid, created_at, active, revoked_at, instance, public_key, endorsement, revoked_index",
+                         count: 8) { bindings, key in
             bindings.append(key.kid)
             bindings.append(key.createdAt)
             bindings.append(key.active)
@@ -74,6 +74,7 @@ public struct PostgresImport: Sendable {
             bindings.append(key.instance)
             bindings.append(key.publicKeyPEM)
             bindings.append(key.endorsement)
+            bindings.append(key.revokedIndex)
         }
     }
 

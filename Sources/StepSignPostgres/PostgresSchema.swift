@@ -430,8 +430,12 @@ enum PostgresSchema {
     ]
 
     /// Endorsements of signing keys (SPEC §5.4): the JWS that chains a key to the cluster
-    /// root. Every daemon checks the chain itself; the column alone proves nothing.
+    /// root, and the log index of a key's revocation event. Every daemon checks the chain and
+    /// the event itself; the columns alone prove nothing.
     private static let v5: [String] = [
         "ALTER TABLE signing_keys ADD COLUMN endorsement text",
+        "ALTER TABLE signing_keys ADD COLUMN revoked_index bigint CHECK (revoked_index >= 0)",
+        // Events (SPEC §5.4) are ledger rows with auth_level -1: they authenticate no one.
+        "CREATE INDEX ledger_events ON ledger (seq) WHERE auth_level < 0",
     ]
 }

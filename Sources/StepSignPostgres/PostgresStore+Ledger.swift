@@ -320,6 +320,17 @@ extension PostgresStore {
         }
     }
 
+    public func ledgerSignatureCount() async throws -> Int64 {
+        try await withConnection { connection in
+            // One statement: one snapshot.
+            let rows = try await connection.query("""
+                SELECT coalesce((SELECT max(seq) FROM ledger), 0) - (SELECT count(*) FROM ledger WHERE auth_level < 0)
+                """, logger: logger)
+            for try await count in rows.decode(Int64.self) { return count }
+            return 0
+        }
+    }
+
     public func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
         guard limit > 0 else { return [] }
         return try await withConnection { connection in

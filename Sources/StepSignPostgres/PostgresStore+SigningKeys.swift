@@ -11,15 +11,16 @@ extension PostgresStore {
     /// Every signing key record, oldest first, read on `connection`.
     static func signingKeys(on connection: AnsweredConnection, logger: Logger) async throws -> [SigningKeyRecord] {
         let rows = try await connection.query(
-            "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement FROM signing_keys ORDER BY created_at, id", logger: logger
+            "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement, revoked_index FROM signing_keys ORDER BY created_at, id", logger: logger
         )
         var keys: [SigningKeyRecord] = []
         for try await row in rows {
             do {
-                let (kid, createdAt, active, revokedAt, instance, publicKey, endorsement) =
-                    try row.decode((String, Date, Bool, Date?, String, String?, String?).self)
+                let (kid, createdAt, active, revokedAt, instance, publicKey, endorsement, revokedIndex) =
+                    try row.decode((String, Date, Bool, Date?, String, String?, String?, Int64?).self)
                 keys.append(SigningKeyRecord(kid: kid, createdAt: createdAt, active: active, revokedAt: revokedAt,
-                                             instance: instance, publicKeyPEM: publicKey, endorsement: endorsement))
+                                             instance: instance, publicKeyPEM: publicKey, endorsement: endorsement,
+                                             revokedIndex: revokedIndex))
             } catch {
                 throw malformed("signing_keys", error)
             }
@@ -64,11 +65,17 @@ extension PostgresStore {
         }
     }
 
-    public func revokeSigningKey(kid: String, at: Date) async throws -> Bool {
+    public func revokeSigningKey(kid: String, at: Date, logIndex: Int64?) async throws -> Bool {
         try await withConnection { connection in
-            try await Self.count(connection.query("""
-                UPDATE signing_keys SET revoked_at = \(at), active = false WHERE kid = \(kid) AND revoked_at IS NULL RETURNING 1
+            let revoked = try await Self.count(connection.query("""
+                UPDATE signing_keys SET revoked_at = \(at), revoked_index = \(logIndex), active = false
+                WHERE kid = \(kid) AND revoked_at IS NULL RETURNING 1
                 """, logger: logger)) == 1
+            if !revoked, let logIndex {
+                try await connection.query(
+                    "UPDATE signing_keys SET revoked_index = \(logIndex) WHERE kid = \(kid) AND revoked_index IS NULL", logger: logger)
+            }
+            return revoked
         }
     }
 }

@@ -37,19 +37,23 @@ public struct SQLiteToPostgresMigration: Sendable {
     }
 
     /// The checks of `admin.auditVerify` from the key records: every unrevoked key's public
-    /// half trusted, revoked keys' entries reported. When a record has no usable public half
-    /// (a key recorded before the column existed, by a daemon that has not run since), the
-    /// signatures cannot all be checked: the chain only.
+    /// half trusted, and every key revoked at a log index (SPEC §5.4) with it, so that its
+    /// entries below the index are valid (the revocation events on the walk set the index
+    /// too); entries of keys revoked without one are reported. When a record has no usable
+    /// public half (a key recorded before the column existed, by a daemon that has not run
+    /// since), the signatures cannot all be checked: the chain only.
     public static func verificationOptions(for records: [SigningKeyRecord], checkpointEntries: Int?) -> LedgerVerifier.Options {
         var keys: [P256PublicKey] = []
-        for record in records where record.revokedAt == nil {
+        var revokedAt: [String: Int64] = [:]
+        for record in records where record.revokedAt == nil || record.revokedIndex != nil {
             guard let pem = record.publicKeyPEM, let key = try? P256PublicKey(spkiPEM: pem), key.thumbprint == record.kid else {
                 return LedgerVerifier.Options(trustedKeys: nil)
             }
             keys.append(key)
+            if let index = record.revokedIndex { revokedAt[record.kid] = index }
         }
-        return LedgerVerifier.Options(trustedKeys: TrustedKeys(keys: keys),
-                                      revokedKids: Set(records.filter { $0.revokedAt != nil }.map(\.kid)),
+        return LedgerVerifier.Options(trustedKeys: TrustedKeys(keys: keys, revokedAt: revokedAt),
+                                      revokedKids: Set(records.filter { $0.revokedAt != nil && $0.revokedIndex == nil }.map(\.kid)),
                                       checkpointEntries: checkpointEntries)
     }
 

@@ -21,6 +21,9 @@ public struct LedgerAppend: Sendable, Equatable {
     /// The authentication level of the signature.
     public var authLevel: Int
 
+    /// The `authLevel` of an event's row (SPEC §5.4): it authenticates no one.
+    public static let eventAuthLevel = -1
+
     public init(signatureID: String, user: String, iat: Int64, kid: String, jws: String, peer: LedgerPeer, authLevel: Int) {
         self.signatureID = signatureID
         self.user = user

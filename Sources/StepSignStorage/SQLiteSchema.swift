@@ -198,8 +198,12 @@ enum SQLiteSchema {
         """
 
     /// Endorsements of signing keys (SPEC §5.4): the JWS that chains a key to the cluster
-    /// root. Trust is decided by checking it, never by the column being there.
+    /// root, and the log index of a key's revocation event. Trust is decided by checking the
+    /// JWS and the event, never by the columns being there.
     private static let v6 = """
         ALTER TABLE signing_keys ADD COLUMN endorsement TEXT;
+        ALTER TABLE signing_keys ADD COLUMN revoked_index INTEGER CHECK (revoked_index >= 0);
+        -- Events (SPEC §5.4) are ledger rows with auth_level -1: they authenticate no one.
+        CREATE INDEX ledger_events ON ledger(seq) WHERE auth_level < 0;
         """
 }

@@ -126,6 +126,15 @@ extension SQLiteStore {
         }
     }
 
+    public func ledgerSignatureCount() async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db.cachedStatement(sql: """
+                SELECT coalesce((SELECT seq FROM ledger ORDER BY seq DESC LIMIT 1), 0)
+                     - (SELECT count(*) FROM ledger WHERE auth_level < 0)
+                """)) ?? 0
+        }
+    }
+
     public func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
         guard limit > 0 else { return [] }
         return try await pool.read { db in

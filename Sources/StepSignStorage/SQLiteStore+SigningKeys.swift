@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement FROM signing_keys ORDER BY created_at, rowid")
+            try Row.fetchAll(db, sql: "SELECT kid, created_at, active, revoked_at, instance, public_key, endorsement, revoked_index FROM signing_keys ORDER BY created_at, rowid")
                 .map { row in
                     do {
                         return SigningKeyRecord(
@@ -15,7 +15,8 @@ extension SQLiteStore {
                             revokedAt: try row.decode(Double?.self, forColumn: "revoked_at").map { Date(storageSeconds: $0) },
                             instance: try row.decode(forColumn: "instance"),
                             publicKeyPEM: try row.decode(String?.self, forColumn: "public_key"),
-                            endorsement: try row.decode(String?.self, forColumn: "endorsement")
+                            endorsement: try row.decode(String?.self, forColumn: "endorsement"),
+                            revokedIndex: try row.decode(Int64?.self, forColumn: "revoked_index")
                         )
                     } catch {
                         throw StorageError.malformedRow(table: "signing_keys", detail: "\(error)")
@@ -54,13 +55,18 @@ extension SQLiteStore {
         }
     }
 
-    public func revokeSigningKey(kid: String, at: Date) async throws -> Bool {
+    public func revokeSigningKey(kid: String, at: Date, logIndex: Int64?) async throws -> Bool {
         try await pool.write { db in
             try db.execute(
-                sql: "UPDATE signing_keys SET revoked_at = ?, active = 0 WHERE kid = ? AND revoked_at IS NULL",
-                arguments: [at.storageSeconds, kid]
+                sql: "UPDATE signing_keys SET revoked_at = ?, revoked_index = ?, active = 0 WHERE kid = ? AND revoked_at IS NULL",
+                arguments: [at.storageSeconds, logIndex, kid]
             )
-            return db.changesCount == 1
+            let revoked = db.changesCount == 1
+            if !revoked, let logIndex {
+                try db.execute(sql: "UPDATE signing_keys SET revoked_index = ? WHERE kid = ? AND revoked_index IS NULL",
+                               arguments: [logIndex, kid])
+            }
+            return revoked
         }
     }
 }

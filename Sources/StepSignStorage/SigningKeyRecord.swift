@@ -23,9 +23,12 @@ public struct SigningKeyRecord: Sendable, Equatable {
     /// root or the key's predecessor, or nil. Only a chain of valid endorsements ending at the
     /// configured root makes another instance's key trusted; the column alone proves nothing.
     public var endorsement: String?
+    /// The log index of the key's revocation event (SPEC §5.4), or nil (not revoked, or
+    /// revoked before revocations were logged). Its signatures below it stay valid.
+    public var revokedIndex: Int64?
 
     public init(kid: String, createdAt: Date, active: Bool, revokedAt: Date? = nil, instance: String = "",
-                publicKeyPEM: String? = nil, endorsement: String? = nil) {
+                publicKeyPEM: String? = nil, endorsement: String? = nil, revokedIndex: Int64? = nil) {
         self.kid = kid
         self.createdAt = createdAt
         self.active = active
@@ -33,5 +36,6 @@ public struct SigningKeyRecord: Sendable, Equatable {
         self.instance = instance
         self.publicKeyPEM = publicKeyPEM
         self.endorsement = endorsement
+        self.revokedIndex = revokedIndex
     }
 }

@@ -155,9 +155,11 @@ public protocol StepSignStore: Sendable {
     /// A key that has one already keeps it.
     func recordSigningKeyPublicKey(kid: String, publicKeyPEM: String) async throws
 
-    /// Marks the key revoked at `at` (and no longer active). Returns false if there is no such
-    /// key or it was revoked already. The caller makes another key active first.
-    func revokeSigningKey(kid: String, at: Date) async throws -> Bool
+    /// Marks the key revoked at `at` (and no longer active), by the revocation event at log
+    /// index `logIndex` when given. Returns false if there is no such key or it was revoked
+    /// already; a key revoked already without an index gets `logIndex` filled in. The caller
+    /// makes another key active first.
+    func revokeSigningKey(kid: String, at: Date, logIndex: Int64?) async throws -> Bool
 
     // MARK: Ledger
 
@@ -220,6 +222,11 @@ public protocol StepSignStore: Sendable {
     /// The number of entries, which is the last sequence number (0 when empty).
     func ledgerCount() async throws -> Int64
 
+    /// The number of entries that are signatures: all of them less the events of SPEC §5.4
+    /// (rows whose `authLevel` is ``LedgerAppend/eventAuthLevel``, which a partial index
+    /// counts), read from one snapshot.
+    func ledgerSignatureCount() async throws -> Int64
+
     /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
     func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
 
@@ -247,6 +254,11 @@ extension StepSignStore {
     /// Records a new signing key held by `instance`, with its public half and no endorsement.
     public func addSigningKey(kid: String, createdAt: Date, instance: String, publicKeyPEM: String?) async throws {
         try await addSigningKey(kid: kid, createdAt: createdAt, instance: instance, publicKeyPEM: publicKeyPEM, endorsement: nil)
+    }
+
+    /// Marks the key revoked at `at`, with no log index.
+    public func revokeSigningKey(kid: String, at: Date) async throws -> Bool {
+        try await revokeSigningKey(kid: kid, at: at, logIndex: nil)
     }
 
     /// Appends a batch without checkpoints.

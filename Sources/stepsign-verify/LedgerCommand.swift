@@ -104,6 +104,7 @@ struct LedgerCommand: ParsableCommand {
             Console.json([
                 "ok": .bool(audit.ok), "entries": .int(Int64(audit.entries)), "firstBadSeq": audit.firstBadSeq.jsonValue,
                 "checkpoints": .int(Int64(audit.checkpoints)), "problem": audit.problem.jsonValue,
+                "events": .int(Int64(audit.events)),
             ])
         }
         guard audit.ok else {
@@ -114,7 +115,9 @@ struct LedgerCommand: ParsableCommand {
             throw ExitStatus.invalid.exitCode
         }
         if !json {
-            var line = "ledger ok: \(audit.entries) \(audit.entries == 1 ? "entry" : "entries") checked, "
+            var line = "ledger ok: \(audit.entries) \(audit.entries == 1 ? "entry" : "entries") checked "
+                + "(\(audit.entries - audit.events) \(audit.entries - audit.events == 1 ? "signature" : "signatures"), "
+                + "\(audit.events) \(audit.events == 1 ? "event" : "events")), "
                 + "\(audit.checkpoints) \(audit.checkpoints == 1 ? "checkpoint" : "checkpoints")"
             if verifier.unsignedPeerEntries > 0 {
                 line += "; \(verifier.unsignedPeerEntries) entries from before peer claims (their peer columns are not signed)"

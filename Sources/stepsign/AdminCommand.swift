@@ -164,7 +164,7 @@ struct AdminCommand: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Walk the ledger's hash chain in the daemon.",
                 discussion: """
-                    --json prints {ok, entries, firstBadSeq, checkpoints, problem}, the fields of \
+                    --json prints {ok, entries, firstBadSeq, checkpoints, problem, events}, the fields of \
                     stepsign-verify ledger --json (null where there is nothing to say). Exits 1 \
                     if the ledger does not verify.
                     """)
@@ -175,13 +175,18 @@ struct AdminCommand: ParsableCommand {
                     // Every signature is verified: a million entries take minutes, not the default 60 s.
                     let reply = try global.connect().call("admin.auditVerify", timeout: 24 * 3600)
                         .requireAccepted("admin.auditVerify")
-                    let result = JSONOutput.withFields(reply.result ?? [:], ["ok", "entries", "firstBadSeq", "checkpoints", "problem"])
+                    // The fields stepsign-verify ledger --json reports too; the untrusted keys
+                    // are shown by `stepsign admin key list`.
+                    let result = JSONOutput.only(reply.result ?? [:], ["ok", "entries", "firstBadSeq", "checkpoints", "problem", "events"])
                     let ok = result["ok"]?.boolValue == true
                     if output.json {
                         JSONOutput.print(result)
                     } else if ok {
                         let entries = result["entries"]?.int ?? 0, checkpoints = result["checkpoints"]?.int ?? 0
-                        print("ledger ok: \(entries) \(entries == 1 ? "entry" : "entries") checked, "
+                        let events = result["events"]?.int ?? 0
+                        print("ledger ok: \(entries) \(entries == 1 ? "entry" : "entries") checked "
+                              + "(\(entries - events) \(entries - events == 1 ? "signature" : "signatures"), "
+                              + "\(events) \(events == 1 ? "event" : "events")), "
                               + "\(checkpoints) \(checkpoints == 1 ? "checkpoint" : "checkpoints")")
                     } else {
                         let seq = (result["firstBadSeq"]?.int).map { "first bad seq \($0): " } ?? ""

@@ -102,6 +102,11 @@ enum JSONOutput {
         for field in fields where !members.contains(where: { $0.0 == field }) { members.append((field, .null)) }
         return .object(members)
     }
+
+    /// `object` with exactly `fields`, absent ones as null.
+    static func only(_ object: JSONValue, _ fields: [String]) -> JSONValue {
+        .object(fields.map { field in (field, object[field] ?? .null) })
+    }
 }
 
 /// Runs `body`, turning a CLIError into a message on stderr and its exit code.

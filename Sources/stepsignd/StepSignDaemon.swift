@@ -56,8 +56,9 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
 
         let settings: StepSignConfiguration
+        let configurationDigest: [UInt8]
         do {
-            settings = try loadConfiguration()
+            (settings, configurationDigest) = try loadConfigurationWithDigest()
         } catch {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(migrateTo == nil ? 78 : StoreMigrationRun.badInput)  // EX_CONFIG
@@ -67,10 +68,13 @@ struct StepSignDaemon: AsyncParsableCommand {
             if status != 0 { throw ExitCode(status) }
             return
         }
+        // A socket systemd passes is bound already; otherwise the daemon creates one by path.
+        let inheritedSocket = SystemdListenFDs.inherited()
         // Strict modes (SPEC §7): before anything in the state directory is opened, created or
-        // tightened, and before the files the configuration names are read or run.
+        // tightened, before the files the configuration names are read or run, and before the
+        // socket is created in its directory.
         do {
-            try checkStrictModes(settings, stateDirectory: true)
+            try checkStrictModes(settings, stateDirectory: true, socket: inheritedSocket == nil ? settings.server.socket : nil)
         } catch {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
@@ -120,7 +124,16 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw error
         }
-        let listener: SocketServer.Listener = SystemdListenFDs.inherited().map { .inherited(descriptor: $0) }
+        // The start is the first event of this run in the ledger: the key made, if any, and
+        // the configuration loaded (SPEC §5.4). A database that refuses it stops the start.
+        do {
+            try await engine.recordStart(configurationSHA256: configurationDigest)
+        } catch {
+            logger.critical("cannot record the start in the ledger", metadata: ["error": "\(error)"])
+            try? await store.close()
+            throw ExitCode(69)  // EX_UNAVAILABLE: systemd retries
+        }
+        let listener: SocketServer.Listener = inheritedSocket.map { .inherited(descriptor: $0) }
             ?? .path(settings.server.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
         let notify: @Sendable ([String]) -> Void = { fields in
             do { try notifier?.send(fields) } catch {
@@ -145,7 +158,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 for await signal in signals {
                     if signal == .sighup {
                         notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
-                        let status = reload(engine: engine, logger: logger)
+                        let status = await reload(engine: engine, logger: logger)
                         notify(["READY=1", "STATUS=\(status)"])
                     } else {
                         logger.notice("shutting down", metadata: ["signal": "\(signal)"])
@@ -235,31 +248,37 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
     }
 
-    /// The configuration file with the command line's overrides applied.
-    private func loadConfiguration() throws -> StepSignConfiguration {
-        var settings = try StepSignConfiguration.load(contentsOf: config)
+    /// The configuration file with the command line's overrides applied, and the SHA-256 of
+    /// the bytes it was parsed from (recorded in the ledger, SPEC §5.4).
+    private func loadConfigurationWithDigest() throws -> (configuration: StepSignConfiguration, sha256: [UInt8]) {
+        var (settings, text) = try StepSignConfiguration.loadWithText(contentsOf: config)
         if let socket { settings.server.socket = socket }
         if let stateDir { settings.server.stateDir = stateDir }
-        return settings
+        return (settings, SHA256.hash(Array(text.utf8)))
     }
 
     /// Strict modes (SPEC §7): the configuration file and the files `settings` names, and,
-    /// at start, the state directory with its database and keys (``StrictModes``).
-    private func checkStrictModes(_ settings: StepSignConfiguration, stateDirectory: Bool) throws(StrictModesError) {
+    /// at start, the state directory with its database and keys and the directory of the
+    /// `socket` the daemon will create (nil: systemd passed one) (``StrictModes``).
+    private func checkStrictModes(_ settings: StepSignConfiguration, stateDirectory: Bool,
+                                  socket: String? = nil) throws(StrictModesError) {
         let strict = StrictModes()
         try strict.checkConfigurationFile(config)
         try strict.checkReferencedFiles(of: settings)
         if stateDirectory {
             try strict.checkStateDirectory(settings.server.stateDir)
         }
+        if let socket {
+            try strict.checkSocketDirectory(of: socket)
+        }
     }
 
     /// SIGHUP: re-reads the configuration; a bad file, or one that strict modes refuse, keeps
     /// the one in force. Returns the
     /// outcome as a line for systemd's `STATUS=`.
-    private func reload(engine: Engine, logger: Logger) -> String {
+    private func reload(engine: Engine, logger: Logger) async -> String {
         do {
-            var settings = try loadConfiguration()
+            var (settings, digest) = try loadConfigurationWithDigest()
             try checkStrictModes(settings, stateDirectory: false)
             if settings.storage != engine.config.storage {
                 logger.warning("[storage] changed: it takes effect only on a restart; the open store stays")
@@ -270,7 +289,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 logger.warning("instance changed: it takes effect only on a restart; the old name stays")
                 settings.instance = engine.config.instance
             }
-            try engine.reload(settings)
+            try await engine.reload(settings, sha256: digest)
             LogLevelSwitch.shared.apply(settings.log)
             logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
             return "configuration reloaded"

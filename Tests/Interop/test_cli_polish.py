@@ -343,7 +343,8 @@ def test_audit_verify_and_verify_ledger_report_the_same_fields(fresh):
     daemon, directory = fresh
     assert cli(daemon, "sign", "--user", "erin", "--level", "0", "--reason", "r", "--payload", "p").returncode == 0
     prose = cli(daemon, "admin", "audit", "verify")
-    assert prose.returncode == 0 and prose.stdout.startswith("ledger ok: 1 entry checked"), prose.stdout
+    # The signature, and the events of SPEC §5.4 before it (the daemon's start, erin added).
+    assert prose.returncode == 0 and prose.stdout.startswith("ledger ok: ") and "(1 signature, " in prose.stdout, prose.stdout
     daemon_report = json.loads(cli(daemon, "admin", "audit", "verify", "--json").stdout)
     ledger = os.path.join(directory, "ledger.jsonl")
     with open(ledger, "w") as f:
@@ -354,11 +355,12 @@ def test_audit_verify_and_verify_ledger_report_the_same_fields(fresh):
     offline = subprocess.run([VERIFY, "ledger", ledger, "--keys", keys, "--json"], capture_output=True, text=True)
     assert offline.returncode == 0, offline.stderr
     offline_report = json.loads(offline.stdout)
-    assert set(daemon_report) == set(offline_report) == {"ok", "entries", "firstBadSeq", "checkpoints", "problem"}
+    assert set(daemon_report) == set(offline_report) == {"ok", "entries", "firstBadSeq", "checkpoints", "problem", "events"}
     assert daemon_report["firstBadSeq"] is None and offline_report["firstBadSeq"] is None
     assert daemon_report["problem"] is None and offline_report["problem"] is None
     assert daemon_report["ok"] is offline_report["ok"] is True
-    assert daemon_report["entries"] == offline_report["entries"] == 1
+    assert daemon_report["entries"] == offline_report["entries"] == 1 + daemon_report["events"]
+    assert daemon_report["events"] == offline_report["events"] >= 3
 
 
 # 10. One exit-status convention: 0 done, 1 refused or invalid, 2 usage or bad input.

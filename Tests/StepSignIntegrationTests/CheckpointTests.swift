@@ -26,7 +26,7 @@ struct CheckpointTests {
         try signLevel0(connection, count: 3)
         let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
         let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: try connection.trustedKeys())
-        #expect(checkpoint.seq == 3)
+        #expect(checkpoint.seq == Int64(DaemonHarness.startEvents + 3))
         #expect(checkpoint.iss == "stepsign-test")
         let row = try #require(try connection.call("admin.exportLedger").result?["entries"]?.arrayValue)
         #expect(row.last?["entryHash"]?.stringValue == checkpoint.entryHash)
@@ -41,21 +41,24 @@ struct CheckpointTests {
     func everyNEntries() throws {
         let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 3")
         let connection = try daemon.connect()
-        try signLevel0(connection, count: 7)
+        try signLevel0(connection, count: 8)
         let result = try #require(try connection.call("admin.exportLedger").result)
         let checkpoints = try #require(result["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
         let trusted = try connection.trustedKeys()
         let seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
-        #expect(seqs == [3, 6], "\(seqs)")
+        // Eight signatures after the daemon's start events (SPEC §5.4): 10 entries, the last
+        // one past the last count, so that shutdown adds a checkpoint.
+        let head = DaemonHarness.startEvents + 8
+        #expect(seqs == Array(stride(from: 3, through: Int64(head), by: 3)), "\(seqs)")
         let audit = try #require(try connection.call("admin.auditVerify").result)
         #expect(audit["ok"]?.boolValue == true, "\(audit)")
-        #expect(audit["checkpoints"]?.int == 2)
+        #expect(audit["checkpoints"]?.int == seqs.count)
         #expect(audit["problem"] == .null)
         #expect(daemon.stop() == 0)
-        #expect(daemon.log.contains("seq=7"), "shutdown checkpoint logged")
+        #expect(daemon.log.contains("seq=\(head)"), "shutdown checkpoint logged")
         try daemon.start()
         let after = try #require(try daemon.connect().call("admin.auditVerify").result)
-        #expect(after["checkpoints"]?.int == 3, "\(after)")
+        #expect((after["checkpoints"]?.int ?? 0) > seqs.count, "\(after)")
     }
 
     @Test("stepsign-verify ledger checks an export with its checkpoints; --checkpoint catches a cut-off export")
@@ -76,10 +79,10 @@ struct CheckpointTests {
         }
         let whole = try verify(lines, ["--checkpoint", keptPath])
         #expect(whole.status == 0, "\(whole.stdout)\(whole.stderr)")
-        #expect(whole.stdout.contains("9 entries"))
+        #expect(whole.stdout.contains("\(DaemonHarness.startEvents + 9) entries"), "\(whole.stdout)")
         // The last two entries and every checkpoint line removed: only the kept checkpoint tells.
         let entries = lines.filter { !$0.contains("\"checkpoint\"") }
-        let cut = Array(entries.prefix(7))
+        let cut = Array(entries.dropLast(2))
         let noCheckpoint = try verify(cut, ["--checkpoint-entries", "0"])
         #expect(noCheckpoint.status == 0, "a consistent prefix alone verifies: \(noCheckpoint.stdout)")
         let caught = try verify(cut, ["--checkpoint-entries", "0", "--checkpoint", keptPath])
@@ -100,10 +103,10 @@ struct CheckpointTests {
         while Date() < deadline {
             let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
             seqs = try checkpoints.map { try LedgerCheckpoint.verify($0, trustedKeys: trusted).checkpoint.seq }
-            if !seqs.isEmpty { break }
+            if seqs.last == Int64(DaemonHarness.startEvents + 2) { break }
             usleep(100_000)
         }
-        #expect(seqs == [2], "\(seqs)")
+        #expect(seqs.last == Int64(DaemonHarness.startEvents + 2), "\(seqs)")
         #expect(daemon.log.contains("reason=seconds"), "\(daemon.log)")
     }
 
@@ -126,6 +129,6 @@ struct CheckpointTests {
             """
         let result = try Tools.python(script, String(decoding: jwks, as: UTF8.self), jws)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains(#""seq": 2"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#""seq": \#(DaemonHarness.startEvents + 2)"#), "\(result.stdout)")
     }
 }

@@ -27,6 +27,10 @@ final class PasswordAuthenticator: Sendable {
     private let store: any StepSignStore
     /// Where scrypt checks wait their uid's turn.
     let checks: CheckScheduler
+    /// Told when a wrong answer used a name's last attempt (the name is now blocked), after the
+    /// answer's outcome is decided and without delaying it: a name that is a user must not
+    /// answer more slowly than one that is not.
+    private let onBlocked: @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void
     private let logger: Logger
     private let dummies: NIOLockedValueBox<Dummies>
 
@@ -46,9 +50,11 @@ final class PasswordAuthenticator: Sendable {
     /// How often the dummy is matched to the parameters of the stored hashes.
     static let dummyRefreshSeconds: Double = 600
 
-    init(store: any StepSignStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger) throws {
+    init(store: any StepSignStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger,
+         onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
         self.store = store
         self.checks = checks
+        self.onBlocked = onBlocked
         self.logger = logger
         let dummy = try PasswordHash.dummy(parameters: parameters)
         self.dummies = NIOLockedValueBox(Dummies(configured: dummy, stored: dummy, storedParameters: parameters))
@@ -97,6 +103,12 @@ final class PasswordAuthenticator: Sendable {
         return .rejected(attemptsLeft: attemptsLeft)
     }
 
+    /// ``failure(_:)``, telling `onBlocked` when this wrong answer took the last attempt.
+    private func failure(_ reservation: AttemptReservation, name: String, peer: Peer, now: Date) -> Outcome {
+        if case .granted(attemptsLeft: 0) = reservation { onBlocked(name, peer, now) }
+        return Self.failure(reservation)
+    }
+
     /// Checks an answer of `user` that is not a password (a device signature, an IDV
     /// assertion) under the same rule: an attempt reserved first, `check` run only if one was
     /// granted (it returns why it refuses the answer, or nil), the attempt given back if right.
@@ -109,20 +121,20 @@ final class PasswordAuthenticator: Sendable {
             return .accepted
         }
         logger.info("step-up answer rejected", metadata: ["user": "\(user)", "reason": "\(refusal)"])
-        return Self.failure(reservation)
+        return failure(reservation, name: user, peer: context.peer, now: context.now)
     }
 
-    /// Checks `password` for `user` for a peer with `uid`: admitted to the uid's queue (error
+    /// Checks `password` for `user` for `peer`: admitted to the queue of the peer's uid (error
     /// 14 past `password.max_checks_per_uid`), an attempt reserved, scrypt in the uid's turn.
-    func verify(user: String, password: String, uid: UInt32, config: StepSignConfiguration, now: Date) async throws -> Outcome {
+    func verify(user: String, password: String, peer: Peer, config: StepSignConfiguration, now: Date) async throws -> Outcome {
         defer { refreshDummyIfStale(now: now) }
-        return try await checks.withSlot(uid: uid, limit: config.password.maxChecksPerUID) { slot in
+        return try await checks.withSlot(uid: peer.uid, limit: config.password.maxChecksPerUID) { slot in
             let reservation = try await reserve(user: user, config: config, now: now)
             guard case .granted = reservation else { return .exhausted }
             let record = try await store.user(named: user)
             let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
             let matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
-            guard matches, let record else { return Self.failure(reservation) }
+            guard matches, let record else { return failure(reservation, name: user, peer: peer, now: now) }
             try await giveBack(user: user, now: now)
             try await rehashIfNeeded(record, password: password, parameters: config.password.scryptParameters, slot: slot)
             return .accepted

@@ -100,7 +100,16 @@ enum ChildProcess {
             for pointer in cEnvironment { free(pointer) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        var result = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        // ETXTBSY: the program is open for writing somewhere, typically in a child another
+        // thread forked while the file was being written (it closes at that child's exec). It
+        // passes within moments; a few short retries, then the error.
+        var retries = 0
+        while result == ETXTBSY, retries < 10 {
+            retries += 1
+            usleep(20_000)
+            result = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        }
         guard result == 0 else { throw .spawnFailed(program: argv[0], errno: result) }
         return pid
     }

@@ -67,25 +67,35 @@ struct KeyDirectory {
         try SecureFile.writeAtomically(Array(pem.utf8), to: file(for: key.publicKey.thumbprint), mode: 0o600)
     }
 
-    /// The revocations recorded here: kid → when.
-    func revocations() throws -> [String: Date] {
-        var revoked: [String: Date] = [:]
+    /// A revocation recorded here.
+    struct Revocation: Equatable {
+        var at: Date
+        /// The log index of its event; nil while the event is being appended (or if that
+        /// failed): the key is revoked all the same.
+        var logIndex: Int64?
+    }
+
+    /// The revocations recorded here, by kid.
+    func revocations() throws -> [String: Revocation] {
+        var revoked: [String: Revocation] = [:]
         for name in try names() where name.hasSuffix(".revoked") {
             let kid = String(name.dropLast(8))
-            let bytes = try SecureFile.read(revocationFile(for: kid))
-            let seconds = (try? JSONParser.parse(bytes))?["revokedAt"]?.int ?? 0
-            revoked[kid] = Date(timeIntervalSince1970: Double(seconds))
+            let record = try? JSONParser.parse(try SecureFile.read(revocationFile(for: kid)))
+            revoked[kid] = Revocation(at: Date(timeIntervalSince1970: Double(record?["revokedAt"]?.int ?? 0)),
+                                      logIndex: record?["logIndex"]?.intValue)
         }
         return revoked
     }
 
-    /// Records that `kid` was revoked at `at`, durably; an existing record is kept.
-    func recordRevocation(of kid: String, at: Date) throws {
-        guard access(revocationFile(for: kid), F_OK) != 0 else { return }
-        var writer = JSONWriter(capacity: 96)
+    /// Records, durably, that `kid` was revoked at `at` by the event at `logIndex` (nil: not
+    /// known yet). An existing record is kept, only gaining a log index it lacked.
+    func recordRevocation(of kid: String, at: Date, logIndex: Int64?) throws {
+        if let existing = try revocations()[kid], existing.logIndex != nil || logIndex == nil { return }
+        var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         writer.member("kid", kid)
         writer.member("revokedAt", Int64(at.timeIntervalSince1970))
+        if let logIndex { writer.member("logIndex", logIndex) }
         writer.endObject()
         try SecureFile.writeAtomically(writer.bytes + [0x0A], to: revocationFile(for: kid), mode: 0o600)
     }

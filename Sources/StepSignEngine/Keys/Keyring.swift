@@ -30,6 +30,10 @@ public final class Keyring: Sendable {
         public var isActive: Bool
         /// When `admin.revokeKey` withdrew it, or nil.
         public var revokedAt: Date?
+        /// The log index of its revocation event (SPEC §5.4), when revoked and proven: its
+        /// signatures below it stay valid. Nil for a key revoked without a proven index, whose
+        /// signatures are all withdrawn.
+        public var revokedIndex: Int64?
         /// The daemon instance that holds the private key ("" for keys from before instances
         /// were recorded).
         public var instance: String
@@ -54,6 +58,8 @@ public final class Keyring: Sendable {
         var signer: P256PrivateKey
         /// Whether the active key chains to the cluster root, as another daemon sees it.
         var activeChainsToRoot: Bool
+        /// The key this load made, if it made one (no active key of this instance).
+        var created: String?
     }
 
     private let directory: KeyDirectory
@@ -64,6 +70,9 @@ public final class Keyring: Sendable {
     private let root: NIOLockedValueBox<P256PublicKey?>
     /// Untrusted keys already logged at critical, so that a refresh does not repeat them.
     private let reported = NIOLockedValueBox<Set<String>>([])
+    /// Keys made because this instance had no active one (at the first start, or after
+    /// another daemon revoked it), not yet taken by ``takeCreatedKeys()``.
+    private let created = NIOLockedValueBox<[String]>([])
     private let mutations = SerialExecutionQueue()
     private let logger: Logger
 
@@ -90,8 +99,19 @@ public final class Keyring: Sendable {
                               state: try await loadState(directory: directory, instance: instance, store: store,
                                                          root: clusterRoot, creating: true, logger: logger),
                               logger: logger)
+        keyring.created.withLockedValue { $0 += keyring.state.withLockedValue { $0.created }.map { [$0] } ?? [] }
         keyring.reportTrust()
         return keyring
+    }
+
+    /// The keys made since the last call because this instance had no active key (the first
+    /// key, or a new one after another daemon revoked it); rotations are not among them. The
+    /// engine records each as a `signingKeyCreated` event.
+    public func takeCreatedKeys() -> [String] {
+        created.withLockedValue { kids in
+            defer { kids = [] }
+            return kids
+        }
     }
 
     /// Reads the key files, the revocation records and the store, makes a key when this
@@ -114,17 +134,50 @@ public final class Keyring: Sendable {
         }
         let revocations = try await syncRevocations(records, ownKeys: ownKeys, directory: directory, store: store,
                                                     logger: logger)
+        var created: String?
         if creating, ownActive(records, ownKeys: ownKeys, revocations: revocations) == nil {
             let endorser = records.last { ownKeys[$0.kid] != nil && revocations[$0.kid] == nil && $0.revokedAt == nil }
                 .flatMap { ownKeys[$0.kid]?.key }
             let key = try await create(in: directory, instance: instance, endorser: endorser, store: store)
             ownKeys[key.publicKey.thumbprint] = KeyDirectory.OwnKey(key: key, modified: Date())
+            created = key.publicKey.thumbprint
             logger.notice(records.isEmpty ? "created the first signing key" : "created this instance's signing key",
                           metadata: ["kid": "\(key.publicKey.thumbprint)", "instance": "\(instance)"])
             records = try await store.signingKeys()
         }
-        return try makeState(records, ownKeys: ownKeys, revocations: revocations, instance: instance, root: root,
-                             logger: logger)
+        var state = try makeState(records, ownKeys: ownKeys, revocations: revocations, instance: instance, root: root,
+                                  logger: logger)
+        state.created = created
+        try await proveRevocationIndexes(&state, claimed: records, revocations: revocations, store: store, logger: logger)
+        return state
+    }
+
+    /// Keeps a revocation's log index only where the ledger holds, at that index, a revocation
+    /// event of that key signed by a trusted key (SPEC §5.4): a column a database writer set
+    /// to a later index would otherwise make the key's later signatures look valid. An own
+    /// key's index recorded in `keys/` needs no proof. A claim that fails is dropped (all the
+    /// key's signatures are withdrawn) and logged at critical.
+    private static func proveRevocationIndexes(_ state: inout State, claimed records: [SigningKeyRecord],
+                                               revocations: [String: KeyDirectory.Revocation], store: any StepSignStore,
+                                               logger: Logger) async throws {
+        let claims = Dictionary(records.compactMap { record in record.revokedIndex.map { (record.kid, $0) } },
+                                uniquingKeysWith: { first, _ in first })
+        let verifiers = TrustedKeys(keys: state.keys.filter { $0.trust.isTrusted }.map(\.publicKey))
+        for index in state.keys.indices where state.keys[index].revokedAt != nil {
+            let kid = state.keys[index].kid
+            if let recorded = revocations[kid]?.logIndex {
+                state.keys[index].revokedIndex = recorded
+                continue
+            }
+            guard let claim = claims[kid] else { continue }
+            let entry = try await store.ledgerEntries(afterSeq: claim, limit: 1).first
+            let event = entry.flatMap { entry in entry.seq == claim + 1 ? try? LedgerEvent.verify(entry.jws, trustedKeys: verifiers).event : nil }
+            if let event, event.kind == .signingKeyRevoked, event.detail("kid") == kid {
+                state.keys[index].revokedIndex = claim
+            } else {
+                logger.critical("the store gives a revoked key a log index where the ledger holds no revocation of it; all of the key's signatures are withdrawn", metadata: ["kid": "\(kid)", "claimedIndex": "\(claim)"])
+            }
+        }
     }
 
     /// Makes the store and `keys/` agree on which own keys are revoked, in the direction that
@@ -133,16 +186,17 @@ public final class Keyring: Sendable {
     /// column) is logged at critical and written back. Returns every own revocation.
     private static func syncRevocations(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
                                         directory: KeyDirectory, store: any StepSignStore,
-                                        logger: Logger) async throws -> [String: Date] {
+                                        logger: Logger) async throws -> [String: KeyDirectory.Revocation] {
         var revocations = try directory.revocations()
         for record in records where ownKeys[record.kid] != nil {
             if let revokedAt = record.revokedAt, revocations[record.kid] == nil {
-                try directory.recordRevocation(of: record.kid, at: revokedAt)
-                revocations[record.kid] = revokedAt
-            } else if record.revokedAt == nil, let revokedAt = revocations[record.kid] {
-                logger.critical("the store shows a revoked signing key as not revoked; it stays revoked",
-                                metadata: ["kid": "\(record.kid)", "recordedIn": "\(directory.path)"])
-                _ = try await store.revokeSigningKey(kid: record.kid, at: revokedAt)
+                // Revoked through another daemon: its index is proven from the ledger later.
+                try directory.recordRevocation(of: record.kid, at: revokedAt, logIndex: nil)
+                revocations[record.kid] = .init(at: revokedAt, logIndex: nil)
+            } else if let recorded = revocations[record.kid],
+                      record.revokedAt == nil || (recorded.logIndex != nil && record.revokedIndex != recorded.logIndex) {
+                logger.critical("the store shows a revoked signing key as not revoked (or at another log index); it stays revoked as recorded", metadata: ["kid": "\(record.kid)", "recordedIn": "\(directory.path)"])
+                _ = try await store.revokeSigningKey(kid: record.kid, at: recorded.at, logIndex: recorded.logIndex)
             }
         }
         return revocations
@@ -150,7 +204,7 @@ public final class Keyring: Sendable {
 
     /// The kid of this daemon's active, unrevoked key, if it has one.
     private static func ownActive(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
-                                  revocations: [String: Date]) -> String? {
+                                  revocations: [String: KeyDirectory.Revocation]) -> String? {
         records.last { $0.active && $0.revokedAt == nil && revocations[$0.kid] == nil && ownKeys[$0.kid] != nil }?.kid
     }
 
@@ -158,7 +212,7 @@ public final class Keyring: Sendable {
     /// files the store does not list; each with its trust. Another instance's key without a
     /// usable public half is left out (and logged): it cannot be published or checked.
     private static func makeState(_ records: [SigningKeyRecord], ownKeys: [String: KeyDirectory.OwnKey],
-                                  revocations: [String: Date], instance: String, root: P256PublicKey?,
+                                  revocations: [String: KeyDirectory.Revocation], instance: String, root: P256PublicKey?,
                                   logger: Logger) throws -> State {
         var candidates: [EndorsementChain.Candidate] = []
         var recorded: Set<String> = []
@@ -175,14 +229,14 @@ public final class Keyring: Sendable {
                 continue
             }
             var record = record
-            record.revokedAt = record.revokedAt ?? revocations[record.kid]
+            record.revokedAt = record.revokedAt ?? revocations[record.kid]?.at
             candidates.append(.init(record: record, publicKey: publicKey, isOwn: ownKeys[record.kid] != nil,
                                     isRevoked: record.revokedAt != nil))
         }
         for (kid, own) in ownKeys.sorted(by: { $0.key < $1.key }) where !recorded.contains(kid) {
             logger.critical("a key file in keys/ is missing from the store (deleted from the database?); it stays published",
                             metadata: ["kid": "\(kid)"])
-            let record = SigningKeyRecord(kid: kid, createdAt: own.modified, active: false, revokedAt: revocations[kid],
+            let record = SigningKeyRecord(kid: kid, createdAt: own.modified, active: false, revokedAt: revocations[kid]?.at,
                                           instance: instance)
             candidates.append(.init(record: record, publicKey: own.key.publicKey, isOwn: true, isRevoked: record.revokedAt != nil))
         }
@@ -193,7 +247,7 @@ public final class Keyring: Sendable {
         let keys = candidates.map { candidate in
             let record = candidate.record
             return Key(kid: record.kid, createdAt: record.createdAt, isActive: record.active && record.revokedAt == nil,
-                       revokedAt: record.revokedAt, instance: record.instance, publicKey: candidate.publicKey,
+                       revokedAt: record.revokedAt, revokedIndex: nil, instance: record.instance, publicKey: candidate.publicKey,
                        trust: trust[record.kid] ?? .untrusted(reason: "not evaluated"),
                        isRecorded: recorded.contains(record.kid), privateKey: ownKeys[record.kid]?.key)
         }
@@ -201,7 +255,7 @@ public final class Keyring: Sendable {
             throw KeyringError.noActiveKey
         }
         return State(privateKeys: ownKeys.mapValues(\.key), keys: keys, active: active, signer: signer,
-                     activeChainsToRoot: seenByOthers[active.kid]?.isTrusted ?? false)
+                     activeChainsToRoot: seenByOthers[active.kid]?.isTrusted ?? false, created: nil)
     }
 
     /// Writes a new key file, then records it, with its public half and (when this instance
@@ -258,8 +312,18 @@ public final class Keyring: Sendable {
     public var keys: [Key] { state.withLockedValue { $0.keys } }
 
     /// Public keys for verifiers: the trusted ones (own, or endorsed up to the cluster root),
-    /// active and retired; revoked and untrusted keys left out.
+    /// active and retired, and those revoked at a proven log index, with it (SPEC §5.4:
+    /// `stepsign_revoked_at`); untrusted keys and keys revoked without a proven index left out.
     public var trustedKeys: TrustedKeys {
+        let keys = self.keys.filter { $0.trust.isTrusted && ($0.revokedAt == nil || $0.revokedIndex != nil) }
+        return TrustedKeys(keys: keys.map(\.publicKey),
+                           revokedAt: Dictionary(keys.compactMap { key in key.revokedIndex.map { (key.kid, $0) } },
+                                                 uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// The trusted keys that are not revoked: what a verifier without log indexes (a PEM
+    /// bundle) may be given.
+    public var unrevokedKeys: TrustedKeys {
         TrustedKeys(keys: keys.filter { $0.trust.isTrusted && $0.revokedAt == nil }.map(\.publicKey))
     }
 
@@ -279,10 +343,10 @@ public final class Keyring: Sendable {
     private func reload(creating: Bool) async throws {
         let new = try await Self.loadState(directory: directory, instance: instance, store: store,
                                            root: root.withLockedValue { $0 }, creating: creating, logger: logger)
-        let revokedElsewhere = new.active.kid != active.kid && state.withLockedValue { $0.privateKeys[new.active.kid] } == nil
         state.withLockedValue { $0 = new }
-        if revokedElsewhere, creating {
-            logger.notice("this instance's signing key was revoked elsewhere; made a new one", metadata: ["kid": "\(new.active.kid)"])
+        if let kid = new.created {
+            created.withLockedValue { $0.append(kid) }
+            logger.notice("this instance's signing key was revoked elsewhere; made a new one", metadata: ["kid": "\(kid)"])
         }
         reportTrust()
     }
@@ -301,30 +365,43 @@ public final class Keyring: Sendable {
         return key.publicKey.thumbprint
     }
 
-    /// Withdraws a (compromised) key at once, this daemon's or another instance's: rotates
-    /// first if it is this daemon's active key, records an own key's revocation in `keys/`
-    /// (which nothing undoes), then marks it revoked in the store, so it leaves the published
-    /// keys of every daemon and its signatures stop verifying. Another instance whose active
-    /// key this was gets its next ledger row refused and makes a new key (``refresh()``).
-    /// Returns this daemon's active kid afterwards. Throws ``StepSignError`` 4 for an unknown
-    /// or already revoked kid.
-    public func revoke(kid: String, now: Date = Date()) async throws -> String {
+    /// What ``revoke(kid:now:recordEvent:)`` did.
+    public struct Revocation: Sendable {
+        /// This daemon's active kid afterwards.
+        public var activeKid: String
+        /// The log index of the revocation event.
+        public var logIndex: Int64
+    }
+
+    /// Withdraws a (compromised) key at once, this daemon's or another instance's (SPEC
+    /// §5.4): rotates first if it is this daemon's active key, records an own key's
+    /// revocation in `keys/` (which nothing undoes), has `recordEvent` append the signed
+    /// revocation event (given the kid rotated from and to, if it rotated; it returns the
+    /// event's log index R), then records R and marks the key revoked in the store. The key's
+    /// signatures below R stay valid; later ones are bad everywhere. Another instance whose
+    /// active key this was gets its next ledger row refused and makes a new key
+    /// (``refresh()``). Throws ``StepSignError`` 4 for an unknown or already revoked kid.
+    public func revoke(kid: String, now: Date = Date(),
+                       recordEvent: @escaping @Sendable (_ rotated: (from: String, to: String)?) async throws -> Int64) async throws -> Revocation {
         try await mutations.run {
             try await self.reload(creating: true)
             guard let key = self.keys.first(where: { $0.kid == kid }) else {
                 throw StepSignError.invalid("no signing key \"\(kid)\"")
             }
             guard key.revokedAt == nil else { throw StepSignError.invalid("key \"\(kid)\" is already revoked") }
-            if key.isActive, key.isOwn { _ = try await self.rotateNow() }
-            if key.isOwn { try self.directory.recordRevocation(of: kid, at: now) }
-            guard try await self.store.revokeSigningKey(kid: kid, at: now) || key.isOwn else {
+            var rotated: (from: String, to: String)?
+            if key.isActive, key.isOwn { rotated = (kid, try await self.rotateNow()) }
+            if key.isOwn { try self.directory.recordRevocation(of: kid, at: now, logIndex: nil) }
+            let logIndex = try await recordEvent(rotated)
+            if key.isOwn { try self.directory.recordRevocation(of: kid, at: now, logIndex: logIndex) }
+            guard try await self.store.revokeSigningKey(kid: kid, at: now, logIndex: logIndex) || key.isOwn else {
                 throw StepSignError.invalid("key \"\(kid)\" is already revoked")
             }
             try await self.reload(creating: false)
             self.logger.notice("revoked a signing key", metadata: [
-                "kid": "\(kid)", "instance": "\(key.instance)", "activeKid": "\(self.active.kid)",
+                "kid": "\(kid)", "instance": "\(key.instance)", "activeKid": "\(self.active.kid)", "logIndex": "\(logIndex)",
             ])
-            return self.active.kid
+            return Revocation(activeKid: self.active.kid, logIndex: logIndex)
         }
     }
 

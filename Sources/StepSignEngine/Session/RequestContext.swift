@@ -8,6 +8,8 @@ import struct Foundation.Date
 struct RequestContext: Sendable {
     let settings: Engine.Settings
     let now: Date
+    /// The peer whose request this is: the `peer` of the events it records (SPEC §5.4).
+    let peer: Peer
 
     /// The configuration in force for this request.
     var config: StepSignConfiguration { settings.config }

@@ -2,7 +2,7 @@ import StepSignProtocol
 
 /// The password as the step-up of a signing (`getPassword` mode 12).
 ///
-/// Its answer goes through ``PasswordAuthenticator/verify(user:password:uid:config:now:)``:
+/// Its answer goes through ``PasswordAuthenticator/verify(user:password:peer:config:now:)``:
 /// the peer's uid queue, the reserved attempt, scrypt in turn. After a wrong answer the same
 /// challenge is asked again.
 struct PasswordStepUp: StepUpAuthenticator {
@@ -21,7 +21,7 @@ struct PasswordStepUp: StepUpAuthenticator {
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .password(password) = answer else { throw StepSignError.wrongState("no password challenge is open") }
         let user = signing.user
-        switch try await engine.passwords.verify(user: user, password: password, uid: session.peer.uid,
+        switch try await engine.passwords.verify(user: user, password: password, peer: session.peer,
                                                  config: context.config, now: context.now) {
         case .accepted:
             // Only a password change may use a password that must be replaced. The right

@@ -89,7 +89,7 @@ final class AttemptRaceTests: Sendable {
         let right = await send(#"{"id":3,"op":"setPassword","password":"\#(Self.password)","challengeMode":12}"#, &session)
         #expect(Self.statusCodes([right]) == [153])
         #expect(engine.passwords.checks.startedCount - before == 3, "the right answer after the budget is not checked")
-        #expect(try await engine.store.ledgerCount() == 0)
+        #expect(try await engine.store.ledgerSignatureCount() == 0)
         #expect(try await engine.store.attemptCounter(name: user, now: Date()).blocked)
     }
 
@@ -104,7 +104,7 @@ final class AttemptRaceTests: Sendable {
         let signed = Self.statusCodes(replies).filter { $0 == 100 }.count
         // 3 checks, or, if the right answer won one of them, its success opened 3 more.
         #expect(checked == 3 || (signed == 1 && checked <= 6), "checked \(checked), signed \(signed)")
-        #expect(try await engine.store.ledgerCount() == Int64(signed))
+        #expect(try await engine.store.ledgerSignatureCount() == Int64(signed))
     }
 
     @Test("mode 0: of 59 wrong logins at once 3 are checked, and the right one after them does not log in")
@@ -143,7 +143,7 @@ final class AttemptRaceTests: Sendable {
         let right = Base64URL.encode(try device.signatureES256(for: open.bytes))
         let reply = await send(#"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#, &session)
         #expect(Self.statusCodes([reply]) == [153])
-        #expect(try await engine.store.ledgerCount() == 0)
+        #expect(try await engine.store.ledgerSignatureCount() == 0)
     }
 
     @Test("device key: a right signature is used once; replayed on the same challenge it signs nothing more")
@@ -163,7 +163,7 @@ final class AttemptRaceTests: Sendable {
             #"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#
         }
         #expect(Self.statusCodes(replies) == [100, 102])
-        #expect(try await engine.store.ledgerCount() == 1)
+        #expect(try await engine.store.ledgerSignatureCount() == 1)
     }
 
     @Test("activation code: an answer that finds no attempt left gets 153 and leaves the code to the answers holding the attempts")
@@ -187,7 +187,7 @@ final class AttemptRaceTests: Sendable {
         var config = engine.config
         config.password.maxChecksPerUID = 2
         config.password.scryptN = 16384
-        try engine.reload(config)
+        try await engine.reload(config, sha256: [])
         let all = await sessions(8, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
         let replies = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
         let busy = replies.filter { $0.error?.code == .busy }.count

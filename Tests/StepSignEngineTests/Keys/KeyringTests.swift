@@ -107,18 +107,20 @@ import StepSignTestSupport
             let keyring = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
                                                  store: store, logger: logger)
             let old = keyring.active.kid
-            _ = try await keyring.revoke(kid: old)
+            _ = try await keyring.revoke(kid: old) { _ in 7 }
             #expect(FileManager.default.fileExists(atPath: directory + "/keys/\(old).revoked"))
             try await store.executeRawSQL("UPDATE signing_keys SET revoked_at = NULL WHERE kid = '\(old)'")
             try await keyring.refresh()
-            #expect(!keyring.trustedKeys.all.map(\.thumbprint).contains(old))
+            #expect(!keyring.unrevokedKeys.all.map(\.thumbprint).contains(old))
+            #expect(keyring.trustedKeys.revokedAt[old] == 7)
             #expect(keyring.keys.first { $0.kid == old }?.revokedAt != nil)
             #expect(try await store.signingKeys().first { $0.kid == old }?.revokedAt != nil)
             // And after a restart.
             try await store.executeRawSQL("UPDATE signing_keys SET revoked_at = NULL WHERE kid = '\(old)'")
             let reopened = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
                                                   store: store, logger: logger)
-            #expect(!reopened.trustedKeys.all.map(\.thumbprint).contains(old))
+            #expect(!reopened.unrevokedKeys.all.map(\.thumbprint).contains(old))
+            #expect(reopened.trustedKeys.revokedAt[old] == 7)
         }
     }
 
@@ -136,7 +138,7 @@ import StepSignTestSupport
             let records = try await store.signingKeys()
             #expect(records.count == 2)
             #expect(keyring.active.kid != first && keyring.active.kid == records.last?.kid)
-            #expect(!keyring.trustedKeys.all.map(\.thumbprint).contains(first))
+            #expect(!keyring.unrevokedKeys.all.map(\.thumbprint).contains(first))
         }
     }
 

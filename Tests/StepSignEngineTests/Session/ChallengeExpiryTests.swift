@@ -78,7 +78,7 @@ final class ChallengeExpiryTests: Sendable {
         let signed = await send(Self.answerSigning, &session, after: 10)
         #expect(signed.error == nil, "\(signed.text)")
         #expect(Self.status(signed).code == 100, "\(signed.text)")
-        #expect(try await engine.store.ledgerCount() == 1)
+        #expect(try await engine.store.ledgerSignatureCount() == 1)
     }
 
     @Test("a password answering a signing challenge older than challenge_timeout_seconds is error 11; the challenge is gone")
@@ -95,7 +95,7 @@ final class ChallengeExpiryTests: Sendable {
         #expect(await send(Self.openSigning, &session, after: 12).events.first?.name == "getPassword")
         let signed = await send(Self.answerSigning, &session, after: 13)
         #expect(Self.status(signed).code == 100, "\(signed.text)")
-        #expect(try await engine.store.ledgerCount() == 1, "only the answer in time signed")
+        #expect(try await engine.store.ledgerSignatureCount() == 1, "only the answer in time signed")
     }
 
     @Test("an activation code answering a challenge older than challenge_timeout_seconds is error 11; the challenge is gone")
@@ -112,7 +112,7 @@ final class ChallengeExpiryTests: Sendable {
 
     @Test("an activation code answered within code_ttl_seconds leads to a new password")
     func codeWithinTTL() async throws {
-        try engine.reload(with(engine.config) { $0.server.challengeTimeoutSeconds = 600 })
+        try await engine.reload(with(engine.config) { $0.server.challengeTimeoutSeconds = 600 }, sha256: [])
         var session = try await forgotPassword()
         let code = try await deliveredCode()
         let reply = await send(#"{"id":3,"op":"setActivationCode","activationCode":"\#(code)"}"#, &session, after: 59)
@@ -123,7 +123,7 @@ final class ChallengeExpiryTests: Sendable {
     @Test("an activation code answered code_ttl_seconds after it was issued answers 106 with one attempt used")
     func expiredCode() async throws {
         // The challenge stays open longer than the code lives, so only the code's expiry speaks.
-        try engine.reload(with(engine.config) { $0.server.challengeTimeoutSeconds = 600 })
+        try await engine.reload(with(engine.config) { $0.server.challengeTimeoutSeconds = 600 }, sha256: [])
         var session = try await forgotPassword()
         let code = try await deliveredCode()
         let reply = await send(#"{"id":3,"op":"setActivationCode","activationCode":"\#(code)"}"#, &session, after: 60)

@@ -1,4 +1,5 @@
 import Foundation
+import StepSignProtocol
 import StepSignTestSupport
 import Testing
 
@@ -18,5 +19,31 @@ extension DaemonHarness {
         let jwks = directory.appendingPathComponent("jwks.json").path
         try keys.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
         return (exported, jwks)
+    }
+}
+
+extension DaemonHarness {
+    /// The ledger's entries through `admin.exportLedger`, every page: signatures and the events
+    /// of SPEC §5.4 (`kind`), in order.
+    func ledgerEntries() throws -> [JSONValue] {
+        let connection = try connect()
+        var entries: [JSONValue] = []
+        while true {
+            let page = try connection.call("admin.exportLedger", ["afterSeq": entries.count, "limit": 10_000])
+                .result?["entries"]?.arrayValue ?? []
+            entries += page
+            if page.count < 10_000 { return entries }
+        }
+    }
+
+    /// How many of the ledger's entries are events (SPEC §5.4), not signatures: what a test
+    /// adds to the signatures it made to get the entries an audit walks.
+    func ledgerEventCount() throws -> Int {
+        try ledgerEntries().filter { $0["kind"]?.stringValue == "event" }.count
+    }
+
+    /// The ledger's signature entries only, in order.
+    func ledgerSignatures() throws -> [JSONValue] {
+        try ledgerEntries().filter { $0["kind"]?.stringValue == "signature" }
     }
 }

@@ -16,6 +16,11 @@ final class DaemonHarness: @unchecked Sendable {
     /// Outbox lines per user that `lastActivationCode` has returned.
     let outboxSeen = Mutex<[String: Int]>([:])
 
+    /// The ledger entries a fresh daemon writes before any request (SPEC §5.4): the event of
+    /// the signing key it made and that of the configuration it loaded. Each later start adds
+    /// one (the configuration loaded).
+    static let startEvents = 2
+
     /// The demo user every harness can add.
     static let user = "alice"
     static let password = "Tr1cky-Pelican-42"

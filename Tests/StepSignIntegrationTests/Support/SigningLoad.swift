@@ -86,16 +86,24 @@ final class SigningLoad: @unchecked Sendable {
 extension StepSignConnection {
     /// The whole ledger through `admin.exportLedger`: signature ID → (seq, JWS).
     func ledgerBySignatureID() throws -> [String: (seq: Int, jws: String)] {
+        try ledgerSignaturesAndEntryCount().signatures
+    }
+
+    /// The ledger's signatures by ID (events, SPEC §5.4, left out) and how many entries it
+    /// holds in all (what an audit walks).
+    func ledgerSignaturesAndEntryCount() throws -> (signatures: [String: (seq: Int, jws: String)], entries: Int) {
         var table: [String: (seq: Int, jws: String)] = [:]
         var after = 0
         while true {
             let entries = try call("admin.exportLedger", ["afterSeq": after, "limit": 10_000]).result?["entries"]?.arrayValue ?? []
             for entry in entries {
                 let seq = entry["seq"]?.int ?? -1
-                table[entry["signatureID"]?.stringValue ?? ""] = (seq, entry["payloadSignature"]?.stringValue ?? "")
+                if entry["kind"]?.stringValue == "signature" {
+                    table[entry["signatureID"]?.stringValue ?? ""] = (seq, entry["payloadSignature"]?.stringValue ?? "")
+                }
                 after = max(after, seq)
             }
-            if entries.count < 10_000 { return table }
+            if entries.count < 10_000 { return (table, after) }
         }
     }
 }

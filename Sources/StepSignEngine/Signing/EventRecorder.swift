@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+import StepSignStorage
+import struct Foundation.Date
+
+/// Records every change of who may sign as a signed ledger entry (SPEC §5.4): a
+/// `stepsign-event+jwt` JWS by the active key, appended through the same group-committing
+/// ledger writer as the signatures, durable before the change is acknowledged.
+struct EventRecorder: Sendable {
+    let keyring: Keyring
+    let ledger: LedgerWriter
+
+    /// The daemon itself, as the peer of the events it records on its own (its start, a key
+    /// made because another daemon revoked its own).
+    static var daemon: Peer {
+        Peer(uid: geteuid(), gid: getegid(), pid: getpid(), comm: "stepsignd", groups: [])
+    }
+
+    /// Appends one event and returns its ledger entry (its log index is `seq - 1`).
+    @discardableResult
+    func record(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [], peer: Peer,
+                instance: String, now: Date) async throws -> LedgerEntry {
+        let (kid, key) = keyring.signer
+        let jti = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
+        let signedPeer = SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
+        let event = LedgerEvent(iss: instance, jti: jti, kind: kind, user: user, peer: signedPeer,
+                                iat: Int64(now.timeIntervalSince1970), details: details)
+        let jws = try event.signed(key: key, kid: kid)
+        return try await ledger.append(LedgerAppend(
+            signatureID: jti, user: user ?? "", iat: event.iat, kid: kid, jws: jws,
+            peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: LedgerAppend.eventAuthLevel))
+    }
+
+    /// Records a `signingKeyCreated` event for each key the keyring made on its own since
+    /// the last call.
+    func recordCreatedKeys(peer: Peer, instance: String, now: Date) async throws {
+        for kid in keyring.takeCreatedKeys() {
+            try await record(.signingKeyCreated, details: [("kid", .string(kid)), ("instance", .string(instance))],
+                             peer: peer, instance: instance, now: now)
+        }
+    }
+}
