@@ -69,12 +69,7 @@ public struct LedgerEvent: Sendable, Equatable {
         writer.member("jti", jti)
         writer.member("event", event)
         if let user { writer.member("user", user) }
-        writer.key("peer")
-        writer.beginObject()
-        writer.member("uid", peer.uid)
-        writer.member("pid", peer.pid)
-        writer.member("comm", peer.comm)
-        writer.endObject()
+        peer.write(into: &writer)
         writer.member("iat", iat)
         writer.member("details", .object(details))
         writer.endObject()

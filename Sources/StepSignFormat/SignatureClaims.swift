@@ -58,14 +58,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         writer.member("authLevel", authLevel)
         writer.member("authenticatorType", authenticatorType)
         writer.member("authenticatorUsed", authenticatorUsed)
-        if let peer {
-            writer.key("peer")
-            writer.beginObject()
-            writer.member("uid", peer.uid)
-            writer.member("pid", peer.pid)
-            writer.member("comm", peer.comm)
-            writer.endObject()
-        }
+        peer?.write(into: &writer)
         writer.endObject()
         return writer.bytes
     }

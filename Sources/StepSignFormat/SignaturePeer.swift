@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 /// The `peer` claim (SPEC §2): the local process that asked for the signature, as the kernel
 /// reported it (`SO_PEERCRED`) and its name from `/proc/PID/comm`.
 public struct SignaturePeer: Codable, Sendable, Equatable {
@@ -13,5 +15,15 @@ public struct SignaturePeer: Codable, Sendable, Equatable {
         self.uid = uid
         self.pid = pid
         self.comm = comm
+    }
+
+    /// Writes the `peer` member, `{uid, pid, comm}` in that order, as every signed claim has it.
+    func write<Output>(into writer: inout JSONWriter<Output>) {
+        writer.key("peer")
+        writer.beginObject()
+        writer.member("uid", uid)
+        writer.member("pid", pid)
+        writer.member("comm", comm)
+        writer.endObject()
     }
 }

@@ -102,13 +102,7 @@ struct KeyDirectory {
 
     /// The names in the directory, without `.` and `..`.
     private func names() throws -> [String] {
-        guard let stream = opendir(path) else { throw SystemError("opendir", path: path) }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != ".", name != ".." { names.append(name) }
-        }
+        guard let names = DirectoryListing.names(in: path) else { throw SystemError("opendir", path: path) }
         return names
     }
 }

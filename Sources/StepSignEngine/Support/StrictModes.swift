@@ -220,14 +220,8 @@ public struct StrictModes: Sendable {
 
     /// The names in `directory`, without `.` and `..`.
     private func entries(of directory: String, role: String) throws(StrictModesError) -> [String] {
-        guard let stream = opendir(directory) else {
+        guard let names = DirectoryListing.names(in: directory) else {
             throw StrictModesError(role: role, file: directory, path: directory, problem: .cannotCheck(errno: errno))
-        }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != ".", name != ".." { names.append(name) }
         }
         return names
     }
