@@ -142,7 +142,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "StepSignTestSupport", path: "Tests/StepSignTestSupport"),
+        .target(name: "StepSignTestSupport", dependencies: ["CSystemShims"], path: "Tests/StepSignTestSupport"),
         // The engine on a real store for tests: the engine tests and the in-process side of the
         // integration scenarios (one scenario, run in-process and against the real daemon).
         .target(

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystemShims
 import Foundation
 
 /// A child process the tests own outright: started with `posix_spawn`, reaped only by us.
@@ -37,6 +38,11 @@ public final class Subprocess: @unchecked Sendable {
         } else {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // Nothing else the test process has open reaches the child: a file another test is
+        // writing (a notifier script, which would then fail to run with ETXTBSY for as long as
+        // the child lives), other daemons' sockets.
+        let closing = stepsign_spawn_addclosefrom(&actions, 3)
+        guard closing == 0 else { throw SubprocessError.spawn(executable, closing) }
 
         var merged = ProcessInfo.processInfo.environment
         merged.merge(environment) { $1 }
