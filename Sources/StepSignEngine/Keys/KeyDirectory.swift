@@ -28,11 +28,17 @@ struct KeyDirectory {
     func file(for kid: String) -> String { "\(path)/\(kid).pem" }
     private func revocationFile(for kid: String) -> String { "\(path)/\(kid).revoked" }
 
-    /// Every key file, by kid, each checked against the kid its name gives.
-    func loadKeys(logger: Logger) throws -> [String: OwnKey] {
+    /// Every key file, by kid, each checked against the kid its name gives. Keys in `known`
+    /// (loaded before) are taken from there, not read and decrypted again: a refresh costs a
+    /// directory listing, whoever asks for it how often.
+    func loadKeys(known: [String: OwnKey] = [:], logger: Logger) throws -> [String: OwnKey] {
         var keys: [String: OwnKey] = [:]
         for name in try names() where name.hasSuffix(".pem") {
             let kid = String(name.dropLast(4))
+            if let loaded = known[kid] {
+                keys[kid] = loaded
+                continue
+            }
             let path = file(for: kid)
             let bytes: [UInt8]
             var info = stat()

@@ -50,8 +50,8 @@ public final class Keyring: Sendable {
     }
 
     private struct State {
-        /// This daemon's private keys by kid.
-        var privateKeys: [String: P256PrivateKey]
+        /// This daemon's private keys by kid, as loaded from `keys/`.
+        var ownKeys: [String: KeyDirectory.OwnKey]
         var keys: [Key]
         var active: Key
         /// The own active key's private half (the signer's hot path reads it without a lookup).
@@ -60,6 +60,9 @@ public final class Keyring: Sendable {
         var activeChainsToRoot: Bool
         /// The key this load made, if it made one (no active key of this instance).
         var created: String?
+        /// Revocation indexes read from the store and proven from the ledger, by kid: a
+        /// ledger entry does not change, so each is proven once.
+        var provenIndexes: [String: Int64] = [:]
     }
 
     private let directory: KeyDirectory
@@ -117,9 +120,10 @@ public final class Keyring: Sendable {
     /// Reads the key files, the revocation records and the store, makes a key when this
     /// instance has no active one (and `creating`), and decides each key's trust.
     private static func loadState(directory: KeyDirectory, instance: String, store: any StepSignStore,
-                                  root: P256PublicKey?, creating: Bool, logger: Logger) async throws -> State {
+                                  root: P256PublicKey?, creating: Bool, known: [String: KeyDirectory.OwnKey] = [:],
+                                  proven: [String: Int64] = [:], logger: Logger) async throws -> State {
         var records = try await store.signingKeys()
-        var ownKeys = try directory.loadKeys(logger: logger)
+        var ownKeys = try directory.loadKeys(known: known, logger: logger)
         for record in records where record.instance == instance && record.active && record.revokedAt == nil
             && ownKeys[record.kid] == nil {
             // The store says this instance signs with a key whose file is not here: a lost
@@ -148,6 +152,7 @@ public final class Keyring: Sendable {
         var state = try makeState(records, ownKeys: ownKeys, revocations: revocations, instance: instance, root: root,
                                   logger: logger)
         state.created = created
+        state.provenIndexes = proven
         try await proveRevocationIndexes(&state, claimed: records, revocations: revocations, store: store, logger: logger)
         return state
     }
@@ -170,10 +175,15 @@ public final class Keyring: Sendable {
                 continue
             }
             guard let claim = claims[kid] else { continue }
+            if state.provenIndexes[kid] == claim {
+                state.keys[index].revokedIndex = claim
+                continue
+            }
             let entry = try await store.ledgerEntries(afterSeq: claim, limit: 1).first
             let event = entry.flatMap { entry in entry.seq == claim + 1 ? try? LedgerEvent.verify(entry.jws, trustedKeys: verifiers).event : nil }
             if let event, event.kind == .signingKeyRevoked, event.detail("kid") == kid {
                 state.keys[index].revokedIndex = claim
+                state.provenIndexes[kid] = claim
             } else {
                 logger.critical("the store gives a revoked key a log index where the ledger holds no revocation of it; all of the key's signatures are withdrawn", metadata: ["kid": "\(kid)", "claimedIndex": "\(claim)"])
             }
@@ -254,7 +264,7 @@ public final class Keyring: Sendable {
         guard let active = keys.last(where: { $0.isActive && $0.isOwn && $0.isRecorded }), let signer = active.privateKey else {
             throw KeyringError.noActiveKey
         }
-        return State(privateKeys: ownKeys.mapValues(\.key), keys: keys, active: active, signer: signer,
+        return State(ownKeys: ownKeys, keys: keys, active: active, signer: signer,
                      activeChainsToRoot: seenByOthers[active.kid]?.isTrusted ?? false, created: nil)
     }
 
@@ -342,7 +352,9 @@ public final class Keyring: Sendable {
 
     private func reload(creating: Bool) async throws {
         let new = try await Self.loadState(directory: directory, instance: instance, store: store,
-                                           root: root.withLockedValue { $0 }, creating: creating, logger: logger)
+                                           root: root.withLockedValue { $0 }, creating: creating,
+                                           known: state.withLockedValue { $0.ownKeys },
+                                           proven: state.withLockedValue { $0.provenIndexes }, logger: logger)
         state.withLockedValue { $0 = new }
         if let kid = new.created {
             created.withLockedValue { $0.append(kid) }

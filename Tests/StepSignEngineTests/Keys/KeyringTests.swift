@@ -101,6 +101,19 @@ import StepSignTestSupport
         }
     }
 
+    @Test("a refresh reads no key file it has loaded (an encrypted key is not decrypted again for every getPublicKeys)")
+    func refreshDoesNotReloadKnownKeys() async throws {
+        try await withStore { store, directory in
+            let keyring = try await Keyring.open(directory: directory + "/keys", instance: "host-a", passphrase: nil,
+                                                 store: store, logger: logger)
+            let kid = keyring.active.kid
+            // Were it read again, this file would stop the refresh (not a key, or another kid).
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: directory + "/keys/\(kid).pem"))
+            try await keyring.refresh()
+            #expect(keyring.active.kid == kid && keyring.active.isOwn)
+        }
+    }
+
     @Test("a revocation of an own key is recorded in keys/: clearing the column undoes nothing, and the column is written back")
     func revocationOutlivesAClearedColumn() async throws {
         try await withStore { store, directory in
