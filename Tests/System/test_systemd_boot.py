@@ -257,7 +257,7 @@ def test_a_member_of_stepsign_signs_at_level_1_and_level_0_is_off_by_default(box
         ("alice", 1, alice_uid, "stepsign"), claims
     refused = sign(box, "alice", 0, "no authentication")
     assert refused.returncode != 0 and "170" in refused.stderr, refused.stderr
-    box.run(["sh", "-c", "echo Wrong-Guess-11 > /home/alice/wrong"], user="alice")
+    box.run(["sh", "-c", "umask 077; echo Wrong-Guess-11 > /home/alice/wrong"], user="alice")  # a secret file, 0600
     bad = sign(box, "alice", 1, "with a wrong password", "/home/alice/wrong")
     assert bad.returncode != 0 and bad.stdout.strip() == "", bad
 
