@@ -65,15 +65,12 @@ extension Engine {
             return Reply(result: ["activeKid": .string(kid)])
         case let .revokeKey(kid):
             try await events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
-            let events = self.events
             let revocation = try await keyring.revoke(kid: kid, now: context.now) { rotated in
                 if let rotated {
-                    try await events.record(.signingKeyRotated, details: [("kid", .string(rotated.to)), ("previous", .string(rotated.from))],
-                                            peer: context.peer, instance: context.config.instance, now: context.now)
+                    try await self.recordEvent(.signingKeyRotated, details: [("kid", .string(rotated.to)), ("previous", .string(rotated.from))],
+                                               context: context)
                 }
-                let entry = try await events.record(.signingKeyRevoked, details: [("kid", .string(kid))], peer: context.peer,
-                                                    instance: context.config.instance, now: context.now)
-                return entry.seq - 1
+                return try await self.recordEvent(.signingKeyRevoked, details: [("kid", .string(kid))], context: context).seq - 1
             }
             return Reply(result: ["activeKid": .string(revocation.activeKid), "revokedAt": .int(revocation.logIndex)])
         case let .endorseKey(endorsement):
@@ -95,7 +92,7 @@ extension Engine {
                     "revokedAt": key.revokedIndex.map { .int($0) } ?? .null,
                     "trusted": .bool(key.trust.isTrusted),
                     "trust": .string(Self.describe(key.trust)),
-                    "jwk": Self.jwkJSON(key.publicKey),
+                    "jwk": Self.jwkJSON(key.publicKey.jwk),
                 ]
             }
             return Reply(result: ["keys": .array(keys)])
@@ -175,13 +172,6 @@ extension Engine {
         case let .endorsed(endorser): "endorsed by \(endorser)"
         case let .untrusted(reason): "untrusted: \(reason)"
         }
-    }
-
-    /// A public key as a JWK object (`kty`, `crv`, `x`, `y`, `kid`).
-    static func jwkJSON(_ key: P256PublicKey) -> JSONValue {
-        let jwk = key.jwk
-        return .object([("kty", .string(jwk.kty)), ("crv", .string(jwk.crv ?? "")), ("x", .string(jwk.x ?? "")),
-                        ("y", .string(jwk.y ?? "")), ("kid", .string(key.thumbprint))])
     }
 
     /// Removes, unlocks or expires the password of an existing user (error 4 if there is none),

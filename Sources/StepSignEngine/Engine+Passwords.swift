@@ -32,9 +32,11 @@ extension Engine {
         return .changed(token)
     }
 
-    /// Records `kind` for `user` in the ledger, with the request's peer (SPEC §5.4).
+    /// Records `kind` for `user` in the ledger, with the request's peer (SPEC §5.4), and returns
+    /// its entry.
+    @discardableResult
     func recordEvent(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [],
-                     context: RequestContext) async throws {
+                     context: RequestContext) async throws -> LedgerEntry {
         try await events.record(kind, user: user, details: details, peer: context.peer, instance: context.config.instance,
                                 now: context.now)
     }

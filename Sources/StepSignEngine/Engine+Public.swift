@@ -48,16 +48,19 @@ extension Engine {
     }
 
     static func jwksJSON(_ jwks: JWKS) -> JSONValue {
-        .object([("keys", .array(jwks.keys.map { key in
-            var members: [(String, JSONValue)] = [("kty", .string(key.kty))]
-            if let crv = key.crv { members.append(("crv", .string(crv))) }
-            if let x = key.x { members.append(("x", .string(x))) }
-            if let y = key.y { members.append(("y", .string(y))) }
-            if let kid = key.kid { members.append(("kid", .string(kid))) }
-            if let alg = key.alg { members.append(("alg", .string(alg))) }
-            if let use = key.use { members.append(("use", .string(use))) }
-            if let revokedAt = key.revokedAt { members.append(("stepsign_revoked_at", .int(revokedAt))) }
-            return .object(members)
-        }))])
+        .object([("keys", .array(jwks.keys.map(jwkJSON)))])
+    }
+
+    /// One JWK as JSON, its members in the order of RFC 7517's examples, then stepsign's.
+    static func jwkJSON(_ key: JWK) -> JSONValue {
+        var members: [(String, JSONValue)] = [("kty", .string(key.kty))]
+        if let crv = key.crv { members.append(("crv", .string(crv))) }
+        if let x = key.x { members.append(("x", .string(x))) }
+        if let y = key.y { members.append(("y", .string(y))) }
+        if let kid = key.kid { members.append(("kid", .string(kid))) }
+        if let alg = key.alg { members.append(("alg", .string(alg))) }
+        if let use = key.use { members.append(("use", .string(use))) }
+        if let revokedAt = key.revokedAt { members.append(("stepsign_revoked_at", .int(revokedAt))) }
+        return .object(members)
     }
 }
