@@ -38,6 +38,16 @@ struct EndorsementChain {
         return chain.decided
     }
 
+    /// The trust another daemon with the same root gives `kid`, one of this daemon's own keys
+    /// (to which no key is its own): `decided`, this daemon's evaluation, is reused for every
+    /// key that is not own, so only the own keys on `kid`'s chain are checked again.
+    static func trustSeenByOthers(of kid: String, _ candidates: [Candidate], root: P256PublicKey?,
+                                  decided: [String: KeyTrust]) -> KeyTrust {
+        var chain = EndorsementChain(candidates.map { var other = $0; other.isOwn = false; return other }, root: root)
+        chain.decided = decided.filter { $0.value != .own }
+        return chain.trust(of: kid, visiting: [])
+    }
+
     private mutating func trust(of kid: String, visiting: Set<String>) -> KeyTrust {
         if let known = decided[kid] { return known }
         let trust = decide(kid, visiting: visiting)

@@ -251,9 +251,6 @@ public final class Keyring: Sendable {
             candidates.append(.init(record: record, publicKey: own.key.publicKey, isOwn: true, isRevoked: record.revokedAt != nil))
         }
         let trust = EndorsementChain.evaluate(candidates, root: root)
-        // What another daemon with the same root decides: no key is its own.
-        let seenByOthers = EndorsementChain.evaluate(candidates.map { var other = $0; other.isOwn = false; return other },
-                                                     root: root)
         let keys = candidates.map { candidate in
             let record = candidate.record
             return Key(kid: record.kid, createdAt: record.createdAt, isActive: record.active && record.revokedAt == nil,
@@ -265,7 +262,9 @@ public final class Keyring: Sendable {
             throw KeyringError.noActiveKey
         }
         return State(ownKeys: ownKeys, keys: keys, active: active, signer: signer,
-                     activeChainsToRoot: seenByOthers[active.kid]?.isTrusted ?? false, created: nil)
+                     activeChainsToRoot: root != nil && EndorsementChain.trustSeenByOthers(
+                         of: active.kid, candidates, root: root, decided: trust).isTrusted,
+                     created: nil)
     }
 
     /// Writes a new key file, then records it, with its public half and (when this instance

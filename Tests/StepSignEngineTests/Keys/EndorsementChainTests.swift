@@ -104,4 +104,20 @@ import Testing
             #expect(result[first.publicKey.thumbprint]?.isTrusted == false, "\(endorsement)")
         }
     }
+
+    @Test("how others see an own key: through its own predecessors' endorsements, up to the root, or not at all")
+    func ownKeySeenByOthers() throws {
+        let candidates = [
+            candidate(first, endorsement: try endorse(first, by: root), own: true),
+            candidate(second, endorsement: try endorse(second, by: first), own: true),
+        ]
+        let decided = trust(candidates, root: root.publicKey)
+        #expect(decided[second.publicKey.thumbprint] == .own)
+        #expect(EndorsementChain.trustSeenByOthers(of: second.publicKey.thumbprint, candidates, root: root.publicKey,
+                                                   decided: decided) == .endorsed(endorser: first.publicKey.thumbprint))
+        let unendorsed = [candidate(first, endorsement: nil, own: true),
+                          candidate(second, endorsement: try endorse(second, by: first), own: true)]
+        #expect(EndorsementChain.trustSeenByOthers(of: second.publicKey.thumbprint, unendorsed, root: root.publicKey,
+                                                   decided: trust(unendorsed, root: root.publicKey)).isTrusted == false)
+    }
 }
