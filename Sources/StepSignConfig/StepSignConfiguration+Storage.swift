@@ -9,11 +9,16 @@ extension StepSignConfiguration {
         }
 
         public var backend: Backend
+        /// `seal_key_file`: the cluster's seal key of the credential records on PostgreSQL (SPEC
+        /// §5.4), one line of base64url of 32 bytes, the same on every host; "" (default): the
+        /// systemd credential `stepsign-seal-key`. Not used on SQLite (`keys/seal.key`).
+        public var sealKeyFile: String
         /// `[storage.postgresql]`: read whatever the backend, used only by "postgresql".
         public var postgresql: PostgreSQL
 
-        public init(backend: Backend = .sqlite, postgresql: PostgreSQL = PostgreSQL()) {
+        public init(backend: Backend = .sqlite, sealKeyFile: String = "", postgresql: PostgreSQL = PostgreSQL()) {
             self.backend = backend
+            self.sealKeyFile = sealKeyFile
             self.postgresql = postgresql
         }
     }
@@ -73,13 +78,14 @@ extension StepSignConfiguration.Storage {
 
 extension StepSignConfiguration.Storage {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["backend", "postgresql"])
+        try t.rejectUnknown(["backend", "seal_key_file", "postgresql"])
         let names = Backend.allCases.map(\.rawValue)
         let text = try t.string("backend", default: Backend.sqlite.rawValue) { s in
             Backend(rawValue: s) == nil ? "expected one of \(names.joined(separator: ", ")), found \(TOMLValue.quoted(s))" : nil
         }
         self.init(
             backend: Backend(rawValue: text) ?? .sqlite,
+            sealKeyFile: try t.string("seal_key_file", default: "") { s in s.isEmpty ? nil : Check.absolutePath(s) },
             postgresql: try PostgreSQL(try t.table("postgresql"))
         )
     }

@@ -49,6 +49,7 @@ extension Engine {
                     "blocked": .bool(user.isBlocked(at: context.now)),
                     "passwordExpired": .bool(user.isPasswordExpired(maxAgeDays: context.config.password.maxAgeDays, at: context.now)),
                     "deviceKeys": .array(keys.map { .string($0.kid) }),
+                    "sealed": .bool(user.sealFailure == nil),
                 ])
             }
             return Reply(result: ["users": .array(rows)])
@@ -146,6 +147,13 @@ extension Engine {
             problem = "the store lists signing key \(key.kid) of instance \"\(key.instance)\", which is not trusted: "
                 + (key.trust.problem ?? "")
         }
+        // Credential records someone wrote behind the daemon's back (SPEC §5.4).
+        let unsealed = try await store.listUsers().compactMap { user in user.sealFailure.map { (user.name, $0) } }
+        for (user, failure) in unsealed { sealAlarm.report(user: user, failure) }
+        if ok, let (user, failure) = unsealed.first {
+            ok = false
+            problem = "the credential record of user \(user) failed its seal check: \(failure)"
+        }
         if !ok {
             logger.warning("ledger audit found a problem", metadata: [
                 "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(problem ?? "")",
@@ -160,6 +168,9 @@ extension Engine {
             "events": .int(Int64(audit.events)),
             "untrustedKeys": .array(untrusted.map { key in
                 ["kid": .string(key.kid), "instance": .string(key.instance), "reason": .string(key.trust.problem ?? "")]
+            }),
+            "unsealedRecords": .array(unsealed.map { user, failure in
+                ["user": .string(user), "problem": .string(failure.name), "reason": .string(failure.description)]
             }),
         ])
     }

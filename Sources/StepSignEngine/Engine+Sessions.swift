@@ -18,6 +18,7 @@ extension Engine {
                       blocked: StepSignError.Code = .sessionExpired) async throws -> Session.Login? {
         guard let login = session.login else { return nil }
         let user = try await store.user(named: login.user)
+        if let failure = user?.sealFailure { sealAlarm.report(user: login.user, failure) }
         guard let end = LoginEnd.check(login, user: user, maxSeconds: context.config.server.sessionMaxSeconds, now: context.now) else {
             return login
         }

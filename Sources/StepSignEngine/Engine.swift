@@ -23,6 +23,8 @@ public final class Engine: Sendable {
     let events: EventRecorder
     let checkpointer: LedgerCheckpointer
     let passwords: PasswordAuthenticator
+    /// Logs records that fail their seal check (SPEC §5.4).
+    let sealAlarm: SealAlarm
     let idvVerifier = IDVAssertionVerifier()
     let codeDelivery: CodeDelivery
     let logger: Logger
@@ -71,8 +73,11 @@ public final class Engine: Sendable {
         self.signer = Signer(keyring: keyring, ledger: ledger)
         self.events = EventRecorder(keyring: keyring, ledger: ledger)
         let events = self.events
+        let sealAlarm = SealAlarm(logger: logger)
+        self.sealAlarm = sealAlarm
         self.passwords = try PasswordAuthenticator(
             store: store, parameters: configuration.password.scryptParameters, checks: CheckScheduler(), logger: logger,
+            sealAlarm: sealAlarm,
             onBlocked: { name, peer, now in
                 // Recorded after the reply's outcome, so that a user's last wrong answer takes as
                 // long as an unknown name's; only users get an event (a name is not logged).
@@ -201,6 +206,13 @@ public final class Engine: Sendable {
             reply = try await dispatch(request, session: &session, settings: settings, now: now)
         } catch let error as StepSignError {
             reply = Reply(error: error)
+        } catch let StorageError.recordSealBroken(user, failure) {
+            // A record someone wrote behind the daemon's back is neither used nor changed: the
+            // user is answered as a blocked one (SPEC §5.4).
+            sealAlarm.report(user: user, failure)
+            reply = Reply(error: StepSignError(.userBlocked, session.isAdmin
+                ? "the user's record failed its seal check (admin.auditVerify lists it): remove the user and add them again"
+                : "the user is blocked"))
         } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
             // The one error 15 that cannot say "nothing was signed" (docs/decisions.md): the
             // signature was handed to no one, but its ledger row may exist.

@@ -15,6 +15,8 @@ import StepSignStorage
 public struct PostgresImport: Sendable {
     let connection: AnsweredConnection
     let logger: Logger
+    /// The target's seal: the records are sealed again under it (``sealRecords()``).
+    let seal: CredentialSeal
 
     /// Rows per multi-row INSERT (at most 13 parameters each, under PostgreSQL's 65535).
     static let rowsPerStatement = 1000
@@ -34,6 +36,27 @@ public struct PostgresImport: Sendable {
             bindings.append(user.blockedUntil)
             bindings.append(user.createdAt)
             try bindings.append(user.credentialToken.bytes)
+        }
+    }
+
+    /// Seals every user record and activation code under the target's key (SPEC §5.4), bound
+    /// to the users' latest events in the imported ledger: call it last, after the caller has
+    /// checked every source record against the source's seal (a record that failed there must
+    /// not be sealed here).
+    public func sealRecords() async throws {
+        var names: [String] = []
+        for try await name in try await connection.query("SELECT name FROM users", logger: logger).decode(String.self) {
+            names.append(name)
+        }
+        for name in names {
+            try await PostgresStore.reseal(connection, name, seal: seal, logger: logger)
+        }
+        for code in try await PostgresStore.activationCodes(connection, unsealedOnly: false, user: nil, logger: logger) {
+            var record = code.record
+            record.expiresAt = PostgresStore.stored(record.expiresAt)
+            try await connection.query("""
+                UPDATE activation_codes SET seal = \(Data(seal.seal(record))) WHERE user_name = \(record.user)
+                """, logger: logger)
         }
     }
 

@@ -8,6 +8,9 @@ public enum PostgresImportError: Error, Sendable, Equatable, CustomStringConvert
     /// The database refused a copied ledger row: the source's chain is broken there (the
     /// server's message names the entry). Nothing was written.
     case brokenChain(String)
+    /// Records of the source fail their seal check (SPEC §5.4): the migration would seal them
+    /// under the target's key, so it refuses. Nothing was written.
+    case unsealedRecords(users: [String])
 
     public var description: String {
         switch self {
@@ -18,6 +21,9 @@ public enum PostgresImportError: Error, Sendable, Equatable, CustomStringConvert
             "the copy does not read back as the source (\(what)); nothing was written"
         case let .brokenChain(message):
             "the source ledger's hash chain is broken, PostgreSQL refused it: \(message); nothing was written"
+        case let .unsealedRecords(users):
+            "the source's records of \(users.joined(separator: ", ")) fail their seal check (see admin.auditVerify): "
+                + "remove those users (or restore them from a backup) first; nothing was written"
         }
     }
 }

@@ -4,7 +4,8 @@ import PostgresNIO
 import StepSignCrypto
 import StepSignStorage
 
-/// Applies ``PostgresSchema``'s missing migrations and reads the store's name key.
+/// Applies ``PostgresSchema``'s missing migrations, meets the seal key (``PostgresStore/prepareSeal(_:on:logger:)``:
+/// checked, or stored with every record sealed the first time) and reads the store's name key.
 ///
 /// One transaction under `pg_advisory_xact_lock`: of several daemons starting at once on an
 /// empty database, one creates the schema and the others wait, then find it. A role without
@@ -13,10 +14,11 @@ import StepSignStorage
 struct PostgresMigrator {
     let logger: Logger
 
-    func migrate(on connection: AnsweredConnection) async throws -> [UInt8] {
+    func migrate(on connection: AnsweredConnection, seal: CredentialSeal) async throws -> [UInt8] {
         try await connection.query("BEGIN", logger: logger)
         do {
             let key = try await migrate(connection)
+            try await PostgresStore.prepareSeal(seal, on: connection, logger: logger)
             try await connection.query("COMMIT", logger: logger)
             return key
         } catch {

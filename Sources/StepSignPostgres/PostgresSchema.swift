@@ -33,6 +33,7 @@ enum PostgresSchema {
         Migration(version: 3, name: "v3-ledger-rules-per-statement", statements: v3),
         Migration(version: 4, name: "v4-ledger-append-commit", statements: v4),
         Migration(version: 5, name: "v5-key-endorsements", statements: v5),
+        Migration(version: 6, name: "v6-sealed-credentials", statements: v6),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -437,5 +438,18 @@ enum PostgresSchema {
         "ALTER TABLE signing_keys ADD COLUMN revoked_index bigint CHECK (revoked_index >= 0)",
         // Events (SPEC §5.4) are ledger rows with auth_level -1: they authenticate no one.
         "CREATE INDEX ledger_events ON ledger (seq) WHERE auth_level < 0",
+    ]
+
+    /// Sealed credential records (SPEC §5.4), as SQLite's v7: each user's seal with the log
+    /// index and digests it binds the record to, each open activation code's seal, and an
+    /// index for a user's latest event. The records are sealed by the migrator in the same
+    /// transaction, with the key from the daemon's configuration (never in the database).
+    private static let v6: [String] = [
+        "ALTER TABLE users ADD COLUMN event_index bigint NOT NULL DEFAULT -1",
+        "ALTER TABLE users ADD COLUMN history_digest bytea",
+        "ALTER TABLE users ADD COLUMN device_keys_digest bytea",
+        "ALTER TABLE users ADD COLUMN seal bytea",
+        "ALTER TABLE activation_codes ADD COLUMN seal bytea",
+        "CREATE INDEX ledger_user_events ON ledger (user_name, seq) WHERE auth_level < 0",
     ]
 }

@@ -14,37 +14,60 @@ extension PostgresStore {
             )) == 1 else {
                 throw StorageError.noSuchUser(code.user)
             }
-            try await Self.putActivationCode(connection, code, logger: logger)
+            try await Self.putActivationCode(connection, code, seal: credentialSeal, logger: logger)
         }
     }
 
-    static func putActivationCode(_ connection: AnsweredConnection, _ code: ActivationCodeRecord, logger: Logger) async throws {
+    /// Stores `code` with its seal (SPEC §5.4), replacing the user's earlier one.
+    static func putActivationCode(_ connection: AnsweredConnection, _ code: ActivationCodeRecord, seal: CredentialSeal,
+                                  logger: Logger) async throws {
+        var code = code
+        code.expiresAt = stored(code.expiresAt)  // sealed as it will read back
+        let sealed = Data(seal.seal(code))
         try await connection.query("""
-            INSERT INTO activation_codes (user_name, code_hash, verification_key, expires_at, failed_attempts)
-            VALUES (\(code.user), \(code.codeHash), \(code.verificationKey), \(code.expiresAt), \(max(0, code.failedAttempts)))
+            INSERT INTO activation_codes (user_name, code_hash, verification_key, expires_at, failed_attempts, seal)
+            VALUES (\(code.user), \(code.codeHash), \(code.verificationKey), \(code.expiresAt), \(max(0, code.failedAttempts)),
+                \(sealed))
             ON CONFLICT (user_name) DO UPDATE SET
                 code_hash = excluded.code_hash,
                 verification_key = excluded.verification_key,
                 expires_at = excluded.expires_at,
-                failed_attempts = excluded.failed_attempts
+                failed_attempts = excluded.failed_attempts,
+                seal = excluded.seal
             """, logger: logger)
     }
 
+    /// The open activation codes of `user` (nil: everyone's), only those without a seal if
+    /// `unsealedOnly`, with their seals. `lock`: held until the transaction ends.
+    static func activationCodes(_ connection: AnsweredConnection, unsealedOnly: Bool, user: String?, lock: Bool = false,
+                                logger: Logger) async throws -> [(record: ActivationCodeRecord, seal: [UInt8]?)] {
+        let rows = try await connection.query(lock ? """
+            SELECT user_name, code_hash, verification_key, expires_at, failed_attempts, seal FROM activation_codes
+            WHERE (\(user)::text IS NULL OR user_name = \(user)) AND (NOT \(unsealedOnly) OR seal IS NULL) FOR UPDATE
+            """ : """
+            SELECT user_name, code_hash, verification_key, expires_at, failed_attempts, seal FROM activation_codes
+            WHERE (\(user)::text IS NULL OR user_name = \(user)) AND (NOT \(unsealedOnly) OR seal IS NULL)
+            """, logger: logger)
+        var codes: [(record: ActivationCodeRecord, seal: [UInt8]?)] = []
+        for try await row in rows {
+            do {
+                let (user, hash, key, expires, failed, seal) = try row.decode((String, String, String, Date, Int, Data?).self)
+                codes.append((ActivationCodeRecord(user: user, codeHash: hash, verificationKey: key, expiresAt: expires,
+                                                   failedAttempts: failed), seal.map { [UInt8]($0) }))
+            } catch {
+                throw Self.malformed("activation_codes", error)
+            }
+        }
+        return codes
+    }
+
+    /// The user's open code if its seal holds (a code written into the database by hand is
+    /// never used).
     public func activationCode(user: String) async throws -> ActivationCodeRecord? {
         try await withConnection { connection in
-            let rows = try await connection.query("""
-                SELECT user_name, code_hash, verification_key, expires_at, failed_attempts
-                FROM activation_codes WHERE user_name = \(user)
-                """, logger: logger)
-            for try await row in rows {
-                do {
-                    let (user, hash, key, expires, failed) = try row.decode((String, String, String, Date, Int).self)
-                    return ActivationCodeRecord(user: user, codeHash: hash, verificationKey: key, expiresAt: expires, failedAttempts: failed)
-                } catch {
-                    throw Self.malformed("activation_codes", error)
-                }
-            }
-            return nil
+            guard let code = try await Self.activationCodes(connection, unsealedOnly: false, user: user, logger: logger).first,
+                  credentialSeal.verifies(code.record, seal: code.seal) else { return nil }
+            return code.record
         }
     }
 
@@ -101,7 +124,7 @@ extension PostgresStore {
             )) == 1 else {
                 return .issued(failedAttempts: budget.failed, stored: false)
             }
-            try await Self.putActivationCode(connection, code, logger: logger)
+            try await Self.putActivationCode(connection, code, seal: credentialSeal, logger: logger)
             return .issued(failedAttempts: budget.failed, stored: true)
         }
     }
@@ -122,10 +145,15 @@ extension PostgresStore {
     public func consumeActivationCode(user: String, codeHash: String, now: Date) async throws -> Bool {
         let key = Data(key(of: user))
         return try await inTransaction { connection in
-            let consumed = try await Self.count(connection.query("""
-                DELETE FROM activation_codes WHERE user_name = \(user) AND code_hash = \(codeHash) AND expires_at > \(now)
-                RETURNING 1
-                """, logger: logger))
+            // The row is locked, its seal checked, then it is deleted: of concurrent right
+            // answers exactly one finds it.
+            guard let code = try await Self.activationCodes(connection, unsealedOnly: false, user: user, lock: true,
+                                                            logger: logger).first,
+                  code.record.codeHash == codeHash, code.record.expiresAt > now,
+                  credentialSeal.verifies(code.record, seal: code.seal) else { return false }
+            let consumed = try await Self.count(connection.query(
+                "DELETE FROM activation_codes WHERE user_name = \(user) RETURNING 1", logger: logger
+            ))
             guard consumed == 1 else { return false }
             try await connection.query(
                 "UPDATE activation_budgets SET failed_attempts = 0 WHERE name_key = \(key)", logger: logger

@@ -20,12 +20,14 @@ extension PostgresStore {
 
     public func attemptCounter(name: String, now: Date) async throws -> AttemptCounter {
         let key = Data(key(of: name))
-        return try await withConnection { connection in
+        return try await inSnapshot { connection in
+            // A user's counter is the record's, checked whole: a record that fails its seal
+            // counts as blocked (SPEC §5.4).
+            if let user = try await Self.checkedUser(connection, name, seal: credentialSeal, lock: false, logger: logger) {
+                return user.counter
+            }
             let rows = try await connection.query("""
-                SELECT failed_attempts, blocked, blocked_until FROM users WHERE name = \(name)
-                UNION ALL
-                SELECT failed_attempts, blocked, blocked_until FROM name_counters
-                WHERE name_key = \(key) AND NOT EXISTS (SELECT 1 FROM users WHERE name = \(name))
+                SELECT failed_attempts, blocked, blocked_until FROM name_counters WHERE name_key = \(key)
                 """, logger: logger)
             for try await row in rows { return try Self.decodeCounter(row) }
             return AttemptCounter()
@@ -43,12 +45,8 @@ extension PostgresStore {
                 DELETE FROM name_counters WHERE name_key IN (
                     SELECT name_key FROM name_counters WHERE updated_at < \(idle) FOR UPDATE SKIP LOCKED)
                 """, logger: logger)
-            var counter: AttemptCounter?
-            let userRows = try await connection.query(
-                "SELECT failed_attempts, blocked, blocked_until FROM users WHERE name = \(name) FOR UPDATE", logger: logger
-            )
-            for try await row in userRows { counter = try Self.decodeCounter(row) }
-            if let counter {
+            if let counter = try await Self.checkedUser(connection, name, seal: credentialSeal, lock: true,
+                                                        logger: logger)?.counter {
                 let (reservation, next) = counter.reserving(maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
                 if let next {
                     // A block ends the user's logins (SPEC §3), for good.
@@ -58,6 +56,10 @@ extension PostgresStore {
                             blocked_until = \(next.blockedUntil), credential_token = coalesce(\(newToken), credential_token)
                         WHERE name = \(name)
                         """, logger: logger)
+                    if next.blocked || counter.blocked {
+                        // The block and the token are sealed; the count of failures is not.
+                        try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
+                    }
                 }
                 return reservation
             }
@@ -83,17 +85,21 @@ extension PostgresStore {
 
     public func giveBackAttempt(name: String, now: Date) async throws {
         let key = Data(key(of: name))
-        try await withConnection { connection in
-            // Rows are written only when the counter is not fresh already (a right answer on a
-            // clean counter, the common case, writes nothing).
-            try await connection.query("""
-                UPDATE users SET failed_attempts = 0, blocked = false, blocked_until = NULL
-                WHERE name = \(name) AND (failed_attempts <> 0 OR blocked OR blocked_until IS NOT NULL)
-                """, logger: logger)
+        try await inTransaction { connection in
+            if let counter = try await Self.checkedUser(connection, name, seal: credentialSeal, lock: true,
+                                                        logger: logger)?.counter {
+                // Rows are written only when the counter is not fresh already (a right answer
+                // on a clean counter, the common case, writes nothing); a broken record never.
+                guard counter.sealFailure == nil, counter != AttemptCounter() else { return }
+                try await connection.query("""
+                    UPDATE users SET failed_attempts = 0, blocked = false, blocked_until = NULL WHERE name = \(name)
+                    """, logger: logger)
+                if counter.blocked { try await Self.reseal(connection, name, seal: credentialSeal, logger: logger) }
+                return
+            }
             try await connection.query("""
                 UPDATE name_counters SET failed_attempts = 0, blocked = false, blocked_until = NULL, updated_at = \(now)
                 WHERE name_key = \(key) AND (failed_attempts <> 0 OR blocked OR blocked_until IS NOT NULL)
-                    AND NOT EXISTS (SELECT 1 FROM users WHERE name = \(name))
                 """, logger: logger)
         }
     }

@@ -15,23 +15,24 @@ extension PostgresStore {
 
     public func addDeviceKey(_ key: DeviceKeyRecord) async throws {
         try await inTransaction { connection in
-            // The user's row is held (FOR SHARE) so that a concurrent removal waits.
-            guard try await Self.count(connection.query(
-                "SELECT 1 FROM users WHERE name = \(key.user) FOR SHARE", logger: logger
-            )) == 1 else {
-                throw StorageError.noSuchUser(key.user)
-            }
+            // The user's row is held (FOR UPDATE) and checked: a concurrent removal waits, and
+            // a record that fails its seal gets no key.
+            guard try await lockSealed(connection, key.user) else { throw StorageError.noSuchUser(key.user) }
             let added = try await Self.count(connection.query("""
                 INSERT INTO device_keys (kid, user_name, public_key_jwk, label, created_at, revoked_at)
                 VALUES (\(key.kid), \(key.user), \(key.publicKeyJWK), \(key.label), \(key.createdAt), \(key.revokedAt))
                 ON CONFLICT (kid) DO NOTHING RETURNING 1
                 """, logger: logger))
             guard added == 1 else { throw StorageError.deviceKeyExists(key.kid) }
+            try await Self.reseal(connection, key.user, seal: credentialSeal, logger: logger)
         }
     }
 
     public func deviceKeys(user: String, includeRevoked: Bool) async throws -> [DeviceKeyRecord] {
-        try await withConnection { connection in
+        try await inSnapshot { connection in
+            // The keys of a record that fails its check are never used.
+            guard let record = try await Self.checkedUser(connection, user, seal: credentialSeal, lock: false, logger: logger),
+                  record.sealFailure == nil else { return [] }
             let rows = try await connection.query("""
                 SELECT kid, user_name, public_key_jwk, label, created_at, revoked_at FROM device_keys
                 WHERE user_name = \(user) AND (\(includeRevoked) OR revoked_at IS NULL) ORDER BY created_at, id
@@ -43,11 +44,14 @@ extension PostgresStore {
     }
 
     public func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool {
-        try await withConnection { connection in
-            try await Self.count(connection.query("""
+        try await inTransaction { connection in
+            guard try await lockSealed(connection, user) else { return false }
+            let revoked = try await Self.count(connection.query("""
                 UPDATE device_keys SET revoked_at = \(at) WHERE user_name = \(user) AND kid = \(kid) AND revoked_at IS NULL
                 RETURNING 1
                 """, logger: logger)) > 0
+            if revoked { try await Self.reseal(connection, user, seal: credentialSeal, logger: logger) }
+            return revoked
         }
     }
 }

@@ -36,7 +36,7 @@ extension PostgresStore {
             }
             guard occupied.isEmpty else { throw ForwardedError(underlying: PostgresImportError.notEmpty(tables: occupied)) }
             do {
-                return try await body(PostgresImport(connection: connection, logger: logger))
+                return try await body(PostgresImport(connection: connection, logger: logger, seal: credentialSeal))
             } catch let error as PSQLError {
                 throw error
             } catch {

@@ -23,28 +23,33 @@ extension PostgresStore {
         }
     }
 
+    /// The user with the row's seal checked against the row and the log, in one statement
+    /// (the history and device keys are checked where they are read, and by every attempt).
     public func user(named name: String) async throws -> UserRecord? {
         try await withConnection { connection in
             let rows = try await connection.query(
-                "SELECT \(unescaped: Self.userColumns) FROM users WHERE name = \(name)", logger: logger
+                "SELECT \(unescaped: Self.sealedUserColumns) FROM users WHERE name = \(name)", logger: logger
             )
-            for try await row in rows { return try Self.decodeUser(row) }
+            for try await row in rows { return Self.checked(try Self.decodeStoredUser(row), seal: credentialSeal) }
             return nil
         }
     }
 
     public func addUser(_ new: NewUser) async throws {
         let token = try CredentialToken.random()
-        let added = try await withConnection { connection in
-            try await Self.count(connection.query("""
+        try await inTransaction { connection in
+            let added = try await Self.count(connection.query("""
                 INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at,
                     credential_token)
                 VALUES (\(new.name), \(new.passwordHash), \(new.createdAt), \(new.mustChangePassword), \(new.createdAt),
                     \(token.bytes))
                 ON CONFLICT (name) DO NOTHING RETURNING 1
                 """, logger: logger))
+            guard added == 1 else { throw StorageError.userExists(new.name) }
+            // Bound to the name's latest event: a user added again after a removal is not
+            // taken for a rollback of the removed one.
+            try await Self.reseal(connection, new.name, seal: credentialSeal, logger: logger)
         }
-        guard added == 1 else { throw StorageError.userExists(new.name) }
     }
 
     public func removeUser(named name: String) async throws -> Bool {
@@ -53,32 +58,46 @@ extension PostgresStore {
         }
     }
 
+    /// Every user, each checked whole (row, log binding, history and device keys), in one snapshot.
     public func listUsers() async throws -> [UserRecord] {
-        try await withConnection { connection in
-            var users: [UserRecord] = []
+        try await inSnapshot { connection in
+            var stored: [StoredUser] = []
             // Byte order, whatever the database's collation.
             let rows = try await connection.query(
-                "SELECT \(unescaped: Self.userColumns) FROM users ORDER BY name COLLATE \"C\"", logger: logger
+                "SELECT \(unescaped: Self.sealedUserColumns) FROM users ORDER BY name COLLATE \"C\"", logger: logger
             )
-            for try await row in rows { users.append(try Self.decodeUser(row)) }
+            for try await row in rows { stored.append(try Self.decodeStoredUser(row)) }
+            var users: [UserRecord] = []
+            for user in stored {
+                let parts = try await Self.partDigests(connection, user.user.name, logger: logger)
+                users.append(Self.checked(user, seal: credentialSeal, parts: parts))
+            }
             return users
         }
     }
 
     public func unlockUser(named name: String) async throws -> Bool {
-        try await withConnection { connection in
-            try await Self.count(connection.query("""
-                UPDATE users SET blocked = false, blocked_until = NULL, failed_attempts = 0 WHERE name = \(name) RETURNING 1
-                """, logger: logger)) > 0
+        try await inTransaction { connection in
+            guard try await lockSealed(connection, name) else { return false }
+            try await connection.query(
+                "UPDATE users SET blocked = false, blocked_until = NULL, failed_attempts = 0 WHERE name = \(name)",
+                logger: logger
+            )
+            try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
+            return true
         }
     }
 
     public func expirePassword(named name: String) async throws -> Bool {
         let token = try CredentialToken.random()
-        return try await withConnection { connection in
-            try await Self.count(connection.query("""
-                UPDATE users SET password_expired = true, credential_token = \(token.bytes) WHERE name = \(name) RETURNING 1
-                """, logger: logger)) > 0
+        return try await inTransaction { connection in
+            guard try await lockSealed(connection, name) else { return false }
+            try await connection.query(
+                "UPDATE users SET password_expired = true, credential_token = \(token.bytes) WHERE name = \(name)",
+                logger: logger
+            )
+            try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
+            return true
         }
     }
 
@@ -89,8 +108,9 @@ extension PostgresStore {
         let historyLimit = max(0, historyLimit)
         let token = try CredentialToken.random()
         try await inTransaction { connection in
+            guard try await lockSealed(connection, user) else { throw StorageError.noSuchUser(user) }
             let rows = try await connection.query(
-                "SELECT password_hash, password_changed_at FROM users WHERE name = \(user) FOR UPDATE", logger: logger
+                "SELECT password_hash, password_changed_at FROM users WHERE name = \(user)", logger: logger
             )
             var old: (String, Date)?
             for try await row in rows {
@@ -112,32 +132,36 @@ extension PostgresStore {
                 DELETE FROM password_history WHERE user_name = \(user) AND id NOT IN (
                     SELECT id FROM password_history WHERE user_name = \(user) ORDER BY id DESC LIMIT \(historyLimit))
                 """, logger: logger)
+            try await Self.reseal(connection, user, seal: credentialSeal, logger: logger)
         }
         return token
     }
 
     public func rehashPassword(user: String, expected: String, replacement: String) async throws -> Bool {
-        try await withConnection { connection in
-            try await Self.count(connection.query("""
-                UPDATE users SET password_hash = \(replacement) WHERE name = \(user) AND password_hash = \(expected) RETURNING 1
-                """, logger: logger)) > 0
+        do {
+            return try await inTransaction { connection in
+                guard try await lockSealed(connection, user) else { return false }
+                let changed = try await Self.count(connection.query("""
+                    UPDATE users SET password_hash = \(replacement) WHERE name = \(user) AND password_hash = \(expected) RETURNING 1
+                    """, logger: logger)) > 0
+                if changed { try await Self.reseal(connection, user, seal: credentialSeal, logger: logger) }
+                return changed
+            }
+        } catch StorageError.recordSealBroken {
+            return false
         }
     }
 
     public func passwordHistory(user: String, limit: Int) async throws -> [String] {
         guard limit > 0 else { return [] }
-        return try await withConnection { connection in
-            // One statement, one snapshot: the current hash first, then the earlier ones.
+        return try await inSnapshot { connection in
+            guard let record = try await Self.checkedUser(connection, user, seal: credentialSeal, lock: false,
+                                                          logger: logger) else { return [] }
+            if let failure = record.sealFailure { throw StorageError.recordSealBroken(user: user, failure) }
             let rows = try await connection.query("""
-                SELECT hash FROM (
-                    SELECT password_hash AS hash, 0 AS part, 0::bigint AS id FROM users WHERE name = \(user)
-                    UNION ALL
-                    (SELECT hash, 1, id FROM password_history
-                     WHERE user_name = \(user) AND EXISTS (SELECT 1 FROM users WHERE name = \(user))
-                     ORDER BY id DESC LIMIT \(limit - 1))
-                ) AS history ORDER BY part, id DESC
+                SELECT hash FROM password_history WHERE user_name = \(user) ORDER BY id DESC LIMIT \(limit - 1)
                 """, logger: logger)
-            var hashes: [String] = []
+            var hashes = [record.passwordHash]
             for try await hash in rows.decode(String.self) { hashes.append(hash) }
             return hashes
         }

@@ -23,6 +23,8 @@ public final class PostgresStore: StepSignStore {
     /// The key of the HMAC under which names that are not users are counted (shared by every
     /// daemon, so one name has one counter).
     let nameKey: [UInt8]
+    /// The seal of the credential records (SPEC §5.4): one key for every daemon on the database.
+    let credentialSeal: CredentialSeal
     /// The longest a call waits for a pooled connection (``PostgresStoreConfiguration/leaseTimeout``).
     let leaseTimeout: Duration
     /// When the pool last handed out a connection: a call that waits `leaseTimeout` fails only
@@ -37,23 +39,25 @@ public final class PostgresStore: StepSignStore {
     public var ledgerWriting: LedgerWriting { .async }
 
     private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8],
-                 leaseTimeout: Duration, commitResolutionTimeout: Duration) {
+                 seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration) {
         self.client = client
         self.runTask = runTask
         self.logger = logger
         self.nameKey = nameKey
+        self.credentialSeal = seal
         self.leaseTimeout = leaseTimeout
         self.commitResolutionTimeout = commitResolutionTimeout
     }
 
     /// Connects, applies missing migrations (safely when several daemons start at once) and
-    /// returns the store.
+    /// returns the store. `seal` seals and checks the credential records: the cluster's one
+    /// seal key (`storage.seal_key_file` or the credential `stepsign-seal-key`).
     ///
     /// Throws ``PostgresStoreError/schemaTooNew(found:supported:)`` when a newer daemon has
     /// migrated the database, ``PostgresStoreError/configuration(_:)`` or
     /// ``PostgresStoreError/passwordFile(path:reason:)`` for unusable settings, and
     /// ``PostgresStoreError/unavailable(_:)`` when the server cannot be reached.
-    public static func open(_ configuration: PostgresStoreConfiguration,
+    public static func open(_ configuration: PostgresStoreConfiguration, seal: CredentialSeal,
                             logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStore {
         try configuration.validate()
         let password = try configuration.readPassword()
@@ -93,7 +97,7 @@ public final class PostgresStore: StepSignStore {
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
             do {
-                nameKey = try await PostgresMigrator(logger: logger).migrate(on: AnsweredConnection(watching: connection))
+                nameKey = try await PostgresMigrator(logger: logger).migrate(on: AnsweredConnection(watching: connection), seal: seal)
             } catch {
                 try? await connection.close()
                 throw error
@@ -125,7 +129,7 @@ public final class PostgresStore: StepSignStore {
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let runTask = Task { await client.run() }
-        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey,
+        return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey, seal: seal,
                              leaseTimeout: configuration.leaseTimeout,
                              commitResolutionTimeout: configuration.commitResolutionTimeout)
     }

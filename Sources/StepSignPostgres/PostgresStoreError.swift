@@ -25,6 +25,9 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     case configuration(String)
     /// The store was closed.
     case closed
+    /// The database's records have never been sealed with a key (SPEC §5.4) and this role may
+    /// not record one (`store_secrets` is the owner's): run stepsignd once as the owner role.
+    case sealNotPermitted
 
     public var description: String {
         switch self {
@@ -45,6 +48,9 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
             "PostgreSQL configuration: \(reason)"
         case .closed:
             "the PostgreSQL store is closed"
+        case .sealNotPermitted:
+            "the credential records of this database were never sealed and this role may not record the seal key's "
+                + "check value: run stepsignd once as the owner role (docs/scale-out.md), then again as this one"
         }
     }
 }

@@ -63,6 +63,10 @@ public struct SQLiteToPostgresMigration: Sendable {
     public func run() async throws -> MigrationSummary {
         let store = source.store
         let users = try await store.listUsers()
+        // Seals are carried by sealing again under the target's key (SPEC §5.4): only records
+        // that pass their check under the source's key.
+        let broken = users.filter { $0.sealFailure != nil }.map(\.name)
+        guard broken.isEmpty else { throw PostgresImportError.unsealedRecords(users: broken) }
         let history = try source.passwordHistory()
         let deviceKeys = try source.deviceKeys()
         let signingKeys = try await store.signingKeys()
@@ -91,6 +95,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             try await copy.insertCheckpoints(checkpoints)
             // Last: the database refuses rows signed with a key it knows as revoked.
             try await copy.insertSigningKeys(signingKeys)
+            try await copy.sealRecords()
 
             // Read back in the same transaction: nothing is committed unless it all matches.
             try Self.expect(try await copy.users(), users.map(Self.asStored), "users")

@@ -10,15 +10,21 @@ public struct AttemptCounter: Sendable, Equatable {
     public var blocked: Bool
     /// When a temporary block ends; nil while blocked means until an admin unlocks.
     public var blockedUntil: Date?
+    /// The user's record failed its seal check (SPEC §5.4): the name counts as blocked, for
+    /// good, whatever the counter says, and no attempt is ever taken.
+    public var sealFailure: SealFailure?
 
-    public init(failedAttempts: Int = 0, blocked: Bool = false, blockedUntil: Date? = nil) {
+    public init(failedAttempts: Int = 0, blocked: Bool = false, blockedUntil: Date? = nil, sealFailure: SealFailure? = nil) {
         self.failedAttempts = failedAttempts
         self.blocked = blocked
         self.blockedUntil = blockedUntil
+        self.sealFailure = sealFailure
     }
 
-    /// Whether the name is blocked at `now`: blocked with no end, or with an end after `now`.
+    /// Whether the name is blocked at `now`: blocked with no end, or with an end after `now`,
+    /// or its record failed its seal check.
     public func isBlocked(at now: Date) -> Bool {
+        guard sealFailure == nil else { return true }
         guard blocked else { return false }
         guard let blockedUntil else { return true }
         return now < blockedUntil
@@ -27,6 +33,7 @@ public struct AttemptCounter: Sendable, Equatable {
     /// The attempts left at `now` out of `maxAttempts`: 0 while blocked, the full number once
     /// a temporary block has ended.
     public func attemptsLeft(maxAttempts: Int, at now: Date) -> Int {
+        if sealFailure != nil { return 0 }
         if blocked {
             return isBlocked(at: now) ? 0 : maxAttempts
         }
@@ -36,6 +43,9 @@ public struct AttemptCounter: Sendable, Equatable {
     /// Takes one attempt at `now` (the rule of ``StepSignStore/reserveAttempt(name:maxAttempts:blockSeconds:now:)``),
     /// returning the reservation and the counter to store, or nil when nothing is to be stored.
     package func reserving(maxAttempts: Int, blockSeconds: Int, now: Date) -> (AttemptReservation, AttemptCounter?) {
+        if let sealFailure {
+            return (.unsealed(sealFailure), nil)
+        }
         var next = self
         if next.blocked, let until = next.blockedUntil, until <= now {
             // The temporary block is over: start again with every attempt.

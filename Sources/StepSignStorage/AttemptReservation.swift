@@ -10,4 +10,7 @@ public enum AttemptReservation: Sendable, Equatable {
     /// No attempt is left: the name is blocked until `blockedUntil` (nil: until an admin
     /// unlocks). The answer must not be checked, however right it may be.
     case denied(blockedUntil: Date?)
+    /// The name's record failed its seal check (SPEC §5.4): answered as for a blocked user,
+    /// nothing changes, and the answer must not be checked.
+    case unsealed(SealFailure)
 }

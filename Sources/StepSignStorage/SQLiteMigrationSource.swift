@@ -25,11 +25,14 @@ public final class SQLiteMigrationSource: Sendable {
     /// ``StorageError/stateFile(path:errno:)`` with `ENOENT` when there is no such file (it is
     /// never created), or the SQLite error when the lock cannot be had within
     /// ``SQLiteStore/busyTimeout``.
-    public static func open(path: String) throws -> SQLiteMigrationSource {
+    ///
+    /// `seal` and `sealUnsealed` as for ``SQLiteStore/open(path:seal:sealUnsealed:)``: the
+    /// daemon's seal key, so that every record is checked as it is read.
+    public static func open(path: String, seal: CredentialSeal, sealUnsealed: Bool) throws -> SQLiteMigrationSource {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StorageError.stateFile(path: path, errno: ENOENT)
         }
-        let store = try SQLiteStore.open(path: path)
+        let store = try SQLiteStore.open(path: path, seal: seal, sealUnsealed: sealUnsealed)
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(SQLiteStore.busyTimeout)

@@ -38,6 +38,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v6-key-endorsements") { db in
             try db.execute(sql: v6)
         }
+        migrator.registerMigration("v7-sealed-credentials") { db in
+            try db.execute(sql: v7)
+        }
         return migrator
     }
 
@@ -205,5 +208,19 @@ enum SQLiteSchema {
         ALTER TABLE signing_keys ADD COLUMN revoked_index INTEGER CHECK (revoked_index >= 0);
         -- Events (SPEC §5.4) are ledger rows with auth_level -1: they authenticate no one.
         CREATE INDEX ledger_events ON ledger(seq) WHERE auth_level < 0;
+        """
+
+    /// Sealed credential records (SPEC §5.4): each user's seal, the log index and the digests
+    /// it binds the record to, and each open activation code's seal. The records are sealed
+    /// when the store is opened with its key (``SQLiteStore/prepareSeal(sealUnsealed:)``),
+    /// not here: the key is not in the database.
+    private static let v7 = """
+        ALTER TABLE users ADD COLUMN event_index INTEGER NOT NULL DEFAULT -1;
+        ALTER TABLE users ADD COLUMN history_digest BLOB;
+        ALTER TABLE users ADD COLUMN device_keys_digest BLOB;
+        ALTER TABLE users ADD COLUMN seal BLOB;
+        ALTER TABLE activation_codes ADD COLUMN seal BLOB;
+        -- A user's latest event, for the rollback check of every read of the user.
+        CREATE INDEX ledger_user_events ON ledger(user_name, seq) WHERE auth_level < 0;
         """
 }

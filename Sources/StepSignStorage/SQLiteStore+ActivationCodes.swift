@@ -6,51 +6,62 @@ extension SQLiteStore {
     public func putActivationCode(_ code: ActivationCodeRecord) async throws {
         try await pool.write { db in
             guard try Self.userExists(db, code.user) else { throw StorageError.noSuchUser(code.user) }
-            try Self.putActivationCode(db, code)
+            try self.putActivationCode(db, code)
         }
     }
 
-    static func putActivationCode(_ db: Database, _ code: ActivationCodeRecord) throws {
+    /// Stores `code` with its seal (SPEC §5.4), replacing the user's earlier one.
+    func putActivationCode(_ db: Database, _ code: ActivationCodeRecord) throws {
         try db.execute(
             sql: """
-                INSERT INTO activation_codes (user_name, code_hash, verification_key, expires_at, failed_attempts)
-                VALUES (?, ?, ?, ?, ?)
+                INSERT INTO activation_codes (user_name, code_hash, verification_key, expires_at, failed_attempts, seal)
+                VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_name) DO UPDATE SET
                     code_hash = excluded.code_hash,
                     verification_key = excluded.verification_key,
                     expires_at = excluded.expires_at,
-                    failed_attempts = excluded.failed_attempts
+                    failed_attempts = excluded.failed_attempts,
+                    seal = excluded.seal
                 """,
             arguments: [
                 code.user, code.codeHash, code.verificationKey, code.expiresAt.storageSeconds,
-                max(0, code.failedAttempts),
+                max(0, code.failedAttempts), Data(credentialSeal.seal(code)),
             ]
         )
     }
 
-    public func activationCode(user: String) async throws -> ActivationCodeRecord? {
-        try await pool.read { db in
-            guard let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT user_name, code_hash, verification_key, expires_at, failed_attempts
-                    FROM activation_codes WHERE user_name = ?
-                    """,
-                arguments: [user]
-            ) else {
-                return nil
-            }
+    /// The activation codes `filter` (an SQL `WHERE` clause) selects, with their seals.
+    static func activationCodes(_ db: Database, _ filter: String,
+                                arguments: StatementArguments = []) throws -> [(record: ActivationCodeRecord, seal: [UInt8]?)] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT user_name, code_hash, verification_key, expires_at, failed_attempts, seal
+                FROM activation_codes \(filter)
+                """,
+            arguments: arguments
+        ).map { row in
             do {
-                return ActivationCodeRecord(
+                return (ActivationCodeRecord(
                     user: try row.decode(forColumn: "user_name"),
                     codeHash: try row.decode(forColumn: "code_hash"),
                     verificationKey: try row.decode(forColumn: "verification_key"),
                     expiresAt: Date(storageSeconds: try row.decode(forColumn: "expires_at")),
                     failedAttempts: try row.decode(forColumn: "failed_attempts")
-                )
+                ), (try row.decode(Data?.self, forColumn: "seal")).map { [UInt8]($0) })
             } catch {
                 throw StorageError.malformedRow(table: "activation_codes", detail: "\(error)")
             }
+        }
+    }
+
+    /// The user's open code if its seal holds (a code written into the database by hand is
+    /// never used).
+    public func activationCode(user: String) async throws -> ActivationCodeRecord? {
+        try await pool.read { db in
+            guard let code = try Self.activationCodes(db, "WHERE user_name = ?", arguments: [user]).first,
+                  self.credentialSeal.verifies(code.record, seal: code.seal) else { return nil }
+            return code.record
         }
     }
 
@@ -103,7 +114,7 @@ extension SQLiteStore {
             budget.codes += 1
             try self.writeActivationBudget(db, key: key, budget)
             guard try Self.userExists(db, code.user) else { return .issued(failedAttempts: budget.failed, stored: false) }
-            try Self.putActivationCode(db, code)
+            try self.putActivationCode(db, code)
             return .issued(failedAttempts: budget.failed, stored: true)
         }
     }
@@ -123,10 +134,10 @@ extension SQLiteStore {
 
     public func consumeActivationCode(user: String, codeHash: String, now: Date) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(
-                sql: "DELETE FROM activation_codes WHERE user_name = ? AND code_hash = ? AND expires_at > ?",
-                arguments: [user, codeHash, now.storageSeconds]
-            )
+            guard let code = try Self.activationCodes(db, "WHERE user_name = ?", arguments: [user]).first,
+                  code.record.codeHash == codeHash, code.record.expiresAt > now,
+                  self.credentialSeal.verifies(code.record, seal: code.seal) else { return false }
+            try db.execute(sql: "DELETE FROM activation_codes WHERE user_name = ?", arguments: [user])
             guard db.changesCount == 1 else { return false }
             try db.execute(sql: "UPDATE activation_budgets SET failed_attempts = 0 WHERE name_key = ?",
                            arguments: [self.key(of: user)])

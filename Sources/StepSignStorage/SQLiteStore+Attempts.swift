@@ -25,6 +25,9 @@ extension SQLiteStore {
         let fetched: Row?
         switch row {
         case let .user(name):
+            // A user's counter is the record's, checked whole: a record that fails its seal
+            // counts as blocked (SPEC §5.4).
+            if let user = try checkedUser(db, name) { return user.counter }
             fetched = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT failed_attempts, blocked, blocked_until FROM users WHERE name = ?"),
                 arguments: [name]
@@ -85,8 +88,8 @@ extension SQLiteStore {
         try await pool.write { db in
             try self.pruneNameCounters(db, blockSeconds: blockSeconds, now: now)
             let row = try self.counterRow(db, name: name)
-            let (reservation, next) = try self.readCounter(db, row)
-                .reserving(maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
+            let current = try self.readCounter(db, row)
+            let (reservation, next) = current.reserving(maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
             if let next {
                 try self.writeCounter(db, row, next, now: now)
                 if next.blocked, case let .user(name) = row {
@@ -94,6 +97,10 @@ extension SQLiteStore {
                     // of a temporary block does not bring them back.
                     try db.cachedStatement(sql: "UPDATE users SET credential_token = ? WHERE name = ?")
                         .execute(arguments: [try CredentialToken.random().bytes, name])
+                }
+                if case let .user(name) = row, next.blocked || current.blocked {
+                    // The block and the token are sealed; the count of failures is not.
+                    try self.reseal(db, name)
                 }
             }
             return reservation
@@ -103,8 +110,11 @@ extension SQLiteStore {
     public func giveBackAttempt(name: String, now: Date) async throws {
         try await pool.write { db in
             let row = try self.counterRow(db, name: name)
-            if try self.readCounter(db, row) != AttemptCounter() {
-                try self.writeCounter(db, row, AttemptCounter(), now: now)
+            let current = try self.readCounter(db, row)
+            guard current.sealFailure == nil, current != AttemptCounter() else { return }
+            try self.writeCounter(db, row, AttemptCounter(), now: now)
+            if case let .user(name) = row, current.blocked {
+                try self.reseal(db, name)
             }
         }
     }

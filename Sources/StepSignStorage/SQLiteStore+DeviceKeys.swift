@@ -21,6 +21,7 @@ extension SQLiteStore {
     public func addDeviceKey(_ key: DeviceKeyRecord) async throws {
         try await pool.write { db in
             guard try Self.userExists(db, key.user) else { throw StorageError.noSuchUser(key.user) }
+            try self.requireSealed(db, key.user)
             let taken = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM device_keys WHERE kid = ?)", arguments: [key.kid]
             ) ?? false
@@ -35,11 +36,14 @@ extension SQLiteStore {
                     key.revokedAt?.storageSeconds,
                 ]
             )
+            try self.reseal(db, key.user)
         }
     }
 
     public func deviceKeys(user: String, includeRevoked: Bool) async throws -> [DeviceKeyRecord] {
         try await pool.read { db in
+            // The keys of a record that fails its check are never used.
+            guard try self.sealFailure(db, user) == nil else { return [] }
             let filter = includeRevoked ? "" : " AND revoked_at IS NULL"
             return try Row.fetchAll(
                 db,
@@ -54,11 +58,14 @@ extension SQLiteStore {
 
     public func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool {
         try await pool.write { db in
+            try self.requireSealed(db, user)
             try db.execute(
                 sql: "UPDATE device_keys SET revoked_at = ? WHERE user_name = ? AND kid = ? AND revoked_at IS NULL",
                 arguments: [at.storageSeconds, user, kid]
             )
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try self.reseal(db, user)
+            return true
         }
     }
 }

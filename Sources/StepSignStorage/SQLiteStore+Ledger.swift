@@ -57,6 +57,9 @@ extension SQLiteStore {
                     } else {
                         (seq, hash) = try Self.readLedgerTail(db)
                     }
+                    // The users this batch's events name, whose records are bound to their
+                    // latest event (SPEC §5.4): checked before, sealed again after.
+                    let named = try self.usersToBind(db, batch)
                     let insert = try db.cachedStatement(sql: """
                         INSERT INTO ledger (\(Self.ledgerColumns))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -87,6 +90,9 @@ extension SQLiteStore {
                         ))
                         hash = entryHash
                     }
+                    for name in named {
+                        try self.reseal(db, name)
+                    }
                     newTail = LedgerTail.State(seq: seq, hash: hash, dataVersion: dataVersion)
                     return .commit
                 }
@@ -99,6 +105,16 @@ extension SQLiteStore {
             tail.set(newTail)
             return entries
         }
+    }
+
+    /// The users named by `batch`'s events whose records pass their check now, to be sealed
+    /// again, bound to the new events, once those are in. A record that fails stays as it is.
+    func usersToBind(_ db: Database, _ batch: [LedgerAppend]) throws -> [String] {
+        var names: [String] = []
+        for item in batch where item.authLevel < 0 && !item.user.isEmpty && !names.contains(item.user) {
+            if let user = try checkedUser(db, item.user), user.sealFailure == nil { names.append(item.user) }
+        }
+        return names
     }
 
     /// The last entry's sequence number and hash, or (0, genesis) for an empty ledger.

@@ -10,6 +10,12 @@ extension SQLiteStore {
         }
     }
 
+    /// Seals `user`'s record as it is stored now, as if the daemon had made the change: for a
+    /// test that moves a stored time (a password's age) where the daemon has no clock to turn.
+    func resealForTesting(_ user: String) throws {
+        try pool.write { db in try self.reseal(db, user) }
+    }
+
     /// The value of `PRAGMA name` on the writer connection.
     func writerPragma(_ name: String) async throws -> String? {
         try await pool.writeWithoutTransaction { db in

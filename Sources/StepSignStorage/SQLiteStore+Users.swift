@@ -34,10 +34,13 @@ extension SQLiteStore {
         ) ?? false
     }
 
+    /// The user with the row's seal checked against the row and the log (the history and
+    /// device keys are checked where they are read: ``deviceKeys(user:includeRevoked:)``,
+    /// ``passwordHistory(user:limit:)``, and by every attempt).
     public func user(named name: String) async throws -> UserRecord? {
         try await pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Self.userColumns) FROM users WHERE name = ?")
-            return try Row.fetchOne(statement, arguments: [name]).map(Self.decodeUser)
+            let statement = try db.cachedStatement(sql: "\(Self.sealedUserSelect) WHERE name = ?")
+            return try Row.fetchOne(statement, arguments: [name]).map { try self.decodeSealedUser($0) }
         }
     }
 
@@ -55,6 +58,9 @@ extension SQLiteStore {
                     new.createdAt.storageSeconds, try CredentialToken.random().bytes,
                 ]
             )
+            // Bound to the name's latest event: a user added again after a removal is not
+            // taken for a rollback of the removed one.
+            try self.reseal(db, new.name)
         }
     }
 
@@ -65,27 +71,37 @@ extension SQLiteStore {
         }
     }
 
+    /// Every user, each checked whole (row, log binding, history and device keys).
     public func listUsers() async throws -> [UserRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.userColumns) FROM users ORDER BY name").map(Self.decodeUser)
+            try Row.fetchAll(db, sql: "\(Self.sealedUserSelect) ORDER BY name").map { row in
+                let name: String = try Self.decodeUser(row).name
+                return try self.decodeSealedUser(row, parts: try Self.partDigests(db, name))
+            }
         }
     }
 
     public func unlockUser(named name: String) async throws -> Bool {
         try await pool.write { db in
+            try self.requireSealed(db, name)
             try db.execute(
                 sql: "UPDATE users SET blocked = 0, blocked_until = NULL, failed_attempts = 0 WHERE name = ?",
                 arguments: [name]
             )
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try self.reseal(db, name)
+            return true
         }
     }
 
     public func expirePassword(named name: String) async throws -> Bool {
         try await pool.write { db in
+            try self.requireSealed(db, name)
             try db.execute(sql: "UPDATE users SET password_expired = 1, credential_token = ? WHERE name = ?",
                            arguments: [try CredentialToken.random().bytes, name])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try self.reseal(db, name)
+            return true
         }
     }
 
@@ -96,6 +112,7 @@ extension SQLiteStore {
         let historyLimit = max(0, historyLimit)
         let token = try CredentialToken.random()
         return try await pool.write { db in
+            try self.requireSealed(db, user)
             guard let row = try Row.fetchOne(
                 db,
                 sql: "SELECT password_hash, password_changed_at FROM users WHERE name = ?",
@@ -132,28 +149,30 @@ extension SQLiteStore {
                     """,
                 arguments: [user, user, historyLimit]
             )
+            try self.reseal(db, user)
             return token
         }
     }
 
     public func rehashPassword(user: String, expected: String, replacement: String) async throws -> Bool {
         try await pool.write { db in
+            guard try self.sealFailure(db, user) == nil else { return false }
             try db.execute(
                 sql: "UPDATE users SET password_hash = ? WHERE name = ? AND password_hash = ?",
                 arguments: [replacement, user, expected]
             )
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try self.reseal(db, user)
+            return true
         }
     }
 
     public func passwordHistory(user: String, limit: Int) async throws -> [String] {
         guard limit > 0 else { return [] }
         return try await pool.read { db in
-            guard let current = try String.fetchOne(
-                db, sql: "SELECT password_hash FROM users WHERE name = ?", arguments: [user]
-            ) else {
-                return []
-            }
+            guard let record = try self.checkedUser(db, user) else { return [] }
+            if let failure = record.sealFailure { throw StorageError.recordSealBroken(user: user, failure) }
+            let current = record.passwordHash
             let earlier = try String.fetchAll(
                 db,
                 sql: "SELECT hash FROM password_history WHERE user_name = ? ORDER BY id DESC LIMIT ?",

@@ -26,24 +26,34 @@ public final class SQLiteStore: StepSignStore {
     let ledgerTail = LedgerTail()
     /// The key of the HMAC under which names that are not users are counted.
     let nameKey: [UInt8]
+    /// The seal of the credential records (SPEC §5.4).
+    let credentialSeal: CredentialSeal
 
-    private init(path: String, pool: DatabasePool, nameKey: [UInt8]) {
+    private init(path: String, pool: DatabasePool, nameKey: [UInt8], seal: CredentialSeal) {
         self.path = path
         self.pool = pool
         self.nameKey = nameKey
+        self.credentialSeal = seal
     }
 
     /// Opens (creating if needed) the store in `stateDirectory` and brings its schema up to date.
     ///
     /// Creates the directory with mode 0700 if it is missing (its parent must exist).
-    public static func open(stateDirectory: String) throws -> SQLiteStore {
+    /// `seal` seals and checks the credential records; `sealUnsealed`: see
+    /// ``open(path:seal:sealUnsealed:)``.
+    public static func open(stateDirectory: String, seal: CredentialSeal, sealUnsealed: Bool) throws -> SQLiteStore {
         try ensureDirectory(stateDirectory)
         let path = stateDirectory.hasSuffix("/") ? stateDirectory + fileName : stateDirectory + "/" + fileName
-        return try open(path: path)
+        return try open(path: path, seal: seal, sealUnsealed: sealUnsealed)
     }
 
     /// Opens (creating if needed) the store in the database file at `path`.
-    public static func open(path: String) throws -> SQLiteStore {
+    ///
+    /// The first time a seal key meets the database, the key's check value is stored and, if
+    /// `sealUnsealed` (the caller made the key just now: an upgrade from a version without
+    /// seals), every record without a seal is sealed. Afterwards a record without a seal is
+    /// never sealed, and another key is refused (``StorageError/sealKeyMismatch``).
+    public static func open(path: String, seal: CredentialSeal, sealUnsealed: Bool) throws -> SQLiteStore {
         try ensurePrivateFile(path)
 
         var configuration = Configuration()
@@ -83,7 +93,14 @@ public final class SQLiteStore: StepSignStore {
             try? pool.close()
             throw error
         }
-        return SQLiteStore(path: path, pool: pool, nameKey: nameKey)
+        let store = SQLiteStore(path: path, pool: pool, nameKey: nameKey, seal: seal)
+        do {
+            try store.prepareSeal(sealUnsealed: sealUnsealed)
+        } catch {
+            try? pool.close()
+            throw error
+        }
+        return store
     }
 
     public func close() async throws {

@@ -26,4 +26,10 @@ public enum StorageError: Error, Sendable, Equatable {
     /// the store could not find out within its bound whether the batch was committed: these
     /// signatures may or may not be in the ledger (they were handed to no one).
     case ledgerCommitOutcomeUnknown(signatureIDs: [String])
+    /// The user's record failed its seal check (SPEC §5.4): it is not used and not changed
+    /// (a change would seal what someone wrote behind the daemon's back).
+    case recordSealBroken(user: String, SealFailure)
+    /// The store's `seal_check` does not match the seal key: the key is not the one this
+    /// database was sealed with (another host's, or a lost `keys/seal.key`).
+    case sealKeyMismatch
 }

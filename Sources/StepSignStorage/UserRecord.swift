@@ -22,6 +22,9 @@ public struct UserRecord: Sendable, Equatable {
     public var createdAt: Date
     /// Changes whenever no existing login of the user may go on (``CredentialToken``).
     public var credentialToken: CredentialToken
+    /// Why the record failed its seal check when it was read (SPEC §5.4), or nil when it is
+    /// sealed and current. A record that failed is never used: the user counts as blocked.
+    public var sealFailure: SealFailure?
 
     public init(
         name: String,
@@ -33,7 +36,8 @@ public struct UserRecord: Sendable, Equatable {
         blocked: Bool,
         blockedUntil: Date?,
         createdAt: Date,
-        credentialToken: CredentialToken = CredentialToken(bytes: Data())
+        credentialToken: CredentialToken = CredentialToken(bytes: Data()),
+        sealFailure: SealFailure? = nil
     ) {
         self.name = name
         self.passwordHash = passwordHash
@@ -45,14 +49,17 @@ public struct UserRecord: Sendable, Equatable {
         self.blockedUntil = blockedUntil
         self.createdAt = createdAt
         self.credentialToken = credentialToken
+        self.sealFailure = sealFailure
     }
 
     /// The user's attempt counter.
     public var counter: AttemptCounter {
-        AttemptCounter(failedAttempts: failedAttempts, blocked: blocked, blockedUntil: blockedUntil)
+        AttemptCounter(failedAttempts: failedAttempts, blocked: blocked, blockedUntil: blockedUntil,
+                       sealFailure: sealFailure)
     }
 
-    /// Whether the user is blocked at `now`: blocked with no end, or with an end after `now`.
+    /// Whether the user is blocked at `now`: blocked with no end, or with an end after `now`,
+    /// or the record failed its seal check.
     public func isBlocked(at now: Date) -> Bool {
         counter.isBlocked(at: now)
     }

@@ -36,7 +36,8 @@ enum FuzzHarness {
         quiet.logLevel = .critical
         let config = settings, logger = quiet
         let result = blocking { () async throws -> Engine in
-            let store = try SQLiteStore.open(stateDirectory: directory)
+            let (seal, created) = try SealKey.stateKey(stateDirectory: directory)
+            let store = try SQLiteStore.open(stateDirectory: directory, seal: seal, sealUnsealed: created)
             let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
             return try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
         }

@@ -9,8 +9,55 @@ import StepSignProtocol
 struct ClusterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cluster", abstract: "Cluster trust: the root key and key endorsements (PostgreSQL clusters).",
-        subcommands: [RootKey.self, Endorse.self]
+        subcommands: [RootKey.self, Endorse.self, SealKey.self]
     )
+
+    /// Creates `path` with mode 0600 (never over an existing file, never through a link) and
+    /// writes `bytes` to it durably.
+    static func writeNewPrivateFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw CLIError("cannot create \(path): \(String(cString: strerror(errno)))", exitCode: CLIError.usage)
+        }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else {
+            unlink(path)
+            throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    struct SealKey: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "seal-key",
+                                                        abstract: "The seal key of the credential records (PostgreSQL clusters).",
+                                                        subcommands: [New.self])
+
+        struct New: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Make a new seal key for a PostgreSQL cluster.",
+                discussion: """
+                    Writes 32 random bytes as one line of base64url to FILE (mode 0600; an existing file \
+                    is never overwritten). Give every host the same file, as storage.seal_key_file or as \
+                    the systemd credential stepsign-seal-key (SPEC 5.4). Whoever reads it can seal a \
+                    credential record they wrote into the database: keep it like a private key, and \
+                    outside the database's backups.
+                    """)
+            @Option(name: .long, help: ArgumentHelp("Where to write the key.", valueName: "file"))
+            var out: String
+
+            func run() throws {
+                try runReportingErrors {
+                    let key = try SecureRandom.bytes(count: 32)
+                    try ClusterCommand.writeNewPrivateFile(out, Array((Base64URL.encode(key) + "\n").utf8))
+                    FileHandle.standardError.write(Data("""
+                        stepsign: wrote a new seal key to \(out); give every host of the cluster the same one \
+                        (storage.seal_key_file or the credential stepsign-seal-key)
+
+                        """.utf8))
+                }
+            }
+        }
+    }
 
     struct RootKey: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "root-key", abstract: "The cluster root key.",
@@ -30,18 +77,7 @@ struct ClusterCommand: ParsableCommand {
             func run() throws {
                 try runReportingErrors {
                     let key = try P256PrivateKey.generate()
-                    let pem = try key.pkcs8PEM()
-                    let fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-                    guard fd >= 0 else {
-                        throw CLIError("cannot create \(out): \(String(cString: strerror(errno)))", exitCode: CLIError.usage)
-                    }
-                    defer { close(fd) }
-                    let bytes = Array(pem.utf8)
-                    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                    guard written == bytes.count, fsync(fd) == 0 else {
-                        unlink(out)
-                        throw CLIError("cannot write \(out): \(String(cString: strerror(errno)))")
-                    }
+                    try ClusterCommand.writeNewPrivateFile(out, Array(try key.pkcs8PEM().utf8))
                     print(key.publicKey.spkiPEM, terminator: key.publicKey.spkiPEM.hasSuffix("\n") ? "" : "\n")
                     FileHandle.standardError.write(Data("""
                         stepsign: wrote the cluster root private key to \(out) (kid \(key.publicKey.thumbprint)); \

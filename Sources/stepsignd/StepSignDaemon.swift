@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import class Foundation.ProcessInfo
 internal import CSystemShims
 import Logging
 import ServiceLifecycle
@@ -203,10 +204,30 @@ struct StepSignDaemon: AsyncParsableCommand {
     private func openStore(_ settings: StepSignConfiguration, logger: Logger) async throws -> any StepSignStore {
         switch settings.storage.backend {
         case .sqlite:
-            return try SQLiteStore.open(stateDirectory: settings.server.stateDir)
+            try SQLiteStore.ensureStateDirectory(settings.server.stateDir)
+            do {
+                let (seal, created) = try SealKey.stateKey(stateDirectory: settings.server.stateDir)
+                return try SQLiteStore.open(stateDirectory: settings.server.stateDir, seal: seal, sealUnsealed: created)
+            } catch StorageError.sealKeyMismatch {
+                logger.critical("""
+                    keys/seal.key is not the key this database's credential records were sealed with:                     restore it from the backup that holds the database (SPEC 5.4)
+                    """)
+                throw ExitCode(78)  // EX_CONFIG
+            } catch let error as SealKeyError {
+                logger.critical("cannot use the seal key", metadata: ["error": "\(error)"])
+                throw ExitCode(78)
+            }
         case .postgresql:
             // The signing keys stay in the state directory (SPEC §5.2).
             try SQLiteStore.ensureStateDirectory(settings.server.stateDir)
+            let seal: CredentialSeal
+            do {
+                seal = try SealKey.clusterKey(file: settings.storage.sealKeyFile,
+                                              environment: ProcessInfo.processInfo.environment)
+            } catch {
+                logger.critical("cannot read the cluster's seal key", metadata: ["error": "\(error)"])
+                throw ExitCode(78)  // EX_CONFIG
+            }
             let pg = settings.storage.postgresql
             let configuration = PostgresStoreConfiguration(
                 host: pg.host, port: pg.port, database: pg.database, user: pg.user,
@@ -217,14 +238,14 @@ struct StepSignDaemon: AsyncParsableCommand {
             let target = pg.usesUnixSocket ? configuration.unixSocketPath : "\(pg.host):\(pg.port)"
             let metadata: Logger.Metadata = ["server": "\(target)", "database": "\(pg.database)", "user": "\(pg.user)"]
             do {
-                let store = try await PostgresStore.open(configuration, logger: Logger(label: "stepsign.postgres"))
+                let store = try await PostgresStore.open(configuration, seal: seal, logger: Logger(label: "stepsign.postgres"))
                 logger.notice("PostgreSQL store open", metadata: metadata)
                 return store
             } catch let error as PostgresStoreError {
                 var fields = metadata
                 fields["error"] = "\(error)"
                 switch error {
-                case .schemaTooNew, .migrationNotPermitted, .configuration, .passwordFile:
+                case .schemaTooNew, .migrationNotPermitted, .configuration, .passwordFile, .sealNotPermitted:
                     logger.critical("cannot use the PostgreSQL store", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG
                 case .tls:
@@ -241,6 +262,12 @@ struct StepSignDaemon: AsyncParsableCommand {
                 }
             } catch let exit as ExitCode {
                 throw exit
+            } catch StorageError.sealKeyMismatch {
+                logger.critical("""
+                    the seal key is not the one this database's credential records were sealed with: every host \
+                    needs the same storage.seal_key_file or stepsign-seal-key credential (SPEC 5.4)
+                    """, metadata: metadata)
+                throw ExitCode(78)  // EX_CONFIG
             } catch {
                 logger.critical("cannot open the PostgreSQL store", metadata: metadata.merging(["error": "\(error)"]) { $1 })
                 throw ExitCode(69)  // EX_UNAVAILABLE

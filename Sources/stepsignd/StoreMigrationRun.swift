@@ -49,9 +49,19 @@ struct StoreMigrationRun {
         let target = pg.usesUnixSocket ? pgConfiguration.unixSocketPath : "\(pg.host):\(pg.port)"
         let targetDescription = "database \(pg.database) on \(target) as \(pg.user)"
 
+        // The seals (SPEC §5.4): the source's records are checked under this daemon's
+        // keys/seal.key and sealed again in the target under the cluster's key.
+        let sourceSeal: (seal: CredentialSeal, created: Bool)
+        let targetSeal: CredentialSeal
+        do {
+            sourceSeal = try SealKey.stateKey(stateDirectory: settings.server.stateDir)
+            targetSeal = try SealKey.clusterKey(file: settings.storage.sealKeyFile, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            return fail("\(error)", status: Self.badInput)
+        }
         let source: SQLiteMigrationSource
         do {
-            source = try SQLiteMigrationSource.open(path: sourcePath)
+            source = try SQLiteMigrationSource.open(path: sourcePath, seal: sourceSeal.seal, sealUnsealed: sourceSeal.created)
         } catch StorageError.stateFile(let path, let code) where code == ENOENT {
             return fail("there is no SQLite database at \(path): nothing to migrate", status: 1)
         } catch {
@@ -59,7 +69,7 @@ struct StoreMigrationRun {
         }
         let store: PostgresStore
         do {
-            store = try await PostgresStore.open(pgConfiguration)
+            store = try await PostgresStore.open(pgConfiguration, seal: targetSeal)
         } catch {
             try? await source.close()
             return fail("cannot open the PostgreSQL \(targetDescription): \(error)", status: Self.status(for: error))

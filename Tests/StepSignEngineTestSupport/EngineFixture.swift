@@ -29,7 +29,7 @@ public func makeTestEngine(_ config: StepSignConfiguration, directory: String, l
 {
     var config = config
     config.server.stateDir = directory
-    let store = try SQLiteStore.open(stateDirectory: directory)
+    let store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
     let keyring = try await Keyring.open(directory: directory + "/keys", passphrase: nil, store: store, logger: logger)
     return try Engine(configuration: config, store: store, keyring: keyring, logger: logger)
 }

@@ -23,6 +23,25 @@ struct ClusterCommandTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
     }
 
+    @Test("seal-key new writes 32 random bytes as base64url, 0600; it never overwrites a file")
+    func sealKeyNew() throws {
+        let directory = try TemporaryDirectory("cluster-cli", mode: 0o700)
+        defer { directory.remove() }
+        let path = directory.appending("seal.key")
+        let made = try Tools.run([Binaries.path("stepsign"), "admin", "cluster", "seal-key", "new", "--out", path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        let line = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(line.count == 44 && line.hasSuffix("\n") && !line.contains("=") && !line.contains("+") && !line.contains("/"))
+        let other = directory.appending("other.key")
+        _ = try Tools.run([Binaries.path("stepsign"), "admin", "cluster", "seal-key", "new", "--out", other])
+        #expect(try String(contentsOfFile: other, encoding: .utf8) != line)
+        let again = try Tools.run([Binaries.path("stepsign"), "admin", "cluster", "seal-key", "new", "--out", path])
+        #expect(again.status == 2 && again.stderr.contains("File exists"), "\(again.stderr)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == line)
+    }
+
     @Test("endorse refuses a root key others may read, a wrong instance and an unknown kid; a kid starting with '-' is read")
     func endorseRefusals() throws {
         let root = try ClusterRoot()

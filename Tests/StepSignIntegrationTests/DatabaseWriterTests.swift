@@ -1,6 +1,7 @@
 import Foundation
 import StepSignClient
 import StepSignCrypto
+import StepSignEngine
 import StepSignFormat
 import StepSignPostgres
 import StepSignProtocol
@@ -18,9 +19,11 @@ struct DatabaseWriterTests {
         if let database = cluster.database {
             let socket = try #require(PostgresServer.socketDirectory)
             return try await PostgresStore.open(PostgresStoreConfiguration(
-                host: socket, database: database.name, user: PostgresServer.user, poolSize: 1))
+                host: socket, database: database.name, user: PostgresServer.user, poolSize: 1),
+                seal: try SealKey.clusterKey(file: TestSealKey.file, environment: [:]))
         }
-        return try SQLiteStore.open(stateDirectory: cluster.a.stateDirectory)
+        return try SQLiteStore.open(stateDirectory: cluster.a.stateDirectory,
+                                    seal: try SealKey.stateKey(stateDirectory: cluster.a.stateDirectory).seal, sealUnsealed: false)
     }
 
     static func kids(_ daemon: DaemonHarness) throws -> Set<String> {

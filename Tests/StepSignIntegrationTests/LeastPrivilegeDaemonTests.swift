@@ -26,6 +26,7 @@ struct LeastPrivilegeDaemonTests {
         instance = "\(instance)"
         [storage]
         backend = "postgresql"
+        \(TestSealKey.configLine)
         [storage.postgresql]
         host = "\(PostgresServer.socketDirectory ?? "/nonexistent")"
         database = "\(database)"

@@ -143,11 +143,46 @@ struct PostgresDaemonTests {
         #expect(!loose.log.contains(secret))
     }
 
+    @Test("the cluster's seal key: none, another one, or one others may read is exit 78 naming the cause")
+    func sealKey() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: database.config)
+        try daemon.addUser()
+        #expect(daemon.stop() == 0)
+
+        let withoutKey = database.config.replacingOccurrences(of: TestSealKey.configLine, with: "")
+        let none = try DaemonHarness(config: withoutKey, start: false)
+        try none.start(waitForSocket: false)
+        #expect(none.process?.wait(timeout: 60) == 78, "\(none.log)")
+        #expect(none.log.contains("stepsign-seal-key") && none.log.contains("seal_key_file"), "\(none.log)")
+
+        let directory = try TemporaryDirectory("seal-key", mode: 0o700)
+        defer { directory.remove() }
+        let other = directory.appending("other.key")
+        let made = try Tools.run([Binaries.path("stepsign"), "admin", "cluster", "seal-key", "new", "--out", other])
+        try #require(made.status == 0, "\(made.stderr)")
+        let otherKey = withoutKey.replacingOccurrences(of: "backend = \"postgresql\"",
+                                                        with: "backend = \"postgresql\"\nseal_key_file = \"\(other)\"")
+        let wrong = try DaemonHarness(config: otherKey, start: false)
+        try wrong.start(waitForSocket: false)
+        #expect(wrong.process?.wait(timeout: 60) == 78, "\(wrong.log)")
+        #expect(wrong.log.contains("not the one this database's credential records were sealed with"), "\(wrong.log)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: other)
+        let readable = try DaemonHarness(config: otherKey, start: false)
+        try readable.start(waitForSocket: false)
+        #expect(readable.process?.wait(timeout: 60) == 78, "\(readable.log)")
+        #expect(readable.log.contains("storage.seal_key_file"), "\(readable.log)")
+    }
+
     @Test("a server that cannot be reached: a clear error and exit 69 (systemd retries)")
     func unreachableServer() throws {
         let daemon = try DaemonHarness(config: """
             [storage]
             backend = "postgresql"
+            \(TestSealKey.configLine)
             [storage.postgresql]
             host = "/nonexistent-stepsign-pg"
             """, start: false)

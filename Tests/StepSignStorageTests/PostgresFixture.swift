@@ -104,7 +104,7 @@ struct TemporaryPostgresDatabase {
     }
 
     func open(poolSize: Int = 4) async throws -> PostgresStore {
-        try await PostgresStore.open(try configuration(poolSize: poolSize))
+        try await PostgresStore.open(try configuration(poolSize: poolSize), seal: TestSeal.seal)
     }
 
     func drop() async {

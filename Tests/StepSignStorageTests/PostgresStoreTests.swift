@@ -117,7 +117,7 @@ import Testing
         let database = TemporaryPostgresDatabase(name: name)
         do {
             // The owner makes the schema.
-            let asOwner = try await PostgresStore.open(try database.configuration(user: owner))
+            let asOwner = try await PostgresStore.open(try database.configuration(user: owner), seal: TestSeal.seal)
             _ = try await asOwner.commitLedgerBatch(ledgerBatch(1..<3))
             try await asOwner.close()
             // Before roles.sql the daemon role cannot even read.
@@ -125,7 +125,7 @@ import Testing
 
             try runPsql(file: repositoryRoot + "/docs/sql/roles.sql", database: name, variables: ["daemon": daemon])
 
-            let store = try await PostgresStore.open(try database.configuration(user: daemon))
+            let store = try await PostgresStore.open(try database.configuration(user: daemon), seal: TestSeal.seal)
             try await store.addUser(newUser("alice"))
             _ = try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 0, now: epoch)
             _ = try await store.reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
@@ -150,9 +150,21 @@ import Testing
             for sql in ["UPDATE ledger SET user_name = 'mallory' WHERE seq = 1", "DELETE FROM ledger WHERE seq = 5",
                         "TRUNCATE ledger", "UPDATE ledger_checkpoints SET seq = 1", "DELETE FROM ledger_checkpoints",
                         "DROP TRIGGER ledger_append_only ON ledger", "ALTER TABLE ledger DISABLE TRIGGER ALL",
-                        "UPDATE store_secrets SET value = '\\x00'", "CREATE TABLE extra (x int)"] {
+                        "UPDATE store_secrets SET value = '\\x00'", "CREATE TABLE extra (x int)",
+                        // The seal key's check value (SPEC §5.4): deleting it would make the next
+                        // start seal whatever rows are unsealed.
+                        "DELETE FROM store_secrets WHERE name = 'seal_check'"] {
                 #expect(try await PostgresTestServer.sqlState(of: sql, database: name, user: daemon) == "42501", "\(sql)")
             }
+            // The role may write users, but a user it writes is never used.
+            _ = try await PostgresTestServer.administer("""
+                INSERT INTO users (name, password_hash, password_changed_at, created_at, credential_token)
+                VALUES ('mallory', 'scrypt$known', now(), now(), '\\x00')
+                """, database: name, user: daemon)
+            let reopened = try await PostgresStore.open(try database.configuration(user: daemon), seal: TestSeal.seal)
+            #expect(try await reopened.user(named: "mallory")?.sealFailure == .missing)
+            #expect(try await reopened.reserveAttempt(name: "mallory", maxAttempts: 3, blockSeconds: 0, now: epoch) == .unsealed(.missing))
+            try await reopened.close()
             #expect(try await PostgresTestServer.administer("SELECT count(*)::text FROM ledger", database: name) == ["5"])
         } catch {
             await dropRoles(database: database, owner: owner, daemon: daemon)
@@ -257,7 +269,7 @@ import Testing
         var configuration = try PostgresTestServer.configuration(database: "stepsign")
         configuration.host = directory.parent
         configuration.connectTimeout = .seconds(2)
-        let error = await #expect(throws: PostgresStoreError.self) { try await PostgresStore.open(configuration) }
+        let error = await #expect(throws: PostgresStoreError.self) { try await PostgresStore.open(configuration, seal: TestSeal.seal) }
         guard case let .unavailable(reason) = error else {
             Issue.record("not unavailable: \(String(describing: error))")
             return
@@ -271,12 +283,12 @@ import Testing
         configuration.tls = .require
         await #expect(throws: PostgresStoreError.configuration(
             "tls = \"require\" applies to TCP only; host is a Unix socket directory")) {
-            try await PostgresStore.open(configuration)
+            try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
         configuration.tls = .disable
         configuration.poolSize = 0
         await #expect(throws: PostgresStoreError.configuration("pool_size 0 is not 1-1000")) {
-            try await PostgresStore.open(configuration)
+            try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
     }
 
@@ -288,11 +300,11 @@ import Testing
         var configuration = try PostgresTestServer.configuration(database: "nowhere")
         configuration.passwordFile = empty
         await #expect(throws: PostgresStoreError.passwordFile(path: empty, reason: "is empty")) {
-            try await PostgresStore.open(configuration)
+            try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
         configuration.passwordFile = directory.parent + "/missing"
         await #expect(throws: PostgresStoreError.passwordFile(path: directory.parent + "/missing", reason: "cannot be read")) {
-            try await PostgresStore.open(configuration)
+            try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
         // A password the server does not ask for (trust authentication here) is read and
         // the store opens; the password is in no error or description.
@@ -301,7 +313,7 @@ import Testing
         try await withPostgresDatabase { database in
             var configuration = try database.configuration()
             configuration.passwordFile = secret
-            let store = try await PostgresStore.open(configuration)
+            let store = try await PostgresStore.open(configuration, seal: TestSeal.seal)
             #expect(!"\(configuration)".contains("S3cret"))
             try await store.close()
         }

@@ -39,7 +39,7 @@ import Testing
 
         try await withPostgresDatabase { database in
             let target = try await database.open()
-            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName)
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal, sealUnsealed: false)
             let summary: MigrationSummary
             do {
                 summary = try await SQLiteToPostgresMigration(source: source, target: target, checkpointEntries: nil).run()
@@ -88,7 +88,7 @@ import Testing
         defer { directory.cleanUp() }
         let sqlite = try directory.open()
         try await sqlite.addUser(newUser("alice"))
-        let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName)
+        let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal, sealUnsealed: false)
         // Another writer (a daemon not stopped) waits out the busy timeout, then fails: nothing
         // changes under the copy.
         await #expect(throws: (any Error).self) { try await sqlite.addUser(newUser("bob")) }
@@ -103,7 +103,7 @@ import Testing
         let directory = try TemporaryStateDirectory()
         defer { directory.cleanUp() }
         let path = directory.parent + "/" + SQLiteStore.fileName
-        #expect(throws: StorageError.stateFile(path: path, errno: ENOENT)) { try SQLiteMigrationSource.open(path: path) }
+        #expect(throws: StorageError.stateFile(path: path, errno: ENOENT)) { try SQLiteMigrationSource.open(path: path, seal: TestSeal.seal, sealUnsealed: false) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }

@@ -16,7 +16,7 @@ struct TemporaryStateDirectory {
     }
 
     func open() throws -> SQLiteStore {
-        try SQLiteStore.open(stateDirectory: path)
+        try SQLiteStore.open(stateDirectory: path, seal: TestSeal.seal, sealUnsealed: true)
     }
 
     func cleanUp() {

@@ -32,6 +32,7 @@ final class PasswordAuthenticator: Sendable {
     /// answer more slowly than one that is not.
     private let onBlocked: @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void
     private let logger: Logger
+    private let sealAlarm: SealAlarm
     private let dummies: NIOLockedValueBox<Dummies>
 
     /// Hashes of random passwords, checked in place of a hash when there is none.
@@ -51,11 +52,12 @@ final class PasswordAuthenticator: Sendable {
     static let dummyRefreshSeconds: Double = 600
 
     init(store: any StepSignStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger,
-         onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
+         sealAlarm: SealAlarm? = nil, onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
         self.store = store
         self.checks = checks
         self.onBlocked = onBlocked
         self.logger = logger
+        self.sealAlarm = sealAlarm ?? SealAlarm(logger: logger)
         let dummy = try PasswordHash.dummy(parameters: parameters)
         self.dummies = NIOLockedValueBox(Dummies(configured: dummy, stored: dummy, storedParameters: parameters))
     }
@@ -82,14 +84,17 @@ final class PasswordAuthenticator: Sendable {
     /// Attempts left for `name` before the next answer, or nil if it is blocked.
     func attemptsLeft(user: String, config: StepSignConfiguration, now: Date) async throws -> Int? {
         let counter = try await store.attemptCounter(name: user, now: now)
+        if let failure = counter.sealFailure { sealAlarm.report(user: user, failure) }
         if counter.isBlocked(at: now) { return nil }
         return Swift.max(1, counter.attemptsLeft(maxAttempts: config.password.maxAttempts, at: now))
     }
 
     /// Takes one attempt of `user` before an answer is checked.
     func reserve(user: String, config: StepSignConfiguration, now: Date) async throws -> AttemptReservation {
-        try await store.reserveAttempt(name: user, maxAttempts: config.password.maxAttempts,
-                                       blockSeconds: config.password.blockSeconds, now: now)
+        let reservation = try await store.reserveAttempt(name: user, maxAttempts: config.password.maxAttempts,
+                                                         blockSeconds: config.password.blockSeconds, now: now)
+        if case let .unsealed(failure) = reservation { sealAlarm.report(user: user, failure) }
+        return reservation
     }
 
     /// A right answer gives its attempt back; the counter starts over.
@@ -132,6 +137,11 @@ final class PasswordAuthenticator: Sendable {
             let reservation = try await reserve(user: user, config: config, now: now)
             guard case .granted = reservation else { return .exhausted }
             let record = try await store.user(named: user)
+            if let failure = record?.sealFailure {
+                // Changed behind the daemon's back since the reservation: answered as blocked.
+                sealAlarm.report(user: user, failure)
+                return .exhausted
+            }
             let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
             let matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
             guard matches, let record else { return failure(reservation, name: user, peer: peer, now: now) }

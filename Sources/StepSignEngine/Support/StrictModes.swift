@@ -67,6 +67,10 @@ public struct StrictModes: Sendable {
         if configuration.storage.backend == .postgresql, !configuration.storage.postgresql.passwordFile.isEmpty {
             try checkTrustedInput(configuration.storage.postgresql.passwordFile, role: "storage.postgresql.password_file")
         }
+        // Whoever may read the seal key may seal a record they wrote into the database (SPEC §5.4).
+        if configuration.storage.backend == .postgresql, !configuration.storage.sealKeyFile.isEmpty {
+            try checkTrustedInput(configuration.storage.sealKeyFile, role: "storage.seal_key_file", secret: true)
+        }
         // Whoever may replace the cluster root key may make any signing key trusted (SPEC §5.4).
         if configuration.cluster.rootKeyIsFile {
             try checkTrustedInput(configuration.cluster.rootKey, role: "cluster.root_key")
@@ -102,7 +106,7 @@ public struct StrictModes: Sendable {
         let keys = base + "/keys"
         guard let keysInfo = try status(keys, role: "keys directory", file: keys) else { return }
         try checkState(keys, info: keysInfo, role: "keys directory", directory: true)
-        for name in try entries(of: keys, role: "keys directory") where name.hasSuffix(".pem") {
+        for name in try entries(of: keys, role: "keys directory") where name.hasSuffix(".pem") || name == SealKey.fileName {
             let path = keys + "/" + name
             guard let info = try status(path, role: "key file", file: path) else { continue }
             try checkState(path, info: info, role: "key file", directory: false, privateToOwner: true)
@@ -124,8 +128,8 @@ public struct StrictModes: Sendable {
     // MARK: - Rules
 
     /// A trusted input: an existing regular file of root or the daemon's user, not writable
-    /// by group or others, in safe directories.
-    private func checkTrustedInput(_ file: String, role: String) throws(StrictModesError) {
+    /// by group or others (`secret`: not readable by others either), in safe directories.
+    private func checkTrustedInput(_ file: String, role: String, secret: Bool = false) throws(StrictModesError) {
         guard let info = try status(file, role: role, file: file) else {
             throw StrictModesError(role: role, file: file, path: file, problem: .cannotCheck(errno: ENOENT))
         }
@@ -137,6 +141,9 @@ public struct StrictModes: Sendable {
         }
         guard info.st_mode & 0o022 == 0 else {
             throw StrictModesError(role: role, file: file, path: file, problem: .writableByGroupOrOthers(mode: info.st_mode))
+        }
+        if secret, info.st_mode & 0o007 != 0 {
+            throw StrictModesError(role: role, file: file, path: file, problem: .accessibleByGroupOrOthers(mode: info.st_mode))
         }
         try checkDirectories(of: file, role: role)
     }

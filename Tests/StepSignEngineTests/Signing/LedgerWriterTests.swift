@@ -12,7 +12,7 @@ final class LedgerWriterTests: Sendable {
     let store: SQLiteStore
 
     init() throws {
-        store = try SQLiteStore.open(stateDirectory: directory)
+        store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
     }
 
     deinit {

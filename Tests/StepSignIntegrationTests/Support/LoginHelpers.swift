@@ -2,6 +2,8 @@ import Foundation
 import StepSignProtocol
 import StepSignTestSupport
 import StepSignClient
+import StepSignEngine
+@testable import StepSignStorage
 import Testing
 
 /// Passwords for the login and credential flows (SPEC §3.2, docs/flows.md).
@@ -215,6 +217,10 @@ extension DaemonHarness {
             c.commit()
             sys.exit(0 if n == 1 else 1)
             """, stateDirectory + "/stepsign.sqlite", user, String(days))
+        // Sealed again with the daemon's key (SPEC §5.4), as time passing would leave it sealed.
+        try SQLiteStore.open(stateDirectory: stateDirectory,
+                             seal: try SealKey.stateKey(stateDirectory: stateDirectory).seal, sealUnsealed: false)
+            .resealForTesting(user)
         try start()
     }
 }

@@ -79,6 +79,7 @@ enum PostgresServer {
             """
             [storage]
             backend = "postgresql"
+            \(TestSealKey.configLine)
             [storage.postgresql]
             host = "\(PostgresServer.socketDirectory ?? "/nonexistent")"
             database = "\(name)"

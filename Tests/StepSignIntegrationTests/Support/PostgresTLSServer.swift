@@ -88,6 +88,7 @@ final class PostgresTLSServer: Sendable {
         var lines = """
             [storage]
             backend = "postgresql"
+            \(TestSealKey.configLine)
             [storage.postgresql]
             host = "\(host)"
             port = \(port)

@@ -110,6 +110,7 @@ final class ThrowawayPostgres: @unchecked Sendable {
         instance = "\(instance)"
         [storage]
         backend = "postgresql"
+        \(TestSealKey.configLine)
         [storage.postgresql]
         host = "\(socketDirectory)"
         database = "\(database)"
