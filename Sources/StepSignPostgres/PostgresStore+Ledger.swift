@@ -369,6 +369,19 @@ extension PostgresStore {
         }
     }
 
+    public func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        guard limit > 0 else { return [] }
+        return try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT \(unescaped: Self.ledgerColumns) FROM ledger
+                WHERE auth_level < 0 AND user_name = \(user) AND seq > \(afterSeq) ORDER BY seq LIMIT \(limit)
+                """, logger: logger)
+            var entries: [LedgerEntry] = []
+            for try await row in rows { entries.append(try Self.decodeLedgerEntry(row)) }
+            return entries
+        }
+    }
+
     /// Streams the checkpoints and then the ledger from one snapshot (a `REPEATABLE READ`
     /// transaction), 1024 rows at a time, through ``LedgerVerifier``. A row whose columns
     /// cannot be read counts as a broken entry.

@@ -161,6 +161,17 @@ extension SQLiteStore {
         }
     }
 
+    public func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        guard limit > 0 else { return [] }
+        return try await pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT \(Self.ledgerColumns) FROM ledger WHERE auth_level < 0 AND user_name = ? AND seq > ?
+                ORDER BY seq LIMIT ?
+                """)
+            return try Row.fetchAll(statement, arguments: [user, afterSeq, limit]).map(Self.decodeLedgerEntry)
+        }
+    }
+
     static func insertCheckpoint(_ checkpoint: LedgerCheckpointRecord, _ db: Database) throws {
         do {
             try db.cachedStatement(sql: """

@@ -230,6 +230,11 @@ public protocol StepSignStore: Sendable {
     /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
     func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
 
+    /// Up to `limit` events (SPEC §5.4) naming `user` ("" for events that name no user: the
+    /// signing keys' and the configuration's) with sequence numbers greater than `afterSeq`,
+    /// in order: an index range, however long the ledger.
+    func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+
     /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
     /// order, from one read snapshot, one row at a time.
     func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit

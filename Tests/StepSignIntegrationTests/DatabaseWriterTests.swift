@@ -126,6 +126,33 @@ struct DatabaseWriterTests {
         }
     }
 
+    @Test("a daemon that does not hold a revoked key learns the revocation from the log: a cleared column changes nothing",
+          .enabled(if: PostgresServer.enabled))
+    func clearedRevocationSeenByTheOtherDaemon() throws {
+        let cluster = try Deployment.postgres.start()
+        let old = try #require(try cluster.a.connect().call("status").result?["activeKid"]?.stringValue)
+        let revoked = try cluster.a.connect().call("admin.revokeKey", ["kid": old])
+        try #require(revoked.code == 0, "\(revoked.message)")
+        let index = try #require(revoked.result?["revokedAt"]?.int)
+        // The revocation event is signed by A's next key, which the operator endorses with the
+        // root (a revoked key's endorsements count for nothing, SPEC §5.4).
+        let next = try #require(revoked.result?["activeKid"]?.stringValue)
+        let root = try #require(cluster.root)
+        let endorsed = try root.endorse(kid: next, instance: "host-a", via: cluster.a)
+        try #require(endorsed.status == 0, "\(endorsed.stderr)")
+        let database = try #require(cluster.database)
+        try database.execute("UPDATE signing_keys SET revoked_at = NULL, revoked_index = NULL WHERE kid = '\(old)'")
+
+        // B, which does not hold the key, reads the keys first: the signed event decides.
+        let jwks = try #require(try cluster.b.connect().call("getPublicKeys").result?["jwks"]?["keys"]?.arrayValue)
+        let published = try #require(jwks.first { $0["kid"]?.stringValue == old })
+        #expect(published["stepsign_revoked_at"]?.int == index, "\(published)")
+        #expect(cluster.b.log.contains("holds its signed revocation"), "\(cluster.b.log)")
+        // And it wrote the column back, index included, for every other reader of the database.
+        let rows = try database.query("SELECT revoked_index FROM signing_keys WHERE kid = '\(old)' AND revoked_at IS NOT NULL")
+        #expect(rows == ["\(index)"], "\(rows)")
+    }
+
     @Test("two daemons without a cluster root each trust only their own keys, and say so",
           .enabled(if: PostgresServer.enabled))
     func unendorsedCluster() throws {

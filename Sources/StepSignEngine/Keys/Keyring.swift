@@ -63,6 +63,8 @@ public final class Keyring: Sendable {
         /// Revocation indexes read from the store and proven from the ledger, by kid: a
         /// ledger entry does not change, so each is proven once.
         var provenIndexes: [String: Int64] = [:]
+        /// The revocations the ledger holds, read so far.
+        var revocationLog = RevocationLog()
     }
 
     private let directory: KeyDirectory
@@ -121,7 +123,8 @@ public final class Keyring: Sendable {
     /// instance has no active one (and `creating`), and decides each key's trust.
     private static func loadState(directory: KeyDirectory, instance: String, store: any StepSignStore,
                                   root: P256PublicKey?, creating: Bool, known: [String: KeyDirectory.OwnKey] = [:],
-                                  proven: [String: Int64] = [:], logger: Logger) async throws -> State {
+                                  proven: [String: Int64] = [:], revocationLog: RevocationLog = RevocationLog(),
+                                  writtenBack: Bool = false, logger: Logger) async throws -> State {
         var records = try await store.signingKeys()
         var ownKeys = try directory.loadKeys(known: known, logger: logger)
         for record in records where record.instance == instance && record.active && record.revokedAt == nil
@@ -154,7 +157,37 @@ public final class Keyring: Sendable {
         state.created = created
         state.provenIndexes = proven
         try await proveRevocationIndexes(&state, claimed: records, revocations: revocations, store: store, logger: logger)
+        // Revocations are signed events (SPEC §5.4): a column cleared in the database is
+        // written back, and everything above is decided again from the store as corrected.
+        var log = revocationLog
+        try await log.catchUp(store: store, verifiers: TrustedKeys(keys: state.keys.filter { $0.trust.isTrusted }.map(\.publicKey)))
+        if !writtenBack, try await writeBackRevocations(log, records: records, store: store, logger: logger) {
+            return try await loadState(directory: directory, instance: instance, store: store, root: root, creating: creating,
+                                       known: known, proven: state.provenIndexes, revocationLog: log, writtenBack: true,
+                                       logger: logger)
+        }
+        state.revocationLog = log
         return state
+    }
+
+    /// Writes back into the store each revocation the log holds that the store does not show
+    /// (a cleared `revoked_at`, or no index), logging a cleared one at critical. Returns
+    /// whether it wrote any.
+    private static func writeBackRevocations(_ log: RevocationLog, records: [SigningKeyRecord], store: any StepSignStore,
+                                             logger: Logger) async throws -> Bool {
+        var wrote = false
+        for record in records {
+            guard let revocation = log.revocations[record.kid], record.revokedAt == nil || record.revokedIndex == nil else {
+                continue
+            }
+            if record.revokedAt == nil {
+                logger.critical("the store shows a signing key as not revoked, but the log holds its signed revocation; it stays revoked and the column is written back", metadata: ["kid": "\(record.kid)", "instance": "\(record.instance)", "logIndex": "\(revocation.logIndex)"])
+            }
+            _ = try await store.revokeSigningKey(kid: record.kid, at: record.revokedAt ?? revocation.at,
+                                                 logIndex: revocation.logIndex)
+            wrote = true
+        }
+        return wrote
     }
 
     /// Keeps a revocation's log index only where the ledger holds, at that index, a revocation
@@ -353,7 +386,8 @@ public final class Keyring: Sendable {
         let new = try await Self.loadState(directory: directory, instance: instance, store: store,
                                            root: root.withLockedValue { $0 }, creating: creating,
                                            known: state.withLockedValue { $0.ownKeys },
-                                           proven: state.withLockedValue { $0.provenIndexes }, logger: logger)
+                                           proven: state.withLockedValue { $0.provenIndexes },
+                                           revocationLog: state.withLockedValue { $0.revocationLog }, logger: logger)
         state.withLockedValue { $0 = new }
         if let kid = new.created {
             created.withLockedValue { $0.append(kid) }

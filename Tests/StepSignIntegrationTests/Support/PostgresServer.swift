@@ -96,6 +96,15 @@ enum PostgresServer {
             guard result.status == 0 else { throw PSQLFailure(status: result.status, stderr: result.stderr) }
         }
 
+        /// Runs one query as the superuser in this database; the rows' first column, as text.
+        func query(_ sql: String) throws -> [String] {
+            guard let socketDirectory = PostgresServer.socketDirectory else { throw NotConfigured() }
+            let result = try Tools.run([PostgresServer.psql, "-h", socketDirectory, "-U", PostgresServer.user, "-d", name,
+                                        "-v", "ON_ERROR_STOP=1", "-q", "-At", "-c", sql])
+            guard result.status == 0 else { throw PSQLFailure(status: result.status, stderr: result.stderr) }
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+
         func drop() {
             try? PostgresServer.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
