@@ -148,6 +148,18 @@ extension PostgresStore {
         return true
     }
 
+    /// Runs `change` on `name`'s record in one transaction: locked and checked first (a record
+    /// that fails is refused, ``StorageError/recordSealBroken(user:_:)``), sealed again after.
+    /// False if there is no such user.
+    func changeSealedRecord(_ name: String, _ change: (AnsweredConnection) async throws -> Void) async throws -> Bool {
+        try await inTransaction { connection in
+            guard try await lockSealed(connection, name) else { return false }
+            try await change(connection)
+            try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
+            return true
+        }
+    }
+
     /// `body` in a read-only transaction with one snapshot for all its statements.
     func inSnapshot<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         try await withConnection { connection in

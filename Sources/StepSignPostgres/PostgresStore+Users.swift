@@ -77,27 +77,21 @@ extension PostgresStore {
     }
 
     public func unlockUser(named name: String) async throws -> Bool {
-        try await inTransaction { connection in
-            guard try await lockSealed(connection, name) else { return false }
+        try await changeSealedRecord(name) { connection in
             try await connection.query(
                 "UPDATE users SET blocked = false, blocked_until = NULL, failed_attempts = 0 WHERE name = \(name)",
                 logger: logger
             )
-            try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
-            return true
         }
     }
 
     public func expirePassword(named name: String) async throws -> Bool {
         let token = try CredentialToken.random()
-        return try await inTransaction { connection in
-            guard try await lockSealed(connection, name) else { return false }
+        return try await changeSealedRecord(name) { connection in
             try await connection.query(
                 "UPDATE users SET password_expired = true, credential_token = \(token.bytes) WHERE name = \(name)",
                 logger: logger
             )
-            try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
-            return true
         }
     }
 
