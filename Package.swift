@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "StepSignPostgres",
             dependencies: [
-                "StepSignStorage", "StepSignFormat", "StepSignCrypto",
+                "StepSignStorage", "StepSignFormat", "StepSignCrypto", "StepSignConfig",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -165,6 +165,7 @@ let package = Package(
             name: "StepSignStorageTests",
             dependencies: [
                 "StepSignStorage", "StepSignPostgres", "StepSignCrypto", "StepSignFormat", "StepSignTestSupport",
+                "StepSignConfig",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

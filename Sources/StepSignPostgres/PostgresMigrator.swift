@@ -47,7 +47,7 @@ struct PostgresMigrator {
             for statement in migration.statements {
                 do {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.insufficientPrivilege {
                     // insufficient_privilege: "must be owner of table …" for the daemon role.
                     throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
                 }

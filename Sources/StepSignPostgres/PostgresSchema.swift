@@ -34,10 +34,11 @@ enum PostgresSchema {
         Migration(version: 4, name: "v4-ledger-append-commit", statements: v4),
         Migration(version: 5, name: "v5-key-endorsements", statements: v5),
         Migration(version: 6, name: "v6-sealed-credentials", statements: v6),
+        Migration(version: 7, name: "v7-revoked-key-detail", statements: v7),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
-    static let revokedKeySQLState = "SSK01"
+    static let revokedKeySQLState = SQLState.revokedSigningKey
 
     /// `stepsign_ledger_append`'s parameters and result, the same in v2 and v3 (`CREATE OR
     /// REPLACE` keeps the signature), after `CREATE … FUNCTION stepsign_ledger_append(`.
@@ -257,16 +258,7 @@ enum PostgresSchema {
         "ALTER TABLE signing_keys ADD COLUMN public_key text",
         "DROP INDEX signing_keys_one_active",
         "CREATE UNIQUE INDEX signing_keys_one_active_per_instance ON signing_keys(instance) WHERE active",
-        """
-        CREATE FUNCTION stepsign_signing_key_not_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL) THEN
-                RAISE EXCEPTION 'signing key % is revoked', NEW.kid USING ERRCODE = '\(revokedKeySQLState)';
-            END IF;
-            RETURN NEW;
-        END
-        $$
-        """,
+        keyNotRevokedFunction(create: "CREATE FUNCTION", detail: false),
         """
         CREATE TRIGGER ledger_key_not_revoked BEFORE INSERT ON ledger
         FOR EACH ROW EXECUTE FUNCTION stepsign_signing_key_not_revoked()
@@ -314,43 +306,7 @@ enum PostgresSchema {
     /// signed with a revoked key. An AFTER … FOR EACH STATEMENT trigger sees the statement's
     /// rows (its transition table) and the ledger with them, and refuses the whole statement.
     private static let v3: [String] = [
-        """
-        CREATE FUNCTION stepsign_ledger_rules() RETURNS trigger LANGUAGE plpgsql AS $$
-        DECLARE
-            bad record;
-            revoked text;
-        BEGIN
-            -- The entry before each row by its primary key, one index lookup per row: a join
-            -- would be planned without statistics on the transition table, and a hash join
-            -- reads the whole ledger.
-            SELECT n.seq,
-                   CASE WHEN n.expected IS NULL THEN 'does not follow an entry ' || (n.seq - 1)
-                        WHEN n.prev_hash IS DISTINCT FROM n.expected THEN 'does not chain to entry ' || (n.seq - 1)
-                        ELSE 'has a wrong entry_hash' END AS problem
-              INTO bad
-              FROM (SELECT r.seq, r.prev_hash, r.entry_hash, r.jws,
-                           CASE WHEN r.seq = 1 THEN decode(repeat('00', 32), 'hex')
-                                ELSE (SELECT p.entry_hash FROM ledger p WHERE p.seq = r.seq - 1) END AS expected
-                      FROM stepsign_new_rows r) AS n
-             WHERE n.expected IS NULL
-                OR n.prev_hash IS DISTINCT FROM n.expected
-                OR n.entry_hash IS DISTINCT FROM sha256(n.prev_hash || sha256(convert_to(n.jws, 'UTF8')))
-             ORDER BY n.seq
-             LIMIT 1;
-            IF FOUND THEN
-                RAISE EXCEPTION 'ledger entry % %', bad.seq, bad.problem USING ERRCODE = 'integrity_constraint_violation';
-            END IF;
-            SELECT n.kid INTO revoked
-              FROM stepsign_new_rows n
-             WHERE EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = n.kid AND k.revoked_at IS NOT NULL)
-             LIMIT 1;
-            IF FOUND THEN
-                RAISE EXCEPTION 'signing key % is revoked', revoked USING ERRCODE = '\(revokedKeySQLState)';
-            END IF;
-            RETURN NULL;
-        END
-        $$
-        """,
+        ledgerRulesFunction(create: "CREATE FUNCTION", detail: false),
         """
         CREATE TRIGGER ledger_rules AFTER INSERT ON ledger
         REFERENCING NEW TABLE AS stepsign_new_rows
@@ -451,5 +407,69 @@ enum PostgresSchema {
         "ALTER TABLE users ADD COLUMN seal bytea",
         "ALTER TABLE activation_codes ADD COLUMN seal bytea",
         "CREATE INDEX ledger_user_events ON ledger (user_name, seq) WHERE auth_level < 0",
+    ]
+
+    /// The function of the trigger that refuses a checkpoint signed with a revoked key (v2),
+    /// `detail`: the key's id in the error's detail (v7), where the store reads it.
+    private static func keyNotRevokedFunction(create: String, detail: Bool) -> String {
+        """
+        \(create) stepsign_signing_key_not_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM signing_keys WHERE kid = NEW.kid AND revoked_at IS NOT NULL) THEN
+                RAISE EXCEPTION 'signing key % is revoked', NEW.kid USING ERRCODE = '\(revokedKeySQLState)'\(detail ? ", DETAIL = NEW.kid" : "");
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """
+    }
+
+    /// The function of the ledger's statement trigger (v3): every new row chains, and none is
+    /// signed with a revoked key (`detail`: the key's id in the error's detail, v7).
+    private static func ledgerRulesFunction(create: String, detail: Bool) -> String {
+        """
+        \(create) stepsign_ledger_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            bad record;
+            revoked text;
+        BEGIN
+            -- The entry before each row by its primary key, one index lookup per row: a join
+            -- would be planned without statistics on the transition table, and a hash join
+            -- reads the whole ledger.
+            SELECT n.seq,
+                   CASE WHEN n.expected IS NULL THEN 'does not follow an entry ' || (n.seq - 1)
+                        WHEN n.prev_hash IS DISTINCT FROM n.expected THEN 'does not chain to entry ' || (n.seq - 1)
+                        ELSE 'has a wrong entry_hash' END AS problem
+              INTO bad
+              FROM (SELECT r.seq, r.prev_hash, r.entry_hash, r.jws,
+                           CASE WHEN r.seq = 1 THEN decode(repeat('00', 32), 'hex')
+                                ELSE (SELECT p.entry_hash FROM ledger p WHERE p.seq = r.seq - 1) END AS expected
+                      FROM stepsign_new_rows r) AS n
+             WHERE n.expected IS NULL
+                OR n.prev_hash IS DISTINCT FROM n.expected
+                OR n.entry_hash IS DISTINCT FROM sha256(n.prev_hash || sha256(convert_to(n.jws, 'UTF8')))
+             ORDER BY n.seq
+             LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'ledger entry % %', bad.seq, bad.problem USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            SELECT n.kid INTO revoked
+              FROM stepsign_new_rows n
+             WHERE EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = n.kid AND k.revoked_at IS NOT NULL)
+             LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'signing key % is revoked', revoked USING ERRCODE = '\(revokedKeySQLState)'\(detail ? ", DETAIL = revoked" : "");
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """
+    }
+
+    /// A refused key's id as a structured field (issue 23): the error's DETAIL, not a word of
+    /// its message.
+    private static let v7: [String] = [
+        keyNotRevokedFunction(create: "CREATE OR REPLACE FUNCTION", detail: true),
+        ledgerRulesFunction(create: "CREATE OR REPLACE FUNCTION", detail: true),
     ]
 }

@@ -52,7 +52,7 @@ extension PostgresStore {
             return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
         } catch let interrupted as CommitInterrupted {
             return try await resolveInterruptedCommit(batch, cause: interrupted.error)
-        } catch let PostgresStoreError.server(sqlState, message) where sqlState == "23505" && message.contains("signature_id") {
+        } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         }
     }
@@ -211,7 +211,7 @@ extension PostgresStore {
                 // Unreachable still, or the lock not had in time: ask again.
                 let retry = switch error {
                 case .unavailable: true
-                case let .server(sqlState, _): sqlState == "55P03"
+                case let .server(sqlState, _): sqlState == SQLState.lockNotAvailable
                 default: false
                 }
                 guard retry else { throw error }

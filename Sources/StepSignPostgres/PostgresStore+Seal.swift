@@ -213,7 +213,7 @@ extension PostgresStore {
             try await connection.query(
                 "INSERT INTO store_secrets (name, value) VALUES ('seal_check', \(Data(seal.keyCheck)))", logger: logger
             )
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.insufficientPrivilege {
             throw PostgresStoreError.sealNotPermitted
         }
     }

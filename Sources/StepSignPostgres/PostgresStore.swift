@@ -256,7 +256,7 @@ public final class PostgresStore: StepSignStore {
             do {
                 return try await body()
             } catch let error as PostgresStoreError {
-                if case let .server(sqlState, _) = error, sqlState == "40P01" || sqlState == "40001", attempt < 5 {
+                if case let .server(sqlState, _) = error, sqlState == SQLState.deadlockDetected || sqlState == SQLState.serializationFailure, attempt < 5 {
                     continue
                 }
                 throw error
@@ -301,13 +301,13 @@ public final class PostgresStore: StepSignStore {
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?????"
-            if state == PostgresSchema.revokedKeySQLState {
-                // "signing key <kid> is revoked", raised by the ledger's triggers.
-                let words = (error.serverInfo?[.message] ?? "").split(separator: " ")
-                return StorageError.signingKeyRevoked(words.count > 2 ? String(words[2]) : "")
+            if state == SQLState.revokedSigningKey {
+                // Raised by the ledger's triggers, with the key's id as the detail.
+                return StorageError.signingKeyRevoked(error.serverInfo?[.detail] ?? "")
             }
             // Class 08 (connection exception), 57P01-03 (shutdown), 53 (resources).
-            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") {
+            if state.hasPrefix(SQLState.connectionExceptionClass) || state.hasPrefix(SQLState.serverShutdownPrefix)
+                || state.hasPrefix(SQLState.insufficientResourcesClass) {
                 return PostgresStoreError.unavailable(error.serverInfo?[.message] ?? "server error \(state)")
             }
             return PostgresStoreError.server(sqlState: state, message: error.serverInfo?[.message] ?? "")

@@ -1,20 +1,16 @@
 import Foundation
+import StepSignConfig
 
 /// Where and how a ``PostgresStore`` connects (SPEC §6 `[storage.postgresql]`).
 ///
 /// Holds the path of the password file, never the password: the store reads the file when it
 /// opens, so the password is in no configuration value, argument, environment or log.
 public struct PostgresStoreConfiguration: Sendable, Equatable {
-    /// TLS on a TCP connection (`tls` in the configuration).
-    public enum TLSMode: String, Sendable, Equatable, CaseIterable {
-        /// Plain TCP.
-        case disable
-        /// Encrypted, the server's certificate not checked (libpq's `require`).
-        case require
-        /// Encrypted, the certificate checked against `tlsCAFile` (or the system's roots) and
-        /// the host name (libpq's `verify-full`).
-        case verifyFull = "verify-full"
-    }
+    /// TLS on a TCP connection: the configuration's own type (`tls`), so that the two cannot
+    /// drift apart. `disable`: plain TCP; `require`: encrypted, the server's certificate not
+    /// checked (libpq's `require`); `verify-full`: the certificate checked against `tlsCAFile`
+    /// (or the system's roots) and the host name.
+    public typealias TLSMode = StepSignConfiguration.Storage.PostgreSQL.TLS
 
     /// A host name or IP address, or (starting with `/`) the directory of the server's Unix socket.
     public var host: String
@@ -55,6 +51,16 @@ public struct PostgresStoreConfiguration: Sendable, Equatable {
         self.tlsCAFile = tlsCAFile
         self.poolSize = poolSize
         self.connectTimeout = connectTimeout
+    }
+
+    /// The store's settings from the daemon's `[storage.postgresql]`: the one place they are
+    /// carried over (every field; "" for a file means none). `poolSize` overrides `pool_size`
+    /// (a migration needs 2).
+    public init(_ settings: StepSignConfiguration.Storage.PostgreSQL, poolSize: Int? = nil) {
+        self.init(host: settings.host, port: settings.port, database: settings.database, user: settings.user,
+                  passwordFile: settings.passwordFile.isEmpty ? nil : settings.passwordFile,
+                  tls: settings.tls, tlsCAFile: settings.tlsCAFile.isEmpty ? nil : settings.tlsCAFile,
+                  poolSize: poolSize ?? settings.poolSize)
     }
 
     /// Whether `host` names a Unix socket directory.

@@ -29,6 +29,13 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// not record one (`store_secrets` is the owner's): run stepsignd once as the owner role.
     case sealNotPermitted
 
+    /// The server refused the daemon's login (SQLSTATE class 28) or has no such database
+    /// (3D000): the settings, or the server's, must change; a retry cannot help.
+    public var refusesLoginOrDatabase: Bool {
+        guard case let .server(sqlState, _) = self else { return false }
+        return sqlState.hasPrefix(SQLState.invalidAuthorizationClass) || sqlState == SQLState.invalidCatalogName
+    }
+
     public var description: String {
         switch self {
         case let .schemaTooNew(found, supported):

@@ -87,7 +87,7 @@ public struct SQLiteToPostgresMigration: Sendable {
                 guard let last = page.last else { break }
                 do {
                     try await copy.insertLedgerEntries(page)
-                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23000" {
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.integrityConstraintViolation {
                     throw PostgresImportError.brokenChain(error.serverInfo?[.message] ?? "a ledger row does not chain")
                 }
                 after = last.seq

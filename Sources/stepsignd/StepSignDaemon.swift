@@ -229,12 +229,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 throw ExitCode(78)  // EX_CONFIG
             }
             let pg = settings.storage.postgresql
-            let configuration = PostgresStoreConfiguration(
-                host: pg.host, port: pg.port, database: pg.database, user: pg.user,
-                passwordFile: pg.passwordFile.isEmpty ? nil : pg.passwordFile,
-                tls: PostgresStoreConfiguration.TLSMode(rawValue: pg.tls.rawValue) ?? .disable,
-                tlsCAFile: pg.tlsCAFile.isEmpty ? nil : pg.tlsCAFile,
-                poolSize: pg.poolSize)
+            let configuration = PostgresStoreConfiguration(pg)
             let target = pg.usesUnixSocket ? configuration.unixSocketPath : "\(pg.host):\(pg.port)"
             let metadata: Logger.Metadata = ["server": "\(target)", "database": "\(pg.database)", "user": "\(pg.user)"]
             do {
@@ -252,7 +247,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                     // The certificate, the CA file, the host name or the server's TLS setup must change.
                     logger.critical("cannot use TLS with PostgreSQL (check tls, tls_ca_file and host)", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG
-                case let .server(sqlState, _) where sqlState.hasPrefix("28") || sqlState == "3D000":
+                case .server where error.refusesLoginOrDatabase:
                     // Login refused or no such database: the settings (or the server's) must change.
                     logger.critical("PostgreSQL refuses the daemon's login or database", metadata: fields)
                     throw ExitCode(78)  // EX_CONFIG

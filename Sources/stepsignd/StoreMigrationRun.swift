@@ -98,21 +98,16 @@ struct StoreMigrationRun {
     }
 
     private var pgConfiguration: PostgresStoreConfiguration {
-        let pg = settings.storage.postgresql
-        return PostgresStoreConfiguration(
-            host: pg.host, port: pg.port, database: pg.database, user: pg.user,
-            passwordFile: pg.passwordFile.isEmpty ? nil : pg.passwordFile,
-            tls: PostgresStoreConfiguration.TLSMode(rawValue: pg.tls.rawValue) ?? .disable,
-            tlsCAFile: pg.tlsCAFile.isEmpty ? nil : pg.tlsCAFile,
-            poolSize: 2)
+        PostgresStoreConfiguration(settings.storage.postgresql, poolSize: 2)
     }
 
     /// 2 for what only a change of settings fixes (as the daemon's 78), else 1.
     private static func status(for error: any Error) -> Int32 {
-        switch error as? PostgresStoreError {
-        case .schemaTooNew, .configuration, .passwordFile:
+        guard let error = error as? PostgresStoreError else { return 1 }
+        switch error {
+        case .schemaTooNew, .configuration, .passwordFile, .sealNotPermitted:
             return badInput
-        case let .server(sqlState, _) where sqlState.hasPrefix("28") || sqlState == "3D000":
+        case .server where error.refusesLoginOrDatabase:
             return badInput
         default:
             return 1
