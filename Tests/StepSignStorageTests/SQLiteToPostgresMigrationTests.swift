@@ -8,6 +8,27 @@ import Testing
 /// with more than a page of ledger rows copied into a fresh PostgreSQL database, and the
 /// source held still meanwhile.
 @Suite(.enabled(if: PostgresTestServer.enabled)) struct SQLiteToPostgresMigrationTests {
+    @Test func aSourceRecordThatFailsItsSealIsNotCarriedAcrossAndNothingIsWritten() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        try await sqlite.addUser(newUser("alice"))
+        try await sqlite.addUser(newUser("mallory"))
+        try await sqlite.executeRawSQL("UPDATE users SET password_hash = 'scrypt$attackers' WHERE name = 'mallory'")
+        try await sqlite.close()
+        try await withPostgresDatabase { database in
+            let target = try await database.open()
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal,
+                                                        sealUnsealed: false)
+            await #expect(throws: PostgresImportError.unsealedRecords(users: ["mallory"])) {
+                try await SQLiteToPostgresMigration(source: source, target: target, checkpointEntries: nil).run()
+            }
+            #expect(try await target.listUsers().isEmpty)
+            try await source.close()
+            try await target.close()
+        }
+    }
+
     @Test func everythingCopiedReadsBackThroughThePostgresStore() async throws {
         let directory = try TemporaryStateDirectory()
         defer { directory.cleanUp() }
