@@ -148,52 +148,36 @@ struct StepSignDaemon: AsyncParsableCommand {
         // READY=1 only now: the keys are loaded and the socket accepts connections.
         let server = SocketServer(engine: engine, listener: listener, logger: logger,
                                   onListening: { notify(["READY=1", "STATUS=\(listening)"]) })
-        let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
+        // One group; its order is the shutdown order, reversed: the signals stop first, then
+        // the socket server (every request in flight is answered), the watchdog and the
+        // summary timer, and last the engine (final checkpoint) and the store.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: EngineService(engine: engine, store: store, logger: logger)),
+            .init(service: SigningSummaryService(engine: engine)),
+        ]
+        if let notifier, notifier.watchdogInterval != nil {
+            services.append(.init(service: WatchdogService(notifier: notifier, logger: logger)))
+        }
+        services.append(.init(service: server))
+        services.append(.init(
+            service: SignalService(
+                signals: signals,
+                reload: {
+                    notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
+                    let status = await reload(engine: engine, logger: logger)
+                    notify(["READY=1", "STATUS=\(status)"])
+                },
+                stopping: { signal in
+                    logger.notice("shutting down", metadata: ["signal": "\(signal)"])
+                    notify(["STOPPING=1", "STATUS=stopping"])
+                }),
+            successTerminationBehavior: .gracefullyShutdownGroup))
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
                                              "storage": "\(settings.storage.backend.rawValue)",
                                              "activeKid": "\(keyring.active.kid)",
                                              "keysEncrypted": "\(passphrase != nil)"])
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            tasks.addTask {
-                for await signal in signals {
-                    if signal == .sighup {
-                        notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
-                        let status = await reload(engine: engine, logger: logger)
-                        notify(["READY=1", "STATUS=\(status)"])
-                    } else {
-                        logger.notice("shutting down", metadata: ["signal": "\(signal)"])
-                        notify(["STOPPING=1", "STATUS=stopping"])
-                        // Keep listening: returning would end this group and cancel the
-                        // services, dropping the replies of requests still in flight.
-                        await group.triggerGracefulShutdown()
-                    }
-                }
-            }
-            tasks.addTask {
-                // The summary line of level-0 signatures, at most this late after its minute.
-                // Returns only when cancelled, so it never ends the group by itself.
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(5))
-                    engine.flushSigningSummary()
-                }
-            }
-            if let notifier, notifier.watchdogInterval != nil {
-                tasks.addTask {
-                    // Returns only when cancelled, so it never ends the group by itself.
-                    await notifier.runWatchdog { error in
-                        logger.warning("cannot ping the systemd watchdog", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
-            try await tasks.next()
-            tasks.cancelAll()
-        }
-        // Every request has been answered: sign the ledger head one last time (SPEC §5.3).
-        await engine.shutdown()
-        do { try await store.close() } catch {
-            logger.warning("cannot close the store", metadata: ["error": "\(error)"])
-        }
+        try await group.run()
         logger.notice("stopped")
     }
 
@@ -210,7 +194,8 @@ struct StepSignDaemon: AsyncParsableCommand {
                 return try SQLiteStore.open(stateDirectory: settings.server.stateDir, seal: seal, sealUnsealed: created)
             } catch StorageError.sealKeyMismatch {
                 logger.critical("""
-                    keys/seal.key is not the key this database's credential records were sealed with:                     restore it from the backup that holds the database (SPEC 5.4)
+                    keys/seal.key is not the key this database's credential records were sealed with: \
+                    restore it from the backup that holds the database (SPEC 5.4)
                     """)
                 throw ExitCode(78)  // EX_CONFIG
             } catch let error as SealKeyError {

@@ -63,6 +63,32 @@ struct ShutdownTests {
         #expect(missing.isEmpty, "answered but not in the ledger: \(missing)")
     }
 
+    @Test("SIGTERM mid-load stops in the service group's order: signals, the socket server (replies finish), the final checkpoint of the ledger head, the store; exit 0")
+    func shutdownOrder() throws {
+        let daemon = try DaemonHarness(config: "[log]\nlevel = \"info\"")
+        let connection = try daemon.connect()
+        try connection.send(pipelined(200, tag: "order"))
+        _ = try connection.readLine()
+        let pid = try #require(daemon.pid)
+        kill(pid, SIGTERM)
+        let replies = readUntilClosed(connection)
+        #expect(daemon.stop(signal: SIGTERM, within: 10) == 0)
+
+        let lines = daemon.log.split(separator: "\n").map(String.init)
+        func position(_ text: String) -> Int? { lines.firstIndex { $0.contains(text) } }
+        let order = ["msg=\"shutting down\"", "msg=\"stopped listening\"", "reason=shutdown",
+                     "msg=\"ledger checkpointed and store closed\"", "msg=stopped"].map { (text: $0, at: position($0)) }
+        #expect(order.allSatisfy { $0.at != nil }, "\(order)\n\(daemon.log)")
+        let positions = order.compactMap(\.at)
+        #expect(positions == positions.sorted(), "\(order)")
+        // The last checkpoint covers every entry: it was made after the last reply's commit
+        // (the start's events, then one signature per reply).
+        let checkpoint = try #require(lines.last { $0.contains("reason=shutdown") })
+        let seq = try #require(checkpoint.split(separator: " ").first { $0.hasPrefix("seq=") }.flatMap { Int($0.dropFirst(4)) })
+        #expect(replies.allSatisfy { $0.code == 0 })
+        #expect(seq == DaemonHarness.startEvents + 1 + replies.count, "\(checkpoint), \(replies.count + 1) replies")
+    }
+
     @Test("SIGTERM closes idle connections and exits 0; the socket then refuses connections")
     func idleConnectionsClosed() throws {
         let daemon = try DaemonHarness()
