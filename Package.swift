@@ -82,7 +82,7 @@ let package = Package(
             name: "StepSignEngine",
             dependencies: [
                 "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords",
-                "StepSignStorage", "CSystemShims",
+                "StepSignStorage", "CSystemShims", "StepSignSystem",
                 "StepSignVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,13 +100,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StepSignClient", dependencies: ["StepSignProtocol"]),
+        // System-call helpers every module that reads and writes descriptors shares.
+        .target(name: "StepSignSystem"),
+        .target(name: "StepSignClient", dependencies: ["StepSignProtocol", "StepSignSystem"]),
         .executableTarget(
             name: "stepsignd",
             dependencies: [
                 "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig",
                 "StepSignStorage", "StepSignPostgres",
-                "CSystemShims", "StepSignVersion",
+                "CSystemShims", "StepSignVersion", "StepSignSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -117,21 +119,22 @@ let package = Package(
         .executableTarget(
             name: "stepsign",
             dependencies: [
-                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion",
+                "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion", "StepSignSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "stepsign-verify",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion",
+                "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion", "StepSignSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
         .executableTarget(
             name: "stepsign-loadgen",
-            dependencies: ["StepSignCrypto", "CLoadgenShims", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["StepSignCrypto", "CLoadgenShims", "StepSignSystem",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
         // it replays corpus and regression files (the regression test runs it).
@@ -161,6 +164,7 @@ let package = Package(
             dependencies: ["StepSignFormat", "StepSignCrypto", "StepSignTestSupport", "stepsign-verify"]
         ),
         .testTarget(name: "StepSignConfigTests", dependencies: ["StepSignConfig", "StepSignProtocol", "StepSignCommonPasswords"]),
+        .testTarget(name: "StepSignSystemTests", dependencies: ["StepSignSystem"]),
         .testTarget(
             name: "StepSignStorageTests",
             dependencies: [

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import StepSignProtocol
+import StepSignSystem
 
 /// A blocking connection to `stepsignd`: one request out, one reply line back (SPEC §3).
 ///
@@ -99,9 +100,8 @@ public final class StepSignConnection {
     public static func send(_ bytes: [UInt8], on fd: Int32) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = retryingOnEINTR { bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
             if written < 0 {
-                if errno == EINTR { continue }
                 throw ClientError.system("send", errno)
             }
             offset += written
@@ -120,16 +120,14 @@ public final class StepSignConnection {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw ClientError.timedOut }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 60_000)) + 1)
+            let ready = retryingOnEINTR { poll(&poller, 1, Int32(min(remaining * 1000, 60_000)) + 1) }
             if ready < 0 {
-                if errno == EINTR { continue }
                 throw ClientError.system("poll", errno)
             }
             if ready == 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
             if count < 0 {
-                if errno == EINTR { continue }
                 throw ClientError.system("recv", errno)
             }
             if count == 0 { throw ClientError.closed }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// Reads newline-terminated reply lines from a blocking socket (the simple modes).
@@ -18,8 +19,7 @@ final class LineReader {
                 return line
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
+            let n = retryingOnEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             guard n > 0 else { fail("the server closed the connection") }
             buffer.append(contentsOf: chunk[..<n])
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CLoadgenShims
+import StepSignSystem
 
 /// One connection of the pipelined load, with its requests in flight.
 final class Connection {
@@ -95,9 +96,8 @@ func runLoad(socketPaths: [String], connections count: Int, window: Int, request
             connection.sentAt[slot] = now
         }
         while connection.written < connection.output.count {
-            let n = connection.output[connection.written...].withUnsafeBytes { write(connection.fd, $0.baseAddress, $0.count) }
+            let n = retryingOnEINTR { connection.output[connection.written...].withUnsafeBytes { write(connection.fd, $0.baseAddress, $0.count) } }
             if n > 0 { connection.written += n; continue }
-            if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
             close(index)
             return
@@ -124,9 +124,9 @@ func runLoad(socketPaths: [String], connections count: Int, window: Int, request
 
     func receive(_ index: Int) {
         let connection = connections[index]
-        let n = chunk.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
+        let n = retryingOnEINTR { chunk.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) } }
         if n <= 0 {
-            if n < 0, errno == EAGAIN || errno == EINTR { return }
+            if n < 0, errno == EAGAIN { return }
             close(index)
             return
         }

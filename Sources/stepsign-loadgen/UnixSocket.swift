@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// Prints `stepsign-loadgen: message` and exits 2 (a usage or connection error).
@@ -44,8 +45,7 @@ func setNonBlocking(_ fd: Int32) {
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0, errno == EINTR { continue }
+        let n = retryingOnEINTR { bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
         guard n > 0 else { fail("write: \(String(cString: strerror(errno)))") }
         offset += n
     }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import StepSignCrypto
+import StepSignSystem
 
 /// Reading the files and streams stepsign-verify is given. Failures are bad input (exit 2).
 ///
@@ -26,8 +27,7 @@ enum InputFiles {
             while true {
                 // Never more than one byte past the limit.
                 let wanted = min(chunk.count, maximumSize + 1 - data.count)
-                let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
-                if count < 0, errno == EINTR { continue }
+                let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) } }
                 guard count >= 0 else { throw Failure(description: "cannot read \(name(path)): \(String(cString: strerror(errno)))") }
                 if count == 0 { return data }
                 data.append(contentsOf: chunk[..<count])

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// The lines of a file descriptor, read in chunks, each at most ``maximumLineLength`` bytes.
@@ -75,8 +76,7 @@ struct LineReader {
         let old = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + old, chunkSize) }
-            if count < 0, errno == EINTR { continue }
+            let count = retryingOnEINTR { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + old, chunkSize) } }
             guard count >= 0 else {
                 buffer.removeSubrange(old...)
                 throw InputFiles.Failure(description: "cannot read \(name): \(String(cString: strerror(errno)))")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import StepSignSystem
 
 /// Where the CLI gets a secret (a password or an activation code): a file (`-` is stdin), a
 /// file descriptor, or the terminal without echo.
@@ -75,8 +76,7 @@ struct PasswordReader {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            let count = Glibc.read(descriptor, &byte, 1)
-            if count < 0, errno == EINTR { continue }
+            let count = retryingOnEINTR { Glibc.read(descriptor, &byte, 1) }
             guard count == 1 else {
                 if line.isEmpty { return nil }
                 break

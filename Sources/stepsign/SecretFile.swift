@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// Reads a secret from a file the user names (`--password-file`, `--new-password-file`,
@@ -36,8 +37,7 @@ enum SecretFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count <= maximumSize {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
+            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
             guard count >= 0 else { throw CLIError("cannot read the \(what) \(path): \(Self.reason(errno))", exitCode: CLIError.usage) }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])

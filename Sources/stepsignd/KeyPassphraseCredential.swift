@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// The passphrase that encrypts the signing keys at rest: the systemd credential
@@ -28,9 +29,8 @@ enum KeyPassphraseCredential {
         var chunk = [UInt8](repeating: 0, count: 1024)
         defer { wipe(&chunk) }
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             if count < 0 {
-                if errno == EINTR { continue }
                 let code = errno
                 wipe(&secret)
                 throw .unreadable(path: path, code)

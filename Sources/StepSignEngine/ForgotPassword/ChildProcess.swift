@@ -1,6 +1,7 @@
 internal import CSystemShims
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// Runs a program directly (no shell), feeds it bytes on stdin and waits for it with a
@@ -132,13 +133,12 @@ enum ChildProcess {
         return bytes.withUnsafeBytes { buffer -> Result<Void, Errno> in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = retryingOnEINTR { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
                 if written >= 0 {
                     offset += written
                     continue
                 }
                 switch errno {
-                case EINTR: continue
                 case EPIPE: return .success(())
                 case EAGAIN:
                     let left = milliseconds(until: deadline)
@@ -157,9 +157,8 @@ enum ChildProcess {
         var interval: Duration = .milliseconds(1)
         while true {
             var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
+            let result = retryingOnEINTR { waitpid(pid, &status, WNOHANG) }
             if result == pid { return ending(status) }
-            if result < 0, errno == EINTR { continue }
             if result < 0 { throw .pipeFailed(program: program, operation: "waitpid", errno: errno) }
             let now = ContinuousClock.now
             if now >= deadline {
@@ -178,7 +177,7 @@ enum ChildProcess {
         _ = Glibc.kill(-pid, SIGKILL)
         _ = Glibc.kill(pid, SIGKILL)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = retryingOnEINTR { waitpid(pid, &status, 0) }
     }
 
     /// The `waitpid` status decoded (the `WIFEXITED` family are macros Swift cannot import).

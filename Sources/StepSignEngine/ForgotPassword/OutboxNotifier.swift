@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NIOPosix
+import StepSignSystem
 
 /// The notifier used when `forgot_password.notifier` is empty: appends each message as one
 /// JSON line to `<state_dir>/outbox/<user>`, for an operator or a mail relay to pick up.
@@ -64,9 +65,7 @@ public struct OutboxNotifier: CodeNotifier {
         guard status.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(path: path) }
         guard fchmod(fd, 0o600) == 0 else { throw .system(SystemError("fchmod", path: path)) }
 
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw .system(SystemError("flock", path: path)) }
-        }
+        guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw .system(SystemError("flock", path: path)) }
         guard fstat(fd, &status) == 0 else { throw .system(SystemError("fstat", path: path)) }
         let sizeBefore = status.st_size
         do {

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import StepSignSystem
 #endif
 
 /// Files that hold secrets: created with a fixed mode, written whole, made durable.
@@ -35,9 +36,8 @@ enum SecureFile {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = retryingOnEINTR { write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
                 if written < 0 {
-                    if errno == EINTR { continue }
                     failure = SystemError("write", path: path)
                     return
                 }
@@ -55,9 +55,8 @@ enum SecureFile {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             if count < 0 {
-                if errno == EINTR { continue }
                 throw SystemError("read", path: path)
             }
             if count == 0 { return out }

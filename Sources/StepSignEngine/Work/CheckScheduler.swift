@@ -100,6 +100,11 @@ final class CheckScheduler: Sendable {
         state.withLockedValue { $0.admitted[uid, default: 0] }
     }
 
+    /// Checks of `uid` waiting for a worker now (for tests and metrics).
+    func waitingCount(uid: UInt32) -> Int {
+        state.withLockedValue { $0.waiting[uid]?.count ?? 0 }
+    }
+
     /// Checks that got a worker since the start (for tests and metrics).
     var startedCount: Int {
         state.withLockedValue { Int($0.started) }

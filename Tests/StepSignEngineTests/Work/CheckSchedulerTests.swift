@@ -32,15 +32,14 @@ import Testing
                     }
                 }
             }
-            while scheduler.admittedCount(uid: 666) < 20 { try await Task.sleep(for: .milliseconds(5)) }
-            try await Task.sleep(for: .milliseconds(50))
+            // One running, nineteen queued for the worker: the order is set, no sleep needed.
+            while scheduler.waitingCount(uid: 666) < 19 { try await Task.sleep(for: .milliseconds(5)) }
             group.addTask {
                 try await scheduler.withSlot(uid: 1000, limit: 100) { slot in
                     try await slot.run { order.withLockedValue { $0.append("user") } }
                 }
             }
-            while scheduler.admittedCount(uid: 1000) < 1 { try await Task.sleep(for: .milliseconds(5)) }
-            try await Task.sleep(for: .milliseconds(50))
+            while scheduler.waitingCount(uid: 1000) < 1 { try await Task.sleep(for: .milliseconds(5)) }
             gate.open()
             try await group.waitForAll()
         }
