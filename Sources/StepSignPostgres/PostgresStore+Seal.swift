@@ -94,6 +94,33 @@ extension PostgresStore {
         return (CredentialSeal.historyDigest(history), CredentialSeal.deviceKeysDigest(keys))
     }
 
+    /// The digests of every user's password history and device keys as stored now, by user
+    /// (two statements, whatever the number of users; users without either are absent).
+    static func allPartDigests(_ connection: AnsweredConnection,
+                               logger: Logger) async throws -> [String: (history: [UInt8], deviceKeys: [UInt8])] {
+        var history: [String: [(hash: String, setAt: Date)]] = [:]
+        for try await row in try await connection.query(
+            "SELECT user_name, hash, set_at FROM password_history ORDER BY user_name, id", logger: logger) {
+            do {
+                let (user, hash, setAt) = try row.decode((String, String, Date).self)
+                history[user, default: []].append((hash, setAt))
+            } catch {
+                throw malformed("password_history", error)
+            }
+        }
+        var keys: [String: [DeviceKeyRecord]] = [:]
+        for try await row in try await connection.query(
+            "SELECT kid, user_name, public_key_jwk, label, created_at, revoked_at FROM device_keys", logger: logger) {
+            let key = try decodeDeviceKey(row)
+            keys[key.user, default: []].append(key)
+        }
+        var digests: [String: (history: [UInt8], deviceKeys: [UInt8])] = [:]
+        for user in Set(history.keys).union(keys.keys) {
+            digests[user] = (CredentialSeal.historyDigest(history[user] ?? []), CredentialSeal.deviceKeysDigest(keys[user] ?? []))
+        }
+        return digests
+    }
+
     /// `name`'s record checked whole, or nil if there is no such user. `lock`: hold the row
     /// (`FOR UPDATE`) until the transaction ends, so that the check and the change that
     /// follows see the same record. `eventsBefore`: count only events below that seq (the

@@ -58,7 +58,8 @@ extension PostgresStore {
         }
     }
 
-    /// Every user, each checked whole (row, log binding, history and device keys), in one snapshot.
+    /// Every user, each checked whole (row, log binding, history and device keys), in one
+    /// snapshot and four statements, however many users there are.
     public func listUsers() async throws -> [UserRecord] {
         try await inSnapshot { connection in
             var stored: [StoredUser] = []
@@ -67,12 +68,9 @@ extension PostgresStore {
                 "SELECT \(unescaped: Self.sealedUserColumns) FROM users ORDER BY name COLLATE \"C\"", logger: logger
             )
             for try await row in rows { stored.append(try Self.decodeStoredUser(row)) }
-            var users: [UserRecord] = []
-            for user in stored {
-                let parts = try await Self.partDigests(connection, user.user.name, logger: logger)
-                users.append(Self.checked(user, seal: credentialSeal, parts: parts))
-            }
-            return users
+            let parts = try await Self.allPartDigests(connection, logger: logger)
+            let none = (history: CredentialSeal.historyDigest([]), deviceKeys: CredentialSeal.deviceKeysDigest([]))
+            return stored.map { user in Self.checked(user, seal: credentialSeal, parts: parts[user.user.name] ?? none) }
         }
     }
 

@@ -144,6 +144,7 @@ import Testing
                 """)
             #expect(try await store.deviceKeys(user: "alice", includeRevoked: false).isEmpty)
             #expect(try await store.attemptCounter(name: "alice", now: epoch).sealFailure == .partsChanged)
+            #expect(try await store.listUsers().map(\.sealFailure) == [.partsChanged, nil])
             // Un-revoking a key is a change of the record too.
             try await raw("DELETE FROM password_history WHERE user_name = 'bob'")
             try await store.setPassword(user: "bob", hash: "scrypt$second", at: epoch, historyLimit: 3)
@@ -151,6 +152,7 @@ import Testing
             await #expect(throws: StorageError.recordSealBroken(user: "bob", .partsChanged)) {
                 try await store.passwordHistory(user: "bob", limit: 3)
             }
+            #expect(try await store.listUsers().map(\.sealFailure) == [.partsChanged, .partsChanged])
         }
     }
 
