@@ -47,7 +47,7 @@ extension PostgresStore {
         guard !batch.isEmpty else { return [] }
         do {
             // A batch with events of users binds their records in its own transaction.
-            if Self.eventUsers(batch).isEmpty,
+            if LedgerAppend.usersNamedByEvents(batch).isEmpty,
                let entries = try await appendCommitting(batch, checkpointEvery: checkpointEvery) { return entries }
             return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
         } catch let interrupted as CommitInterrupted {
@@ -111,21 +111,12 @@ extension PostgresStore {
         }
     }
 
-    /// The users named by `batch`'s events.
-    static func eventUsers(_ batch: [LedgerAppend]) -> [String] {
-        var names: [String] = []
-        for item in batch where item.authLevel < 0 && !item.user.isEmpty && !names.contains(item.user) {
-            names.append(item.user)
-        }
-        return names
-    }
-
     /// Seals again, bound to their new latest event (SPEC §5.4), the records of the users
     /// `batch`'s events name that passed their check against the log as it was before the
     /// batch (entries from `firstSeq` on). A record that fails stays as it is. Under the
     /// ledger lock, then each user's row lock: no other transaction takes them the other way.
     private func bindRecords(of batch: [LedgerAppend], firstSeq: Int64, _ connection: AnsweredConnection) async throws {
-        for name in Self.eventUsers(batch) {
+        for name in LedgerAppend.usersNamedByEvents(batch) {
             guard let user = try await Self.checkedUser(connection, name, seal: credentialSeal, lock: true,
                                                         eventsBefore: firstSeq, logger: logger),
                   user.sealFailure == nil else { continue }

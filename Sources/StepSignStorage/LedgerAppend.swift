@@ -34,4 +34,14 @@ public struct LedgerAppend: Sendable, Equatable {
         self.peer = peer
         self.authLevel = authLevel
     }
+
+    /// The users `batch`'s events name, each once, in order: the records a store seals again,
+    /// bound to those events, in the transaction that appends them (SPEC §5.4).
+    package static func usersNamedByEvents(_ batch: [LedgerAppend]) -> [String] {
+        var names: [String] = []
+        for item in batch where item.authLevel < 0 && !item.user.isEmpty && !names.contains(item.user) {
+            names.append(item.user)
+        }
+        return names
+    }
 }

@@ -110,11 +110,10 @@ extension SQLiteStore {
     /// The users named by `batch`'s events whose records pass their check now, to be sealed
     /// again, bound to the new events, once those are in. A record that fails stays as it is.
     func usersToBind(_ db: Database, _ batch: [LedgerAppend]) throws -> [String] {
-        var names: [String] = []
-        for item in batch where item.authLevel < 0 && !item.user.isEmpty && !names.contains(item.user) {
-            if let user = try checkedUser(db, item.user), user.sealFailure == nil { names.append(item.user) }
+        try LedgerAppend.usersNamedByEvents(batch).filter { name in
+            guard let user = try checkedUser(db, name) else { return false }
+            return user.sealFailure == nil
         }
-        return names
     }
 
     /// The last entry's sequence number and hash, or (0, genesis) for an empty ledger.

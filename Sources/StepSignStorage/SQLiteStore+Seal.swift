@@ -23,7 +23,6 @@ extension SQLiteStore {
         var user = try Self.decodeUser(row)
         let binding: SealBinding
         let stored: [UInt8]?
-        let latest: Int64
         do {
             binding = SealBinding(
                 eventIndex: try row.decode(forColumn: "event_index"),
@@ -31,10 +30,10 @@ extension SQLiteStore {
                 deviceKeysDigest: [UInt8](try row.decode(Data?.self, forColumn: "device_keys_digest") ?? Data())
             )
             stored = (try row.decode(Data?.self, forColumn: "seal")).map { [UInt8]($0) }
-            latest = (try row.decode(Int64?.self, forColumn: "latest_event")).map { $0 - 1 } ?? SealBinding.noEvent
         } catch {
             throw StorageError.malformedRow(table: "users", detail: "\(error)")
         }
+        let latest = try Self.latestEventIndex(row)
         if let parts {
             user.sealFailure = credentialSeal.failure(of: user, binding: binding, seal: stored, latestEventIndex: latest,
                                                       historyDigest: parts.history, deviceKeysDigest: parts.deviceKeys)
@@ -42,6 +41,16 @@ extension SQLiteStore {
             user.sealFailure = credentialSeal.failure(of: user, binding: binding, seal: stored, latestEventIndex: latest)
         }
         return user
+    }
+
+    /// The log index of the user's latest event in a row selected with ``sealedUserSelect``
+    /// (-1: none).
+    static func latestEventIndex(_ row: Row) throws -> Int64 {
+        do {
+            return (try row.decode(Int64?.self, forColumn: "latest_event")).map { $0 - 1 } ?? SealBinding.noEvent
+        } catch {
+            throw StorageError.malformedRow(table: "users", detail: "\(error)")
+        }
     }
 
     /// The user called `name` checked whole: the row, its binding to the log, and the history
@@ -69,12 +78,7 @@ extension SQLiteStore {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "\(Self.sealedUserSelect) WHERE name = ?"),
                                          arguments: [name]) else { return }
         let user = try Self.decodeUser(row)
-        let latest: Int64
-        do {
-            latest = (try row.decode(Int64?.self, forColumn: "latest_event")).map { $0 - 1 } ?? SealBinding.noEvent
-        } catch {
-            throw StorageError.malformedRow(table: "users", detail: "\(error)")
-        }
+        let latest = try Self.latestEventIndex(row)
         let parts = try Self.partDigests(db, name)
         let binding = SealBinding(eventIndex: latest, historyDigest: parts.history, deviceKeysDigest: parts.deviceKeys)
         try db.cachedStatement(sql: """
