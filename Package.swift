@@ -12,7 +12,8 @@
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
 //   StepSignConfig              the TOML configuration, with file/line/key errors, the policy checker
 //   StepSignCommonPasswords     the built-in common-password list, only for those who check passwords
-//   StepSignStorage             users, counters, keys and the ledger behind one protocol (SQLite)
+//   StepSignSystem              system-call helpers: EINTR retries, a thread as a TaskExecutor
+//   StepSignStorage             credentials, counters, keys and the ledger: four async protocols (SQLite)
 //   StepSignPostgres            the same protocol on a shared PostgreSQL (PostgresNIO), for several daemons
 //   StepSignEngine              flows, authentication matrix, attempts, signer, ledger writer
 //   StepSignServer              the Unix-socket line protocol (SwiftNIO)
@@ -63,7 +64,7 @@ let package = Package(
         .target(
             name: "StepSignStorage",
             dependencies: [
-                "StepSignFormat", "StepSignCrypto",
+                "StepSignFormat", "StepSignCrypto", "StepSignSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -101,7 +102,7 @@ let package = Package(
             ]
         ),
         // System-call helpers every module that reads and writes descriptors shares.
-        .target(name: "StepSignSystem"),
+        .target(name: "StepSignSystem", dependencies: ["CSystemShims"]),
         .target(name: "StepSignClient", dependencies: ["StepSignProtocol", "StepSignSystem"]),
         .executableTarget(
             name: "stepsignd",
@@ -179,6 +180,7 @@ let package = Package(
             dependencies: [
                 "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignStorage",
                 "StepSignEngineTestSupport", "StepSignTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
 import PostgresNIO
 import StepSignFormat
 import StepSignStorage
@@ -42,8 +40,8 @@ extension PostgresStore {
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
-    public func commitLedgerBatch(_ batch: [LedgerAppend], checkpointEvery: Int,
-                                  signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
+                             signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         do {
             // A batch with events of users binds their records in its own transaction.
@@ -258,29 +256,7 @@ extension PostgresStore {
         return (0, LedgerChain.genesisHash)
     }
 
-    /// For a caller on a thread of its own only (``LedgerWriting/async`` stores are meant to be
-    /// called through ``commitLedgerBatch(_:checkpointEvery:signCheckpoint:)``): blocks the
-    /// calling thread until the async append is done. Never call it from the cooperative pool
-    /// or an event loop, which the append itself needs.
-    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
-                             signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
-        try withoutActuallyEscaping(signCheckpoint) { signer in
-            // The task holds the box, not the signer, and the box lets go of the signer before
-            // this returns (the task itself may be released later).
-            let box = SignerBox(signer)
-            defer { box.release() }
-            return try blocking {
-                try await self.commitLedgerBatch(batch, checkpointEvery: checkpointEvery) { try box.sign($0, $1) }
-            }
-        }
-    }
-
-    /// Like ``appendLedger(_:checkpointEvery:signCheckpoint:)``: for a thread of its own only.
-    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws {
-        try blocking { try await self.commitCheckpoint(checkpoint) }
-    }
-
-    public func commitCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {
+    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {
         try await withConnection { connection in
             try await Self.insertCheckpoint(checkpoint, connection, logger: logger)
         }
@@ -424,40 +400,4 @@ extension PostgresStore {
             }
         }
     }
-}
-
-/// The non-escaping checkpoint signer of a blocking append, handed to the task that does the
-/// append. The caller's thread waits while the task uses it, and releases it before returning.
-final class SignerBox: @unchecked Sendable {
-    typealias Signer = (Int64, [UInt8]) throws -> LedgerCheckpointRecord
-    private let lock = NIOLock()
-    private var signer: Signer?
-
-    init(_ signer: @escaping Signer) {
-        self.signer = signer
-    }
-
-    func sign(_ seq: Int64, _ hash: [UInt8]) throws -> LedgerCheckpointRecord {
-        guard let signer = lock.withLock({ self.signer }) else { throw PostgresStoreError.closed }
-        return try signer(seq, hash)
-    }
-
-    func release() {
-        lock.withLock { signer = nil }
-    }
-}
-
-/// Runs `operation` in a task and blocks the calling thread until it is done. Only for a
-/// thread of the caller's own (never the cooperative pool or an event loop).
-func blocking<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let outcome: Result<T, any Error>
-        do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
-        result.withLockedValue { $0 = outcome }
-        done.signal()
-    }
-    done.wait()
-    return try result.withLockedValue { $0! }.get()
 }

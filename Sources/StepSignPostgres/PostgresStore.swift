@@ -36,8 +36,6 @@ public final class PostgresStore: StepSignStore {
     /// The pooled connections' closings, which answer statements PostgresNIO would not.
     let closings = ConnectionClosings()
 
-    public var ledgerWriting: LedgerWriting { .async }
-
     private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8],
                  seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration) {
         self.client = client

@@ -33,9 +33,21 @@ extension SQLiteStore {
         }
     }
 
+    /// Appends on the store's ledger thread (``ledgerExecutor``): GRDB's writer access blocks
+    /// there until the commit is durable, and a caller already on that thread (the engine's
+    /// ledger writer prefers it) pays no hop.
     public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
-                             signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
+                             signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
+        return try await withTaskExecutorPreference(ledgerThread) {
+            try appendBlocking(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+        }
+    }
+
+    public var ledgerExecutor: (any TaskExecutor)? { ledgerThread }
+
+    private func appendBlocking(_ batch: [LedgerAppend], checkpointEvery: Int,
+                                signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
         let tail = ledgerTail
         // Returned entries carry the time as it will read back from the row.
         let createdSeconds = Date().storageSeconds
@@ -182,8 +194,10 @@ extension SQLiteStore {
         }
     }
 
-    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) throws {
-        try pool.write { db in try Self.insertCheckpoint(checkpoint, db) }
+    public func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws {
+        try await withTaskExecutorPreference(ledgerThread) {
+            try pool.write { db in try Self.insertCheckpoint(checkpoint, db) }
+        }
     }
 
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import GRDB
+import StepSignSystem
 
 /// The embedded ``StepSignStore``: one SQLite file in WAL mode, `<stateDir>/stepsign.sqlite`.
 ///
@@ -24,6 +25,8 @@ public final class SQLiteStore: StepSignStore {
 
     let pool: DatabasePool
     let ledgerTail = LedgerTail()
+    /// The thread the ledger's appends block on until their commit is durable.
+    let ledgerThread = ThreadExecutor(name: "stepsign-ledger")
     /// The key of the HMAC under which names that are not users are counted.
     let nameKey: [UInt8]
     /// The seal of the credential records (SPEC §5.4).

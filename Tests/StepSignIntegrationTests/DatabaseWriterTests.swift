@@ -61,13 +61,13 @@ struct DatabaseWriterTests {
                                      authLevel: 4, authenticatorType: 1, authenticatorUsed: "idv-biometric",
                                      peer: SignaturePeer(uid: 0, pid: 1, comm: "systemd"))
         let forged = try StepSignSignature.make(claims: claims, key: forger, kid: kid)
-        let entries = try await store.commitLedgerBatch([LedgerAppend(
+        let entries = try await store.appendLedger([LedgerAppend(
             signatureID: id, user: "alice", iat: claims.iat, kid: kid, jws: forged,
             peer: LedgerPeer(uid: 0, pid: 1, comm: "systemd"), authLevel: 4)])
         let head = try #require(entries.last)
         let checkpoint = try LedgerCheckpoint(iss: "host-a", seq: head.seq, entryHash: head.entryHash, iat: claims.iat)
             .signed(key: forger, kid: kid)
-        try await store.commitCheckpoint(LedgerCheckpointRecord(seq: head.seq, entryHash: head.entryHash, kid: kid,
+        try await store.appendCheckpoint(LedgerCheckpointRecord(seq: head.seq, entryHash: head.entryHash, kid: kid,
                                                                 jws: checkpoint, createdAt: Date()))
         try await store.close()
 

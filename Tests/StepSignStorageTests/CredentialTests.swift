@@ -158,13 +158,13 @@ import Testing
             // ledgerAppend(_:) rows all carry one kid.
             let kid = try #require(ledgerBatch(1..<2).first?.kid)
             try await store.addSigningKey(kid: kid, createdAt: epoch)
-            let first = try await store.commitLedgerBatch(ledgerBatch(1..<3))
+            let first = try await store.appendLedger(ledgerBatch(1..<3))
             #expect(try await store.revokeSigningKey(kid: kid, at: epoch.addingTimeInterval(1)))
             await #expect(throws: StorageError.signingKeyRevoked(kid)) {
-                _ = try await store.commitLedgerBatch(ledgerBatch(3..<5))
+                _ = try await store.appendLedger(ledgerBatch(3..<5))
             }
             await #expect(throws: StorageError.signingKeyRevoked(kid)) {
-                try await store.commitCheckpoint(LedgerCheckpointRecord(seq: 2, entryHash: first[1].entryHash, kid: kid,
+                try await store.appendCheckpoint(LedgerCheckpointRecord(seq: 2, entryHash: first[1].entryHash, kid: kid,
                                                                         jws: "a.b.c", createdAt: epoch))
             }
             #expect(try await store.ledgerCount() == 2)

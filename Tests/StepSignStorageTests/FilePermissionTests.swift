@@ -10,7 +10,7 @@ import Testing
 
     @Test func theStateDirectoryIsCreated0700AndTheDatabaseFiles0600() async throws {
         try await withStore { store, directory async throws in
-            _ = try store.appendLedger(ledgerBatch(1..<3))
+            _ = try await store.appendLedger(ledgerBatch(1..<3))
             #expect(try mode(directory.path) == 0o700)
             #expect(store.path == directory.path + "/stepsign.sqlite")
             for suffix in ["", "-wal", "-shm"] {

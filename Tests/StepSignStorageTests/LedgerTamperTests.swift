@@ -14,7 +14,7 @@ import Testing
 
     func tampered(_ sql: String) async throws -> LedgerAudit {
         try await withStore { store, _ async throws in
-            _ = try store.appendLedger(ledgerBatch(1..<11))
+            _ = try await store.appendLedger(ledgerBatch(1..<11))
             try await store.executeRawSQL("""
                 DROP TRIGGER ledger_no_update;
                 DROP TRIGGER ledger_no_delete;
@@ -26,7 +26,7 @@ import Testing
 
     @Test func theLedgerRefusesUpdatesAndDeletesThroughSQL() async throws {
         try await withStore { store, _ async throws in
-            _ = try store.appendLedger(ledgerBatch(1..<3))
+            _ = try await store.appendLedger(ledgerBatch(1..<3))
             await #expect(throws: (any Error).self) {
                 try await store.executeRawSQL("UPDATE ledger SET jws = 'x' WHERE seq = 1")
             }

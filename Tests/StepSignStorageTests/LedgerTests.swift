@@ -9,7 +9,7 @@ import Testing
         try await withStore(backend) { store async throws in
             #expect(try await store.ledgerCount() == 0)
             #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 0, firstBadSeq: nil))
-            #expect(try await store.commitLedgerBatch([]).isEmpty)
+            #expect(try await store.appendLedger([]).isEmpty)
         }
     }
 
@@ -17,7 +17,7 @@ import Testing
     func aBatchGetsSequenceNumbersOneToNAndAChainedHash(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
             let batch = ledgerBatch(1..<6)
-            let entries = try await store.commitLedgerBatch(batch)
+            let entries = try await store.appendLedger(batch)
             #expect(entries.map(\.seq) == [1, 2, 3, 4, 5])
             #expect(entries.map(\.signatureID) == batch.map(\.signatureID))
             #expect(entries.first?.prevHash == LedgerChain.genesisHash)
@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: StoreBackend.allCases)
     func storedEntriesEqualTheReturnedOnes(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
-            let entries = try await store.commitLedgerBatch(ledgerBatch(1..<4))
+            let entries = try await store.appendLedger(ledgerBatch(1..<4))
             let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
             #expect(stored == entries)
             let second = try #require(entries.dropFirst().first)
@@ -49,8 +49,8 @@ import Testing
     @Test(arguments: StoreBackend.allCases)
     func consecutiveBatchesContinueTheChain(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
-            let first = try await store.commitLedgerBatch(ledgerBatch(1..<4))
-            let second = try await store.commitLedgerBatch(ledgerBatch(4..<6))
+            let first = try await store.appendLedger(ledgerBatch(1..<4))
+            let second = try await store.appendLedger(ledgerBatch(4..<6))
             #expect(second.map(\.seq) == [4, 5])
             #expect(second.first?.prevHash == first.last?.entryHash)
             #expect(try await store.auditLedger().ok)
@@ -61,12 +61,12 @@ import Testing
         let directory = try TemporaryStateDirectory()
         defer { directory.cleanUp() }
         let first = try directory.open()
-        let before = try first.appendLedger(ledgerBatch(1..<4))
+        let before = try await first.appendLedger(ledgerBatch(1..<4))
         try await first.close()
 
         let second = try directory.open()
         #expect(try await second.ledgerCount() == 3)
-        let after = try second.appendLedger(ledgerBatch(4..<6))
+        let after = try await second.appendLedger(ledgerBatch(4..<6))
         #expect(after.map(\.seq) == [4, 5])
         #expect(after.first?.prevHash == before.last?.entryHash)
         #expect(try await second.auditLedger() == LedgerAudit(ok: true, entries: 5, firstBadSeq: nil))
@@ -80,9 +80,9 @@ import Testing
         defer { directory.cleanUp() }
         let one = try directory.open()
         let two = try directory.open()
-        _ = try one.appendLedger(ledgerBatch(1..<3))
-        _ = try two.appendLedger(ledgerBatch(3..<5))
-        let last = try one.appendLedger(ledgerBatch(5..<7))
+        _ = try await one.appendLedger(ledgerBatch(1..<3))
+        _ = try await two.appendLedger(ledgerBatch(3..<5))
+        let last = try await one.appendLedger(ledgerBatch(5..<7))
         #expect(last.map(\.seq) == [5, 6])
         #expect(try await two.auditLedger() == LedgerAudit(ok: true, entries: 6, firstBadSeq: nil))
         try await one.close()
@@ -92,7 +92,7 @@ import Testing
     @Test(arguments: StoreBackend.allCases)
     func pagingReturnsEntriesAfterASequenceNumberInOrder(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
-            _ = try await store.commitLedgerBatch(ledgerBatch(1..<11))
+            _ = try await store.appendLedger(ledgerBatch(1..<11))
             #expect(try await store.ledgerEntries(afterSeq: 0, limit: 4).map(\.seq) == [1, 2, 3, 4])
             #expect(try await store.ledgerEntries(afterSeq: 4, limit: 4).map(\.seq) == [5, 6, 7, 8])
             #expect(try await store.ledgerEntries(afterSeq: 8, limit: 4).map(\.seq) == [9, 10])
@@ -104,13 +104,13 @@ import Testing
     @Test(arguments: StoreBackend.allCases)
     func aDuplicateSignatureIdRejectsTheWholeBatch(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
-            _ = try await store.commitLedgerBatch(ledgerBatch(1..<3))
+            _ = try await store.appendLedger(ledgerBatch(1..<3))
             let batch = [ledgerAppend(3), ledgerAppend(1)]
             await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(1).signatureID)) {
-                try await store.commitLedgerBatch(batch)
+                try await store.appendLedger(batch)
             }
             #expect(try await store.ledgerCount() == 2)
-            let next = try await store.commitLedgerBatch([ledgerAppend(3)])
+            let next = try await store.appendLedger([ledgerAppend(3)])
             #expect(next.map(\.seq) == [3])
             #expect(try await store.auditLedger().ok)
         }
@@ -123,7 +123,7 @@ import Testing
             try await withThrowingTaskGroup(of: [LedgerEntry].self) { group in
                 for task in 0..<8 {
                     let store = stores[task % 2]
-                    group.addTask { try await store.commitLedgerBatch(ledgerBatch(task * 50..<(task + 1) * 50)) }
+                    group.addTask { try await store.appendLedger(ledgerBatch(task * 50..<(task + 1) * 50)) }
                 }
                 var seqs: [Int64] = []
                 for try await entries in group {
@@ -141,7 +141,7 @@ import Testing
             let total = 20_000
             var expectedSeq: Int64 = 1
             for start in stride(from: 0, to: total, by: 100) {
-                let entries = try await store.commitLedgerBatch(ledgerBatch(start..<start + 100))
+                let entries = try await store.appendLedger(ledgerBatch(start..<start + 100))
                 for entry in entries {
                     #expect(entry.seq == expectedSeq)
                     expectedSeq += 1

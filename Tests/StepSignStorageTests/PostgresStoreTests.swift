@@ -47,8 +47,8 @@ import Testing
     @Test func theDatabaseRefusesToChangeOrRemoveLedgerRowsAndCheckpoints() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            _ = try await store.commitLedgerBatch(ledgerBatch(1..<4))
-            try await store.commitCheckpoint(LedgerCheckpointRecord(seq: 3, entryHash: Array(repeating: 1, count: 32),
+            _ = try await store.appendLedger(ledgerBatch(1..<4))
+            try await store.appendCheckpoint(LedgerCheckpointRecord(seq: 3, entryHash: Array(repeating: 1, count: 32),
                                                                     kid: "kid-1", jws: "a.b.c", createdAt: epoch))
             try await store.close()
             // As the superuser, who bypasses every privilege but not the triggers.
@@ -64,7 +64,7 @@ import Testing
     @Test func theDatabaseRefusesAForkAGapAndAWrongHash() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            let entries = try await store.commitLedgerBatch(ledgerBatch(1..<3))
+            let entries = try await store.appendLedger(ledgerBatch(1..<3))
             try await store.close()
             func insert(seq: Int64, id: String, prev: [UInt8], jws: String, hash: [UInt8]? = nil) -> String {
                 let entryHash = hash ?? LedgerChain.entryHash(previous: prev, jws: jws)
@@ -118,7 +118,7 @@ import Testing
         do {
             // The owner makes the schema.
             let asOwner = try await PostgresStore.open(try database.configuration(user: owner), seal: TestSeal.seal)
-            _ = try await asOwner.commitLedgerBatch(ledgerBatch(1..<3))
+            _ = try await asOwner.appendLedger(ledgerBatch(1..<3))
             try await asOwner.close()
             // Before roles.sql the daemon role cannot even read.
             #expect(try await PostgresTestServer.sqlState(of: "SELECT count(*) FROM ledger", database: name, user: daemon) == "42501")
@@ -139,9 +139,9 @@ import Testing
             #expect(try await store.consumeActivationCode(user: "alice", codeHash: "c", now: epoch))
             try await store.addDeviceKey(DeviceKeyRecord(kid: "d1", user: "alice", publicKeyJWK: "{}", label: "l", createdAt: epoch))
             try await store.addSigningKey(kid: "k1", createdAt: epoch, instance: "a")
-            let entries = try await store.commitLedgerBatch(ledgerBatch(3..<6))
+            let entries = try await store.appendLedger(ledgerBatch(3..<6))
             #expect(entries.map(\.seq) == [3, 4, 5])
-            try await store.commitCheckpoint(LedgerCheckpointRecord(seq: 5, entryHash: entries[2].entryHash, kid: "k1",
+            try await store.appendCheckpoint(LedgerCheckpointRecord(seq: 5, entryHash: entries[2].entryHash, kid: "k1",
                                                                     jws: "a.b.c", createdAt: epoch))
             #expect(try await store.auditLedger().entries == 5)
             #expect(try await store.removeUser(named: "alice"))
@@ -193,7 +193,7 @@ import Testing
                         var entries: [LedgerEntry] = []
                         for batch in 0..<perStore {
                             let start = (index * perStore + batch) * batchSize
-                            entries += try await store.commitLedgerBatch(ledgerBatch(start..<start + batchSize))
+                            entries += try await store.appendLedger(ledgerBatch(start..<start + batchSize))
                         }
                         return entries
                     }
@@ -213,23 +213,6 @@ import Testing
         }
     }
 
-    @Test func theBlockingAppendWorksFromAThreadOfItsOwn() async throws {
-        try await withStore(.postgresql) { store in
-            #expect(store.ledgerWriting == .async)
-            let entries = try await withCheckedThrowingContinuation { continuation in
-                Thread {
-                    continuation.resume(with: Result {
-                        try store.appendLedger(ledgerBatch(1..<5), checkpointEvery: 2) { seq, hash in
-                            LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp.\(seq).sig", createdAt: epoch)
-                        }
-                    })
-                }.start()
-            }
-            #expect(entries.map(\.seq) == [1, 2, 3, 4])
-            #expect(try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil).map(\.seq) == [2, 4])
-        }
-    }
-
     /// A batch is one `CALL` that appends and commits; one an entry-count checkpoint falls in
     /// is committed in a transaction with its checkpoint instead. Batches of three with a
     /// checkpoint every five take both ways in turn: a checkpoint at every fifth entry, none
@@ -237,7 +220,7 @@ import Testing
     @Test func batchesWithAndWithoutACheckpointInThemKeepEveryCheckpoint() async throws {
         try await withStore(.postgresql) { store in
             for start in stride(from: 1, to: 22, by: 3) {
-                let entries = try await store.commitLedgerBatch(ledgerBatch(start..<(start + 3)), checkpointEvery: 5) { seq, hash in
+                let entries = try await store.appendLedger(ledgerBatch(start..<(start + 3)), checkpointEvery: 5) { seq, hash in
                     LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp.\(seq).sig", createdAt: epoch)
                 }
                 #expect(entries.map(\.seq) == (start..<(start + 3)).map(Int64.init))

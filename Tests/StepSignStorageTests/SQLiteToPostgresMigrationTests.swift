@@ -49,7 +49,7 @@ import Testing
         var start = 0
         while start < total {
             let end = min(start + 400, total)
-            _ = try sqlite.appendLedger(ledgerBatch(start..<end), checkpointEvery: 500) { seq, hash in
+            _ = try await sqlite.appendLedger(ledgerBatch(start..<end), checkpointEvery: 500) { seq, hash in
                 LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-2", jws: "checkpoint-\(seq)", createdAt: epoch)
             }
             start = end
@@ -93,11 +93,11 @@ import Testing
             #expect(try await target.ledgerCheckpoints(afterSeq: -1, throughSeq: nil).map(\.seq) == [500, 1000, 1500, 2000])
             // The copy goes on as one chain, and knows kid-1 as revoked.
             await #expect(throws: StorageError.signingKeyRevoked("kid-1")) {
-                try await target.commitLedgerBatch([ledgerAppend(total)])
+                try await target.appendLedger([ledgerAppend(total)])
             }
             var append = ledgerAppend(total)
             append.kid = "kid-2"
-            let next = try await target.commitLedgerBatch([append])
+            let next = try await target.appendLedger([append])
             #expect(next.map(\.seq) == [Int64(total) + 1])
             try await source.close()
             try await target.close()

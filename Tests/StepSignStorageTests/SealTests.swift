@@ -32,7 +32,7 @@ import Testing
     private func appendEvent(_ store: any StepSignStore, user: String, index: Int) async throws {
         var event = ledgerAppend(index, user: user)
         event.authLevel = LedgerAppend.eventAuthLevel
-        _ = try await store.commitLedgerBatch([event], checkpointEvery: 0) { _, _ in
+        _ = try await store.appendLedger([event], checkpointEvery: 0) { _, _ in
             throw StorageError.malformedRow(table: "test", detail: "no checkpoint expected")
         }
     }

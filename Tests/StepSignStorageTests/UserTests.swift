@@ -65,7 +65,7 @@ import Testing
             try await store.setPassword(user: "alice", hash: "scrypt$b", at: epoch, historyLimit: 5)
             try await store.addDeviceKey(DeviceKeyRecord(kid: "k1", user: "alice", publicKeyJWK: "{}", label: "phone", createdAt: epoch))
             try await store.putActivationCode(ActivationCodeRecord(user: "alice", codeHash: "h", verificationKey: "v", expiresAt: epoch))
-            _ = try store.appendLedger([ledgerAppend(1)])
+            _ = try await store.appendLedger([ledgerAppend(1)])
 
             #expect(try await store.removeUser(named: "alice"))
             #expect(try await store.user(named: "alice") == nil)

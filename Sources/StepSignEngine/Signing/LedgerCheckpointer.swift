@@ -1,6 +1,5 @@
 import Logging
 import NIOConcurrencyHelpers
-import NIOPosix
 import StepSignCrypto
 import StepSignFormat
 import StepSignStorage
@@ -8,7 +7,7 @@ import struct Foundation.Date
 
 /// Makes the ledger's checkpoints (SPEC §5.3): after every `ledger.checkpoint_entries`
 /// entries (inside the batch's own transaction, see ``LedgerWriter``), every
-/// `ledger.checkpoint_seconds` while entries were added (on the writer thread), on clean
+/// `ledger.checkpoint_seconds` while entries were added (by the ledger writer), on clean
 /// shutdown and on `getCheckpoint`. Each is stored and written to the log at info, so the
 /// journal holds copies outside the database.
 final class LedgerCheckpointer: Sendable {
@@ -29,12 +28,12 @@ final class LedgerCheckpointer: Sendable {
     }
 
     private let keyring: Keyring
-    private let store: any StepSignStore
+    private let store: any LedgerStore
     private let logger: Logger
     private let settings: @Sendable () -> Settings
     private let state: NIOLockedValueBox<State>
 
-    init(keyring: Keyring, store: any StepSignStore, logger: Logger, settings: @escaping @Sendable () -> Settings) {
+    init(keyring: Keyring, store: any LedgerStore, logger: Logger, settings: @escaping @Sendable () -> Settings) {
         self.keyring = keyring
         self.store = store
         self.logger = logger
@@ -76,42 +75,17 @@ final class LedgerCheckpointer: Sendable {
         }
     }
 
-    /// Checkpoints the head this process committed last if no checkpoint covers it yet
-    /// (timed, and on shutdown). Blocks until stored: call it off the event loops.
-    func checkpointHeadIfNeeded(reason: String) {
+    /// Checkpoints the head this process committed last if no checkpoint covers it yet (timed,
+    /// from the ledger writer between batches).
+    func checkpointHeadIfNeeded(reason: String) async {
         guard let head = pendingHead() else { return }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
-            try store.appendCheckpoint(record)
+            try await store.appendCheckpoint(record)
             remember(record)
             log(record, reason: reason)
         } catch {
             timedCheckpointFailed(error, reason: reason)
-        }
-    }
-
-    /// ``checkpointHeadIfNeeded(reason:)`` for an async store's writer task: awaits
-    /// ``StepSignStore/commitCheckpoint(_:)`` instead of blocking.
-    func checkpointHeadIfNeededAsync(reason: String) async {
-        guard let head = pendingHead() else { return }
-        do {
-            let record = try sign(seq: head.seq, entryHash: head.entryHash)
-            try await store.commitCheckpoint(record)
-            remember(record)
-            log(record, reason: reason)
-        } catch {
-            timedCheckpointFailed(error, reason: reason)
-        }
-    }
-
-    /// Stores a checkpoint from async code: a blocking store's append on the thread pool, an
-    /// async store's commit awaited.
-    private func store(_ record: LedgerCheckpointRecord) async throws {
-        let store = self.store
-        if store.ledgerWriting == .async {
-            try await store.commitCheckpoint(record)
-        } else {
-            try await NIOThreadPool.singleton.runIfActive { try store.appendCheckpoint(record) }
         }
     }
 
@@ -122,7 +96,7 @@ final class LedgerCheckpointer: Sendable {
         let record = try sign(seq: head.seq, entryHash: head.entryHash)
         let isNew = state.withLockedValue { head.seq > $0.checkpointed }
         if isNew {
-            try await self.store(record)
+            try await store.appendCheckpoint(record)
             remember(record)
             log(record, reason: "getCheckpoint")
         }
@@ -131,13 +105,12 @@ final class LedgerCheckpointer: Sendable {
 
     /// Clean shutdown: a checkpoint of the head, unless this process already made one of it.
     func shutdown() async {
-        let store = self.store
         let head: LedgerHead
         do { head = try await store.ledgerHead() } catch { return }
         guard head.seq > state.withLockedValue({ $0.checkpointed }) else { return }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
-            try await self.store(record)
+            try await store.appendCheckpoint(record)
             remember(record)
             log(record, reason: "shutdown")
         } catch {

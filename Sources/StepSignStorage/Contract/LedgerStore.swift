@@ -1,0 +1,78 @@
+import Foundation
+import StepSignFormat
+
+/// The signature ledger and its checkpoints (SPEC §5, §5.3): appended in batches (group
+/// commit) by the engine's one ledger writer, read by everything else.
+public protocol LedgerStore: Sendable {
+    // MARK: Ledger
+
+    /// Appends a batch of signatures in one durable transaction (group commit).
+    ///
+    /// Assigns consecutive sequence numbers after the last entry and chains the hashes
+    /// with ``LedgerChain/entryHash(previous:jws:)``. Returns the stored entries, in batch
+    /// order, only after the commit is durable. Nothing is stored if it throws.
+    ///
+    /// When `checkpointEvery` is above 0, every entry whose seq is a multiple of it gets a
+    /// checkpoint from `signCheckpoint(seq, entryHash)`, stored in the same transaction (SPEC
+    /// §5.3): no crash and no reader ever sees such an entry without its checkpoint.
+    ///
+    /// A store whose commit blocks (SQLite: a local `fsync`) runs it on ``ledgerExecutor``.
+    func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
+                      signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
+
+    /// Stores a checkpoint made outside a batch (timed, on shutdown, `getCheckpoint`), durably.
+    func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws
+
+    /// The executor on which this store's ledger appends run without a hop, for the task that
+    /// calls them to prefer: SQLite's own ledger thread, where its blocking commits run (no
+    /// thread of the cooperative pool or an event loop waits on a disk). Nil (PostgreSQL: an
+    /// append awaits the network and holds no thread): any.
+    var ledgerExecutor: (any TaskExecutor)? { get }
+
+    /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
+    /// no upper bound), by seq.
+    func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]
+
+    /// The last entry's seq and hash; (0, genesis) when the ledger is empty.
+    func ledgerHead() async throws -> LedgerHead
+
+    /// The entry with this signature ID, or nil.
+    func ledgerEntry(signatureID: String) async throws -> LedgerEntry?
+
+    /// The number of entries, which is the last sequence number (0 when empty).
+    func ledgerCount() async throws -> Int64
+
+    /// The number of entries that are signatures: all of them less the events of SPEC §5.4
+    /// (rows whose `authLevel` is ``LedgerAppend/eventAuthLevel``, which a partial index
+    /// counts), read from one snapshot.
+    func ledgerSignatureCount() async throws -> Int64
+
+    /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
+    func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+
+    /// Up to `limit` events (SPEC §5.4) naming `user` ("" for events that name no user: the
+    /// signing keys' and the configuration's) with sequence numbers greater than `afterSeq`,
+    /// in order: an index range, however long the ledger.
+    func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+
+    /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
+    /// order, from one read snapshot, one row at a time.
+    func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit
+}
+
+extension LedgerStore {
+    /// Appends a batch without checkpoints.
+    public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
+        try await appendLedger(batch, checkpointEvery: 0) { _, _ in
+            throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer")
+        }
+    }
+
+    /// Checks the hash chain only.
+    public func auditLedger() async throws -> LedgerAudit {
+        try await auditLedger(options: LedgerVerifier.Options(trustedKeys: nil))
+    }
+
+    /// None: appends run wherever the calling task runs.
+    public var ledgerExecutor: (any TaskExecutor)? { nil }
+}
