@@ -41,12 +41,15 @@ extension Engine {
             session.end()
             return Reply(events: [response(status), .onUserLoggedOff(user: user), .getUser])
         }
-        // The SDK's flow first: a password that expired meanwhile answers 110 (and logs off).
-        if try await mustReplacePassword(user: user, context: context) {
+        // One read of the record serves both checks. The SDK's flow first: a password that
+        // expired meanwhile answers 110 (and logs off).
+        let record = try await store.user(named: user)
+        if let record, record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now) {
             return endSession(.passwordExpiredWhileUpdating)
         }
         // Otherwise a login that ended (changed elsewhere, blocked, removed, too old) is error 5.
-        _ = try await requireLogin(&session, context: context)
+        guard let login = session.login, login.user == user else { throw StepSignError.wrongState("not logged in") }
+        _ = try checkLogin(login, user: record, session: &session, context: context)
         switch try await passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [

@@ -60,7 +60,7 @@ extension Engine {
         }
         if accepted.0 {
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
-            if try await !activeDeviceKeyIDs(user: user, config: context.config).isEmpty {
+            if try await !deviceKeys.activeIDs(user: user, config: context.config).isEmpty {
                 session.pending = .ldaConsent(user: user, openedAt: context.now)
                 return Reply(events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
             }
@@ -99,7 +99,7 @@ extension Engine {
         guard case let .ldaConsent(user, _)? = session.pending else {
             throw StepSignError.wrongState("no LDA consent is asked for")
         }
-        guard consent, let device = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
+        guard consent, let device = try await deviceKeys.challenge(user: user, payload: DeviceChallengeText.loginPayload,
                                                               reason: DeviceChallengeText.loginReason, peer: session.peer,
                                                               config: context.config)
         else {
@@ -120,13 +120,13 @@ extension Engine {
                                                                    now: context.now)
         let token = try await credentialToken(user: user)
         if case .granted = reservation,
-           try await isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: user, config: context.config),
-           try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: challengeExpiry(context), now: context.now) {
+           try await deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge, user: user, config: context.config),
+           try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: context.challengeExpiry, now: context.now) {
             _ = try await store.unlockUser(named: user)
             return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
-              let fresh = try await deviceChallenge(user: user, payload: DeviceChallengeText.loginPayload,
+              let fresh = try await deviceKeys.challenge(user: user, payload: DeviceChallengeText.loginPayload,
                                                     reason: DeviceChallengeText.loginReason, peer: session.peer, config: context.config)
         else {
             session.pending = nil

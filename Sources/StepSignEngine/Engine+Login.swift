@@ -52,10 +52,11 @@ extension Engine {
         guard try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
-        let token = try await credentialToken(user: user)
         switch try await passwords.verify(user: user, password: password, peer: session.peer, config: context.config, now: context.now) {
-        case .accepted:
-            if try await mustReplacePassword(user: user, context: context) {
+        case let .accepted(record):
+            // The record whose hash was checked: its token is the login's (a change after
+            // this read ends the login), its expiry decides whether it must be replaced first.
+            if record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now) {
                 session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: context.now))
                 let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) ?? 0
                 return Reply(events: [
@@ -63,7 +64,7 @@ extension Engine {
                                  status: .passwordExpired, info: policyInfo(context.config)),
                 ])
             }
-            return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
+            return Reply(events: [try logIn(user, token: record.credentialToken, session: &session, now: context.now)])
         case let .rejected(attemptsLeft):
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft,

@@ -41,13 +41,6 @@ extension Engine {
                                 now: context.now)
     }
 
-    /// Whether `user`'s password must be replaced before the user may log in: expired by age
-    /// or by an admin, or marked `mustChangePassword`.
-    func mustReplacePassword(user: String, context: RequestContext) async throws -> Bool {
-        guard let record = try await store.user(named: user) else { return false }
-        return record.mustChangePassword || record.isPasswordExpired(maxAgeDays: context.config.password.maxAgeDays, at: context.now)
-    }
-
     /// `info` of a mode-0 challenge.
     func forgotPasswordInfo(_ config: StepSignConfiguration) -> [(String, String)] {
         [("ENABLE_FORGOT_PASSWORD", config.forgotPassword.enabled ? "true" : "false")]

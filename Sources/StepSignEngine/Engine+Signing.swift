@@ -39,7 +39,7 @@ extension Engine {
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
-            let device = try await deviceChallenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config)
+            let device = try await deviceKeys.challenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config)
             let authenticator: any StepUpAuthenticator = device.map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
             return openStepUp(authenticator, for: signing, attemptsLeft: attemptsLeft, session: &session, context: context)
         case .idvBiometric:
@@ -81,7 +81,7 @@ extension Engine {
         // A signing opened by a login signs as its user: the login must still hold.
         _ = try await currentLogin(&session, context: context)
         let signing = challenge.request
-        switch try await answerer.check(answer, for: signing, engine: self, session: session, context: context) {
+        switch try await answerer.check(answer, for: signing, using: stepUp, context: context) {
         case .accepted:
             session.pending = nil
             return try await finishSigning(signing, authenticatorUsed: answerer.used, session: &session, context: context)
@@ -92,7 +92,7 @@ extension Engine {
                 .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: answerer.used), status: .passwordExpired),
             ])
         case let .rejected(attemptsLeft):
-            let fresh = try await answerer.retry(for: signing, engine: self, peer: session.peer, context: context)
+            let fresh = try await answerer.retry(for: signing, using: stepUp, context: context)
             return openStepUp(fresh ?? answerer, for: signing, attemptsLeft: attemptsLeft,
                               status: .authenticationFailed(attemptsLeft: attemptsLeft),
                               openedAt: fresh == nil ? challenge.openedAt : nil, session: &session, context: context)
@@ -121,12 +121,6 @@ extension Engine {
         default:
             throw StepSignError.wrongState("no device key challenge is open")
         }
-    }
-
-    /// Until when a nonce of a challenge opened `now` must stay used: past that the challenge
-    /// has expired anyway.
-    func challengeExpiry(_ context: RequestContext) -> Date {
-        context.now.addingTimeInterval(Double(context.config.server.challengeTimeoutSeconds) + 60)
     }
 
     /// `setIDVBiometricAssertion` (SPEC §3.2): the IDV server's answer to `getIDVBiometric`.

@@ -16,21 +16,39 @@ public final class Engine: Sendable {
     /// The daemon's version, reported by `status`.
     public static let version = StepSignVersion.current
 
+    // The engine's state, by owner. Sessions are not here: each connection owns its
+    // `Session` and passes it to every request (see `Session/Session.swift`).
+
+    // MARK: Credentials: the users and how they prove who they are
+
+    /// Every record the flows read and change (users, counters, device keys, codes), the
+    /// signing keys' rows and the ledger: the one store.
     let store: any StepSignStore
+    /// The attempt rule (SPEC §5.1) and the password check, with its per-uid scrypt queue.
+    let passwords: PasswordAuthenticator
+    /// The users' device keys as the flows use them.
+    let deviceKeys: DeviceKeys
+    let idvVerifier: IDVAssertionVerifier
+    /// Logs records that fail their seal check (SPEC §5.4).
+    let sealAlarm: SealAlarm
+    let codeDelivery: CodeDelivery
+    /// The part of the above a step-up authenticator may use (`StepUp/`).
+    let stepUp: StepUpDependencies
+
+    // MARK: Signing: keys, signatures, events and the ledger
+
     let keyring: Keyring
     let signer: Signer
     /// Records changes of who may sign in the ledger (SPEC §5.4).
     let events: EventRecorder
     let checkpointer: LedgerCheckpointer
-    let passwords: PasswordAuthenticator
-    /// Logs records that fail their seal check (SPEC §5.4).
-    let sealAlarm: SealAlarm
-    let idvVerifier = IDVAssertionVerifier()
-    let codeDelivery: CodeDelivery
-    let logger: Logger
-    let startedAt: Date
     /// Level-0 signatures, summarized once a minute (``flushSigningSummary(now:)``).
     let levelZeroSummary = SigningSummary()
+
+    // MARK: Settings and the daemon's life
+
+    let logger: Logger
+    let startedAt: Date
     private let configuration: NIOLockedValueBox<Settings>
 
     /// The configuration with what is derived from it, swapped as one on reload.
@@ -92,6 +110,12 @@ public final class Engine: Sendable {
                 }
             })
         self.codeDelivery = CodeDelivery(logger: logger)
+        let deviceKeys = DeviceKeys(store: store, logger: logger)
+        self.deviceKeys = deviceKeys
+        let idvVerifier = IDVAssertionVerifier()
+        self.idvVerifier = idvVerifier
+        self.stepUp = StepUpDependencies(passwords: self.passwords, users: store, singleUse: store, deviceKeys: deviceKeys,
+                                         idvVerifier: idvVerifier, logger: logger)
         self.logger = logger
         self.startedAt = Date()
     }

@@ -77,7 +77,13 @@ struct PostgresFaultTests {
         defer { if !loadStopped { load.stop() } }
 
         for mode in ["fast", "immediate"] {
-            usleep(1_500_000)
+            // The server goes down under load: once both daemons sign (again), not after a
+            // fixed time.
+            let warming = Date()
+            while Date() < warming.addingTimeInterval(60),
+                  Set(load.outcomes.filter { $0.code == 0 && $0.started >= warming }.map(\.daemon)).count < 2 {
+                usleep(20_000)
+            }
             let down = Date()
             try server.halt(mode)
             // Down for longer than a request waits for a connection (5 s) and than an interrupted

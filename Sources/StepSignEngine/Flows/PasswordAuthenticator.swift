@@ -24,7 +24,7 @@ final class PasswordAuthenticator: Sendable {
         case exhausted
     }
 
-    private let store: any StepSignStore
+    private let store: any CredentialStore & CounterStore
     /// Where scrypt checks wait their uid's turn.
     let checks: CheckScheduler
     /// Told when a wrong answer used a name's last attempt (the name is now blocked), after the
@@ -51,7 +51,7 @@ final class PasswordAuthenticator: Sendable {
     /// How often the dummy is matched to the parameters of the stored hashes.
     static let dummyRefreshSeconds: Double = 600
 
-    init(store: any StepSignStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger,
+    init(store: any CredentialStore & CounterStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger,
          sealAlarm: SealAlarm? = nil, onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
         self.store = store
         self.checks = checks
@@ -131,7 +131,11 @@ final class PasswordAuthenticator: Sendable {
 
     /// Checks `password` for `user` for `peer`: admitted to the queue of the peer's uid (error
     /// 14 past `password.max_checks_per_uid`), an attempt reserved, scrypt in the uid's turn.
-    func verify(user: String, password: String, peer: Peer, config: StepSignConfiguration, now: Date) async throws -> Outcome {
+    ///
+    /// The user's record is read once, after the reservation; a right answer returns it, so
+    /// the flow goes on with the record whose hash it checked (its credential token, its
+    /// expiry) instead of reading it again.
+    func verify(user: String, password: String, peer: Peer, config: StepSignConfiguration, now: Date) async throws -> PasswordVerification {
         defer { refreshDummyIfStale(now: now) }
         return try await checks.withSlot(uid: peer.uid, limit: config.password.maxChecksPerUID) { slot in
             let reservation = try await reserve(user: user, config: config, now: now)
@@ -144,10 +148,14 @@ final class PasswordAuthenticator: Sendable {
             }
             let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
             let matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
-            guard matches, let record else { return failure(reservation, name: user, peer: peer, now: now) }
+            guard matches, let record else {
+                let outcome = failure(reservation, name: user, peer: peer, now: now)
+                if case let .rejected(attemptsLeft) = outcome { return .rejected(attemptsLeft: attemptsLeft) }
+                return .exhausted
+            }
             try await giveBack(user: user, now: now)
             try await rehashIfNeeded(record, password: password, parameters: config.password.scryptParameters, slot: slot)
-            return .accepted
+            return .accepted(record)
         }
     }
 

@@ -17,4 +17,10 @@ struct RequestContext: Sendable {
     var policy: PasswordPolicyChecker { settings.policy }
     /// The IDV server's keys in force for this request, or nil when IDV is off.
     var idvKeys: TrustedKeys? { settings.idvKeys }
+
+    /// Until when a nonce of a challenge opened by this request must stay used: past that the
+    /// challenge has expired anyway.
+    var challengeExpiry: Date {
+        now.addingTimeInterval(Double(config.server.challengeTimeoutSeconds) + 60)
+    }
 }

@@ -23,29 +23,31 @@ struct DeviceKeyStepUp: StepUpAuthenticator {
         }
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .deviceSignature(kid, signature) = answer else {
             throw StepSignError.wrongState("the open challenge is not a device key challenge")
         }
         guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-        return StepUpOutcome(try await engine.passwords.checkWithAttempt(user: signing.user, context: context, logger: engine.logger) {
-            guard try await engine.isValidDeviceSignature(signature, kid: kid, challenge: challenge, user: signing.user,
-                                                          config: context.config),
-                  try await engine.store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: engine.challengeExpiry(context),
-                                                 now: context.now)
+        let outcome = try await dependencies.passwords.checkWithAttempt(user: signing.user, context: context,
+                                                                        logger: dependencies.logger) {
+            guard try await dependencies.deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge,
+                                                                     user: signing.user, config: context.config),
+                  try await dependencies.singleUse.useOnce("lda-nonce:" + challenge.nonce,
+                                                           expiresAt: context.challengeExpiry, now: context.now)
             else { return "device signature rejected (key \(kid))" }
             return nil
-        })
+        }
+        return StepUpOutcome(outcome)
     }
 
     /// A fresh device challenge, or the password when no device key is left (all revoked
     /// meanwhile).
-    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
-        try await engine.deviceChallenge(user: signing.user, payload: signing.payload, reason: signing.reason,
-                                         peer: peer, config: context.config).map { DeviceKeyStepUp(challenge: $0) }
-            ?? PasswordStepUp()
+        try await dependencies.deviceKeys.challenge(user: signing.user, payload: signing.payload, reason: signing.reason,
+                                                    peer: context.peer, config: context.config)
+            .map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
     }
 }
 

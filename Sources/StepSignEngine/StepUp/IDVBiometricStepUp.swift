@@ -27,40 +27,42 @@ struct IDVBiometricStepUp: StepUpAuthenticator {
         return nil
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .idvAssertion(assertion) = answer else { throw StepSignError.wrongState("no IDV biometric challenge is open") }
         guard let keys = context.idvKeys else {
             throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
         }
-        return StepUpOutcome(try await engine.passwords.checkWithAttempt(user: signing.user, context: context, logger: engine.logger) {
-            try await rejection(of: assertion, keys: keys, user: signing.user, engine: engine, context: context)
+        let outcome = try await dependencies.passwords.checkWithAttempt(user: signing.user, context: context,
+                                                                        logger: dependencies.logger) {
+            try await rejection(of: assertion, keys: keys, user: signing.user, dependencies: dependencies, context: context)
                 .map { "IDV assertion rejected (\($0.rawValue))" }
-        })
+        }
+        return StepUpOutcome(outcome)
     }
 
-    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
-        try IDVBiometricStepUp(for: signing, peer: peer)
+        try IDVBiometricStepUp(for: signing, peer: context.peer)
     }
 
     /// Why `assertion` does not approve this challenge (the signing for `user`), or nil when it
     /// does (and it is now used up, on every connection and daemon sharing the store).
-    private func rejection(of assertion: String, keys: TrustedKeys, user: String, engine: Engine,
+    private func rejection(of assertion: String, keys: TrustedKeys, user: String, dependencies: StepUpDependencies,
                            context: RequestContext) async throws -> IDVAssertionVerifier.Rejection? {
         let use: IDVAssertionVerifier.SingleUse
         do {
-            use = try engine.idvVerifier.verify(assertion, issuer: context.config.idv.issuer, keys: keys,
-                                                maxAgeSeconds: context.config.idv.maxAgeSeconds, user: user,
-                                                challenge: challenge, now: context.now)
+            use = try dependencies.idvVerifier.verify(assertion, issuer: context.config.idv.issuer, keys: keys,
+                                                      maxAgeSeconds: context.config.idv.maxAgeSeconds, user: user,
+                                                      challenge: challenge, now: context.now)
         } catch {
             return error
         }
         // The IDV server vouches for a person; stepsign signs only for its own users.
-        guard try await engine.store.user(named: user) != nil else { return .unknownUser }
-        guard try await engine.store.useOnce(use.value, expiresAt: use.expiresAt, now: context.now),
-              try await engine.store.useOnce("idv-nonce:" + challenge.nonce, expiresAt: engine.challengeExpiry(context),
-                                             now: context.now)
+        guard try await dependencies.users.user(named: user) != nil else { return .unknownUser }
+        guard try await dependencies.singleUse.useOnce(use.value, expiresAt: use.expiresAt, now: context.now),
+              try await dependencies.singleUse.useOnce("idv-nonce:" + challenge.nonce, expiresAt: context.challengeExpiry,
+                                                       now: context.now)
         else { return .replayed }
         return nil
     }

@@ -17,25 +17,27 @@ struct PasswordStepUp: StepUpAuthenticator {
         return nil
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .password(password) = answer else { throw StepSignError.wrongState("no password challenge is open") }
         let user = signing.user
-        switch try await engine.passwords.verify(user: user, password: password, peer: session.peer,
-                                                 config: context.config, now: context.now) {
-        case .accepted:
+        switch try await dependencies.passwords.verify(user: user, password: password, peer: context.peer,
+                                                       config: context.config, now: context.now) {
+        case let .accepted(record):
             // Only a password change may use a password that must be replaced. The right
-            // answer has given its attempt back already.
-            return try await engine.mustReplacePassword(user: user, context: context) ? .passwordMustBeReplaced : .accepted
+            // answer has given its attempt back already; the record is the one it was checked
+            // against (one read per answer).
+            return record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now)
+                ? .passwordMustBeReplaced : .accepted
         case let .rejected(attemptsLeft):
-            engine.logger.info("step-up password rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
+            dependencies.logger.info("step-up password rejected", metadata: ["user": "\(user)", "attemptsLeft": "\(attemptsLeft)"])
             return .rejected(attemptsLeft: attemptsLeft)
         case .exhausted:
             return .exhausted
         }
     }
 
-    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
         nil
     }

@@ -6,7 +6,7 @@ import StepSignProtocol
 /// ``PasswordStepUp``, ``DeviceKeyStepUp`` and ``IDVBiometricStepUp`` are the three; the
 /// signing flow (`Engine.answerStepUp`) is the same for each: the answer's attempt is reserved
 /// before it is looked at (SPEC §5.1), a right answer signs, a wrong one asks again with
-/// ``retry(for:engine:peer:context:)`` or ends with 153 when no attempt is left.
+/// ``retry(for:using:context:)`` or ends with 153 when no attempt is left.
 protocol StepUpAuthenticator: Sendable {
     /// `authenticatorUsed` of a signature this authenticator's answer approved.
     var used: String { get }
@@ -24,13 +24,13 @@ protocol StepUpAuthenticator: Sendable {
     /// reserved first, the answer looked at only if one was granted, and given back if right.
     /// Throws (nothing counted) when the answer cannot be checked at all, e.g. its
     /// authenticator was switched off by a reload.
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, engine: Engine, session: Session,
+    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome
 
     /// The challenge to show after a wrong answer: a fresh one (a new nonce, so an answer to
     /// the old one cannot be replayed, and a new `challenge_timeout_seconds`), or nil to ask
     /// again with the same challenge, whose time keeps running.
-    func retry(for signing: SigningRequest, engine: Engine, peer: Peer,
+    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)?
 }
 

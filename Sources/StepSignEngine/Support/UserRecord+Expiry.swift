@@ -9,4 +9,10 @@ extension UserRecord {
         guard maxAgeDays > 0 else { return false }
         return now.timeIntervalSince(passwordChangedAt) > Double(maxAgeDays) * 86_400
     }
+
+    /// Whether the password must be replaced before it may be used for anything but its own
+    /// change: expired by age or by an admin, or marked `mustChangePassword`.
+    func mustReplacePassword(maxAgeDays: Int, at now: Date) -> Bool {
+        mustChangePassword || isPasswordExpired(maxAgeDays: maxAgeDays, at: now)
+    }
 }
