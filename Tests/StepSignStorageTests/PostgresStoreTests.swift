@@ -281,11 +281,11 @@ import Testing
         let empty = directory.parent + "/empty"
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
         var configuration = try PostgresTestServer.configuration(database: "nowhere")
-        configuration.passwordFile = empty
+        configuration.settings.passwordFile = empty
         await #expect(throws: PostgresStoreError.passwordFile(path: empty, reason: "is empty")) {
             try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
-        configuration.passwordFile = directory.parent + "/missing"
+        configuration.settings.passwordFile = directory.parent + "/missing"
         await #expect(throws: PostgresStoreError.passwordFile(path: directory.parent + "/missing", reason: "cannot be read")) {
             try await PostgresStore.open(configuration, seal: TestSeal.seal)
         }
@@ -295,7 +295,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: secret, contents: Data("S3cret-pg-pass\n".utf8))
         try await withPostgresDatabase { database in
             var configuration = try database.configuration()
-            configuration.passwordFile = secret
+            configuration.settings.passwordFile = secret
             let store = try await PostgresStore.open(configuration, seal: TestSeal.seal)
             #expect(!"\(configuration)".contains("S3cret"))
             try await store.close()
