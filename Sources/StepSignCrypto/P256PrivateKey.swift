@@ -64,7 +64,7 @@ public final class P256PrivateKey: @unchecked Sendable {
         let loaded: OpaquePointer? = (passphrase ?? []).withUnsafeBytes { bytes in
             var secret = bytes
             return withUnsafeMutablePointer(to: &secret) { secretPointer in
-                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, Self.passphraseCallback,
+                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, PassphraseCallback.callback,
                                            passphrase == nil ? nil : UnsafeMutableRawPointer(secretPointer), nil, nil)
             }
         }
@@ -141,19 +141,5 @@ public final class P256PrivateKey: @unchecked Sendable {
             ERR_clear_error()
             throw .unsupportedKey("the private and public parts of the key do not match")
         }
-    }
-
-    /// `pem_password_cb` that hands libcrypto the passphrase bytes (which may contain NUL,
-    /// unlike the default callback's C string) and never prompts on a terminal.
-    /// `userdata` points at an `UnsafeRawBufferPointer`, or is nil when none was given.
-    private static let passphraseCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
-        buffer, size, _, userdata in
-        guard let buffer, let userdata else { return -1 }
-        let secret = userdata.assumingMemoryBound(to: UnsafeRawBufferPointer.self).pointee
-        guard secret.count <= Int(size) else { return -1 }
-        if let base = secret.baseAddress, secret.count > 0 {
-            UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: secret.count)
-        }
-        return Int32(secret.count)
     }
 }

@@ -1,0 +1,116 @@
+internal import CLibcrypto
+
+/// An Ed25519 private key (RFC 8032): the log key that signs the transparency log's
+/// checkpoints as C2SP signed notes (SPEC §5.5), which witnesses check. Reads and writes
+/// (encrypted) PKCS#8 PEM like ``P256PrivateKey``.
+///
+/// `@unchecked Sendable` is safe: the `EVP_PKEY` is never mutated after `init`, and each
+/// signature uses an `EVP_MD_CTX` of its own.
+public final class Ed25519PrivateKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY`; freed in `deinit`.
+    private let pkey: OpaquePointer
+    /// The matching public key.
+    public let publicKey: Ed25519PublicKey
+
+    /// Takes ownership of `pkey`, which must be an Ed25519 key pair; frees it if `init` throws.
+    private init(owning pkey: OpaquePointer) throws(P256KeyError) {
+        guard EVP_PKEY_is_a(pkey, "ED25519") == 1 else {
+            EVP_PKEY_free(pkey)
+            throw .unsupportedKey("not an Ed25519 key")
+        }
+        var raw = [UInt8](repeating: 0, count: Ed25519PublicKey.size)
+        var length = raw.count
+        guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == Ed25519PublicKey.size else {
+            let error = OpenSSLError.drain("EVP_PKEY_get_raw_public_key")
+            EVP_PKEY_free(pkey)
+            throw .openSSL(error)
+        }
+        do {
+            publicKey = try Ed25519PublicKey(raw: raw)
+        } catch {
+            EVP_PKEY_free(pkey)
+            throw error
+        }
+        self.pkey = pkey
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// A new random key (OpenSSL's DRBG).
+    public static func generate() throws(OpenSSLError) -> Ed25519PrivateKey {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "ED25519", nil) else { throw .drain("EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        try check(EVP_PKEY_keygen_init(ctx), "EVP_PKEY_keygen_init")
+        var pkey: OpaquePointer?
+        try check(EVP_PKEY_generate(ctx, &pkey), "EVP_PKEY_generate")
+        guard let pkey else { throw .drain("EVP_PKEY_generate") }
+        do {
+            return try Ed25519PrivateKey(owning: pkey)
+        } catch {
+            if case .openSSL(let inner) = error { throw inner }
+            throw OpenSSLError(operation: "EVP_PKEY_generate", queue: [error.description])
+        }
+    }
+
+    /// The key whose 32-byte seed (RFC 8032's private key) is `seed`.
+    public convenience init(seed: [UInt8]) throws(P256KeyError) {
+        guard seed.count == 32 else { throw .malformed("an Ed25519 private key is 32 bytes, not \(seed.count)") }
+        guard let pkey = EVP_PKEY_new_raw_private_key_ex(nil, "ED25519", nil, seed, seed.count) else {
+            throw .openSSL(.drain("EVP_PKEY_new_raw_private_key_ex"))
+        }
+        try self.init(owning: pkey)
+    }
+
+    /// Reads an Ed25519 private key from PEM: PKCS#8 (`PRIVATE KEY`) or encrypted PKCS#8
+    /// (`ENCRYPTED PRIVATE KEY`, needs `passphrase`). Never prompts on a terminal.
+    public convenience init(pkcs8PEM: String, passphrase: [UInt8]? = nil) throws(P256KeyError) {
+        let encrypted = pkcs8PEM.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+        if encrypted && passphrase == nil { throw .passphraseRequired }
+        let bio: MemoryBIO
+        do { bio = try MemoryBIO(text: pkcs8PEM) } catch { throw .openSSL(error) }
+        let loaded: OpaquePointer? = (passphrase ?? []).withUnsafeBytes { bytes in
+            var secret = bytes
+            return withUnsafeMutablePointer(to: &secret) { secretPointer in
+                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, PassphraseCallback.callback,
+                                           passphrase == nil ? nil : UnsafeMutableRawPointer(secretPointer), nil, nil)
+            }
+        }
+        guard let pkey = loaded else {
+            ERR_clear_error()
+            throw encrypted ? .decryptionFailed : .malformed("not a PEM private key")
+        }
+        try self.init(owning: pkey)
+    }
+
+    /// The key as PKCS#8 PEM, encrypted with `passphrase` as ``P256PrivateKey/pkcs8PEM(passphrase:)``
+    /// does. Store the result with mode 0600.
+    public func pkcs8PEM(passphrase: [UInt8]? = nil) throws(OpenSSLError) -> String {
+        let bio = try MemoryBIO()
+        if var secret = passphrase {
+            defer { secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+            let count = Int32(secret.count)
+            let result = secret.withUnsafeMutableBytes { bytes in
+                PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(),
+                                              bytes.baseAddress?.assumingMemoryBound(to: CChar.self), count, nil, nil)
+            }
+            try check(result, "PEM_write_bio_PKCS8PrivateKey")
+        } else {
+            try check(PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil), "PEM_write_bio_PKCS8PrivateKey")
+        }
+        return bio.text()
+    }
+
+    /// The 64-byte Ed25519 signature of `message` (RFC 8032, PureEdDSA: the message itself,
+    /// not a digest of it).
+    public func signature(for message: some Collection<UInt8>) throws(OpenSSLError) -> [UInt8] {
+        let bytes = Array(message)
+        guard let ctx = EVP_MD_CTX_new() else { throw .drain("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(ctx) }
+        try check(EVP_DigestSignInit_ex(ctx, nil, nil, nil, nil, pkey, nil), "EVP_DigestSignInit_ex")
+        var signature = [UInt8](repeating: 0, count: 64)
+        var length = signature.count
+        try check(EVP_DigestSign(ctx, &signature, &length, bytes, bytes.count), "EVP_DigestSign")
+        guard length == 64 else { throw OpenSSLError(operation: "EVP_DigestSign", queue: ["an Ed25519 signature of \(length) bytes"]) }
+        return signature
+    }
+}
