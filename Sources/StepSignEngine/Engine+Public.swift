@@ -38,13 +38,17 @@ extension Engine {
     }
 
     /// `status`'s result.
+    ///
+    /// `logProblem` is there only when the log cannot be extended (``LogAlarm``).
     func statusResult(now: Date) async throws -> JSONValue {
-        [
-            "version": .string(Self.version),
-            "uptimeSeconds": .int(Int64(now.timeIntervalSince(startedAt))),
-            "activeKid": .string(keyring.active.kid),
-            "signatures": .int(try await store.ledgerSignatureCount()),
+        var members: [(String, JSONValue)] = [
+            ("version", .string(Self.version)),
+            ("uptimeSeconds", .int(Int64(now.timeIntervalSince(startedAt)))),
+            ("activeKid", .string(keyring.active.kid)),
+            ("signatures", .int(try await store.ledgerSignatureCount())),
         ]
+        if let problem = logAlarm.current { members.append(("logProblem", .string(problem))) }
+        return .object(members)
     }
 
     static func jwksJSON(_ jwks: JWKS) -> JSONValue {

@@ -37,6 +37,9 @@ public final class Engine: Sendable {
 
     // MARK: Signing: keys, signatures, events and the ledger
 
+    /// Why the log cannot be extended, once the store found its tree broken (SPEC §5.5).
+    let logAlarm: LogAlarm
+
     let keyring: Keyring
     let signer: Signer
     /// Records changes of who may sign in the ledger (SPEC §5.4).
@@ -110,6 +113,7 @@ public final class Engine: Sendable {
                 }
             })
         self.codeDelivery = CodeDelivery(logger: logger)
+        self.logAlarm = LogAlarm(logger: logger)
         let deviceKeys = DeviceKeys(store: store, logger: logger)
         self.deviceKeys = deviceKeys
         let idvVerifier = IDVAssertionVerifier()
@@ -142,10 +146,19 @@ public final class Engine: Sendable {
     /// Records the daemon's start in the ledger (SPEC §5.4): the key it made, if it made one,
     /// and the configuration it loaded, by the SHA-256 of the file's bytes. Call once, before
     /// serving.
+    ///
+    /// A log whose Merkle tree does not match its entries (rows removed or rewritten behind the
+    /// daemon's back) is not an error here: the start is not recorded, the daemon serves with
+    /// every signing refused and `status` saying why (``LogAlarm``), so the audit can show
+    /// what was done.
     public func recordStart(configurationSHA256 digest: [UInt8], now: Date = Date()) async throws {
-        try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
-        try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
-                                peer: EventRecorder.daemon, instance: config.instance, now: now)
+        do {
+            try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
+            try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
+                                    peer: EventRecorder.daemon, instance: config.instance, now: now)
+        } catch let StorageError.ledgerTreeBroken(why) {
+            logAlarm.report(why)
+        }
     }
 
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot
@@ -237,6 +250,10 @@ public final class Engine: Sendable {
             reply = Reply(error: StepSignError(.userBlocked, session.isAdmin
                 ? "the user's record failed its seal check (admin.auditVerify lists it): remove the user and add them again"
                 : "the user is blocked"))
+        } catch let StorageError.ledgerTreeBroken(why) {
+            logAlarm.report(why)
+            reply = Reply(error: .internalError(
+                "the ledger's Merkle tree does not match its entries (status says why): nothing was signed or changed"))
         } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
             // The one error 15 that cannot say "nothing was signed" (docs/decisions.md): the
             // signature was handed to no one, but its ledger row may exist.

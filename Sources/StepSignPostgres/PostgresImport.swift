@@ -102,8 +102,10 @@ public struct PostgresImport: Sendable {
     }
 
     /// Ledger rows exactly as given (seq, hashes, JWS, peer columns, times); each must follow
-    /// the last row in the database, which the chain trigger checks.
+    /// the last row in the database, which the chain trigger checks. The log's Merkle tree
+    /// (SPEC §5.5) is extended by them, as an append would, by `stepsign_tree_append`.
     public func insertLedgerEntries(_ entries: [LedgerEntry]) async throws {
+        guard let first = entries.first else { return }
         try await insert(entries, into: "ledger", columns: PostgresStore.ledgerColumns, count: 13) { bindings, entry in
             bindings.append(entry.seq)
             bindings.append(entry.signatureID)
@@ -119,6 +121,8 @@ public struct PostgresImport: Sendable {
             bindings.append(entry.authLevel)
             bindings.append(entry.createdAt)
         }
+        try await connection.query("SELECT stepsign_tree_append(\(first.seq - 1), \(entries.map(\.jws))::text[])",
+                                   logger: logger)
     }
 
     /// Stored checkpoints, in the order given.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The PostgreSQL schema, as numbered migrations (SPEC §5.2).
 ///
 /// ``PostgresStore/open(_:logger:)`` applies the missing ones in one transaction under a
@@ -35,6 +37,7 @@ enum PostgresSchema {
         Migration(version: 5, name: "v5-key-endorsements", statements: v5),
         Migration(version: 6, name: "v6-sealed-credentials", statements: v6),
         Migration(version: 7, name: "v7-revoked-key-detail", statements: v7),
+        Migration(version: 8, name: "v8-merkle-tree", statements: v8),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -316,7 +319,12 @@ enum PostgresSchema {
         "DROP TRIGGER ledger_key_not_revoked ON ledger",
         "DROP FUNCTION stepsign_ledger_chain()",
         // v2's batch, its rows chained first and then inserted by one INSERT … SELECT.
-        """
+        ledgerAppendV3,
+    ]
+
+    /// v3's `stepsign_ledger_append`: v2's batch, its rows chained first and then inserted by
+    /// one INSERT … SELECT (v8 adds the tree to it, as shipped).
+    static let ledgerAppendV3 = """
         CREATE OR REPLACE FUNCTION stepsign_ledger_append(
         \(ledgerAppendParameters)
         DECLARE
@@ -344,8 +352,7 @@ enum PostgresSchema {
             RETURN NEXT;
         END
         $$
-        """,
-    ]
+        """
 
     /// A batch appended and committed by one statement: `CALL stepsign_ledger_append_commit`
     /// takes the ledger lock, reads the tail, appends the rows through
@@ -471,5 +478,114 @@ enum PostgresSchema {
     private static let v7: [String] = [
         keyNotRevokedFunction(create: "CREATE OR REPLACE FUNCTION", detail: true),
         ledgerRulesFunction(create: "CREATE OR REPLACE FUNCTION", detail: true),
+    ]
+
+    /// The ledger as a Merkle log (SPEC §5.5), as SQLite's v8: the hash of every complete
+    /// subtree (`level` 0: the leaves; entry seq is leaf seq − 1), append-only, extended by
+    /// `stepsign_tree_append` inside `stepsign_ledger_append`, so under the ledger lock and in
+    /// the batch's own transaction on both of the store's paths (one `CALL`, or a transaction
+    /// with a checkpoint): two daemons extend one tree. The entries already there get their tree
+    /// in this migration's transaction, 10,000 at a time.
+    private static let v8: [String] = [
+        """
+        CREATE TABLE ledger_tree (
+            level integer NOT NULL CHECK (level BETWEEN 0 AND 62),
+            idx bigint NOT NULL CHECK (idx >= 0),
+            hash bytea NOT NULL CHECK (length(hash) = 32),
+            PRIMARY KEY (level, idx)
+        )
+        """,
+        """
+        CREATE TRIGGER ledger_tree_append_only BEFORE UPDATE OR DELETE ON ledger_tree
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER ledger_tree_no_truncate BEFORE TRUNCATE ON ledger_tree
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+        // Extends the tree of `tail_size` leaves by the leaves of `jwss`: reads its right edge
+        // (the complete subtrees of tail_size's binary decomposition, O(log n) lookups), then
+        // per leaf its hash and the subtrees it completes, kept on a stack, inserted at once.
+        """
+        CREATE FUNCTION stepsign_tree_append(tail_size bigint, jwss text[]) RETURNS void
+        LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+            edge_levels integer[] := '{}';
+            edge_hashes bytea[] := '{}';
+            top integer := 0;
+            new_levels integer[] := '{}';
+            new_idxs bigint[] := '{}';
+            new_hashes bytea[] := '{}';
+            start bigint := 0;
+            stored bytea;
+            node_level integer;
+            node_idx bigint;
+            h bytea;
+            n integer := coalesce(array_length(jwss, 1), 0);
+        BEGIN
+            FOR lvl IN REVERSE 62..0 LOOP
+                IF (tail_size >> lvl) & 1 = 1 THEN
+                    SELECT t.hash INTO stored FROM ledger_tree t WHERE t.level = lvl AND t.idx = start >> lvl;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'the ledger tree lacks the hash of the subtree (%, %)', lvl, start >> lvl
+                            USING ERRCODE = 'data_corrupted';
+                    END IF;
+                    top := top + 1;
+                    edge_levels[top] := lvl;
+                    edge_hashes[top] := stored;
+                    start := start + (1::bigint << lvl);
+                END IF;
+            END LOOP;
+            IF EXISTS (SELECT 1 FROM ledger_tree t WHERE t.level = 0 AND t.idx = tail_size) THEN
+                RAISE EXCEPTION 'the tree has leaves past the ledger''s last entry %: entries were removed', tail_size
+                    USING ERRCODE = 'data_corrupted';
+            END IF;
+            FOR i IN 1..n LOOP
+                node_level := 0;
+                node_idx := tail_size + i - 1;
+                h := sha256('\\x00'::bytea || convert_to(jwss[i], 'UTF8'));
+                new_levels := array_append(new_levels, node_level);
+                new_idxs := array_append(new_idxs, node_idx);
+                new_hashes := array_append(new_hashes, h);
+                WHILE top > 0 AND edge_levels[top] = node_level LOOP
+                    h := sha256('\\x01'::bytea || edge_hashes[top] || h);
+                    top := top - 1;
+                    node_level := node_level + 1;
+                    node_idx := node_idx >> 1;
+                    new_levels := array_append(new_levels, node_level);
+                    new_idxs := array_append(new_idxs, node_idx);
+                    new_hashes := array_append(new_hashes, h);
+                END LOOP;
+                top := top + 1;
+                edge_levels[top] := node_level;
+                edge_hashes[top] := h;
+            END LOOP;
+            INSERT INTO ledger_tree (level, idx, hash)
+            SELECT u.level, u.idx, u.hash FROM unnest(new_levels, new_idxs, new_hashes) AS u(level, idx, hash);
+        END
+        $$
+        """,
+        ledgerAppendV3.replacingOccurrences(
+            of: "    last_hash := previous;",
+            with: "    PERFORM stepsign_tree_append(tail_seq, jwss);\n    last_hash := previous;"),
+        """
+        DO $$
+        DECLARE
+            size bigint := 0;
+            batch text[];
+        BEGIN
+            IF (SELECT coalesce(max(seq), 0) FROM ledger) <> (SELECT count(*) FROM ledger) THEN
+                RAISE EXCEPTION 'the ledger has a gap: no tree can be made of it' USING ERRCODE = 'data_corrupted';
+            END IF;
+            LOOP
+                SELECT array_agg(l.jws ORDER BY l.seq) INTO batch
+                  FROM (SELECT seq, jws FROM ledger WHERE seq > size ORDER BY seq LIMIT 10000) AS l;
+                EXIT WHEN batch IS NULL;
+                PERFORM stepsign_tree_append(size, batch);
+                size := size + array_length(batch, 1);
+            END LOOP;
+        END
+        $$
+        """,
     ]
 }

@@ -52,6 +52,8 @@ extension PostgresStore {
             return try await resolveInterruptedCommit(batch, cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+        } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.dataCorrupted {
+            throw StorageError.ledgerTreeBroken(message)
         }
     }
 
@@ -267,6 +269,27 @@ extension PostgresStore {
             INSERT INTO ledger_checkpoints (seq, entry_hash, kid, jws, created_at)
             VALUES (\(checkpoint.seq), \(Data(checkpoint.entryHash)), \(checkpoint.kid), \(checkpoint.jws), \(checkpoint.createdAt))
             """, logger: logger)
+    }
+
+    public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
+        guard !nodes.isEmpty else { return [:] }
+        return try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT t.level, t.idx, t.hash FROM ledger_tree t
+                  JOIN unnest(\(nodes.map(\.level))::integer[], \(nodes.map(\.index))::bigint[]) AS u(level, idx)
+                    ON t.level = u.level AND t.idx = u.idx
+                """, logger: logger)
+            var hashes: [MerkleNode: [UInt8]] = [:]
+            for try await row in rows {
+                do {
+                    let (level, index, hash) = try row.decode((Int, Int64, Data).self)
+                    hashes[MerkleNode(level: level, index: index)] = [UInt8](hash)
+                } catch {
+                    throw Self.malformed("ledger_tree", error)
+                }
+            }
+            return hashes
+        }
     }
 
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {

@@ -22,6 +22,8 @@ enum SQLState {
     static let serverShutdownPrefix = "57P"
     /// Class 53: the server ran out of a resource (connections, memory, disk).
     static let insufficientResourcesClass = "53"
+    /// XX001: `stepsign_tree_append` found the log's Merkle tree lacking a hash it needs.
+    static let dataCorrupted = "XX001"
     /// SSK01 (stepsign's own): a ledger row or checkpoint signed with a revoked key; the key's
     /// id is the error's detail.
     static let revokedSigningKey = "SSK01"

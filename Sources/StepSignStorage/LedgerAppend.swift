@@ -16,6 +16,9 @@ public struct LedgerAppend: Sendable, Equatable {
     /// (``LedgerChain/jwsDigest(_:)``). Made with the value, on the caller's thread, so that
     /// the single ledger writer only chains 64 bytes per row.
     public let jwsDigest: [UInt8]
+    /// The entry's leaf hash in the log's Merkle tree, SHA-256(0x00 ‖ JWS) (SPEC §5.5), made
+    /// with the value like ``jwsDigest``.
+    public let leafHash: [UInt8]
     /// Who asked for the signature.
     public var peer: LedgerPeer
     /// The authentication level of the signature.
@@ -31,6 +34,7 @@ public struct LedgerAppend: Sendable, Equatable {
         self.kid = kid
         self.jws = jws
         self.jwsDigest = LedgerChain.jwsDigest(jws)
+        self.leafHash = MerkleHash.leaf(jws.utf8)
         self.peer = peer
         self.authLevel = authLevel
     }

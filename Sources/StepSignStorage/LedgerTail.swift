@@ -1,6 +1,8 @@
 import Foundation
+import StepSignFormat
 
-/// The last ledger entry's sequence number and hash, kept in memory so that an append
+/// The last ledger entry's sequence number and hash, and the right edge of the Merkle tree,
+/// kept in memory so that an append
 /// costs the same at row 1 and at row 1,000,000.
 ///
 /// Only the SQLite writer connection reads or changes it (inside its serialized write
@@ -11,6 +13,8 @@ final class LedgerTail: @unchecked Sendable {
     struct State {
         var seq: Int64
         var hash: [UInt8]
+        /// The right edge of the log's Merkle tree of `seq` leaves.
+        var frontier: MerkleFrontier
         var dataVersion: Int64
     }
 

@@ -41,6 +41,10 @@ enum SQLiteSchema {
         migrator.registerMigration("v7-sealed-credentials") { db in
             try db.execute(sql: v7)
         }
+        migrator.registerMigration("v8-merkle-tree") { db in
+            try db.execute(sql: v8)
+            try SQLiteStore.buildTree(db)
+        }
         return migrator
     }
 
@@ -222,5 +226,22 @@ enum SQLiteSchema {
         ALTER TABLE activation_codes ADD COLUMN seal BLOB;
         -- A user's latest event, for the rollback check of every read of the user.
         CREATE INDEX ledger_user_events ON ledger(user_name, seq) WHERE auth_level < 0;
+        """
+
+    /// The ledger as a Merkle log (SPEC §5.5): the hash of every complete subtree, `level` 0
+    /// being the leaves (entry seq is leaf seq − 1), written in the transaction that appends
+    /// the entries; append-only like the ledger. A ledger made before gets its tree here, in the
+    /// migration's transaction (``SQLiteStore/buildTree(_:)``).
+    private static let v8 = """
+        CREATE TABLE ledger_tree (
+            level INTEGER NOT NULL CHECK (level BETWEEN 0 AND 62),
+            idx INTEGER NOT NULL CHECK (idx >= 0),
+            hash BLOB NOT NULL CHECK (length(hash) = 32),
+            PRIMARY KEY (level, idx)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TRIGGER ledger_tree_no_update BEFORE UPDATE ON ledger_tree
+        BEGIN SELECT RAISE(ABORT, 'the ledger tree is append-only'); END;
+        CREATE TRIGGER ledger_tree_no_delete BEFORE DELETE ON ledger_tree
+        BEGIN SELECT RAISE(ABORT, 'the ledger tree is append-only'); END;
         """
 }

@@ -63,11 +63,14 @@ extension SQLiteStore {
                     let dataVersion = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
                     var seq: Int64
                     var hash: [UInt8]
+                    var frontier: MerkleFrontier
                     if let cached = tail.current, cached.dataVersion == dataVersion {
                         seq = cached.seq
                         hash = cached.hash
+                        frontier = cached.frontier
                     } else {
                         (seq, hash) = try Self.readLedgerTail(db)
+                        frontier = try Self.readFrontier(db, size: seq)
                     }
                     // The users this batch's events name, whose records are bound to their
                     // latest event (SPEC §5.4): checked before, sealed again after.
@@ -76,6 +79,7 @@ extension SQLiteStore {
                         INSERT INTO ledger (\(Self.ledgerColumns))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """)
+                    let insertNode = try db.cachedStatement(sql: Self.insertTreeNode)
                     for item in batch {
                         seq += 1
                         let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
@@ -92,6 +96,10 @@ extension SQLiteStore {
                         } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
                             throw StorageError.signingKeyRevoked(item.kid)
                         }
+                        // The leaf and the subtrees it completes (SPEC §5.5): O(log n) hashes.
+                        for (node, nodeHash) in frontier.append(leafHash: item.leafHash) {
+                            try insertNode.execute(arguments: [node.level, node.index, Data(nodeHash)])
+                        }
                         if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
                             try Self.insertCheckpoint(try signCheckpoint(seq, entryHash), db)
                         }
@@ -105,7 +113,7 @@ extension SQLiteStore {
                     for name in named {
                         try self.reseal(db, name)
                     }
-                    newTail = LedgerTail.State(seq: seq, hash: hash, dataVersion: dataVersion)
+                    newTail = LedgerTail.State(seq: seq, hash: hash, frontier: frontier, dataVersion: dataVersion)
                     return .commit
                 }
             } catch {
@@ -125,6 +133,59 @@ extension SQLiteStore {
         try LedgerAppend.usersNamedByEvents(batch).filter { name in
             guard let user = try checkedUser(db, name) else { return false }
             return user.sealFailure == nil
+        }
+    }
+
+    static let insertTreeNode = "INSERT INTO ledger_tree (level, idx, hash) VALUES (?, ?, ?)"
+
+    /// The right edge of the log's Merkle tree of `size` leaves, read from the stored tree:
+    /// ``StorageError/ledgerTreeBroken(_:)`` when a hash it needs is missing.
+    static func readFrontier(_ db: Database, size: Int64) throws -> MerkleFrontier {
+        let statement = try db.cachedStatement(sql: "SELECT hash FROM ledger_tree WHERE level = ? AND idx = ?")
+        var hashes: [[UInt8]] = []
+        for node in MerkleTree.subtrees(of: 0..<size) {
+            guard let data = try Data.fetchOne(statement, arguments: [node.level, node.index]) else {
+                throw StorageError.ledgerTreeBroken("the hash of the subtree \(node) is missing")
+            }
+            hashes.append([UInt8](data))
+        }
+        // A tree with leaves past the last entry: entries were removed behind the daemon's back.
+        if try Data.fetchOne(statement, arguments: [0, size]) != nil {
+            throw StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry \(size): entries were removed")
+        }
+        do {
+            return try MerkleFrontier(size: size, hashes: hashes)
+        } catch {
+            throw StorageError.ledgerTreeBroken("\(error)")
+        }
+    }
+
+    /// Makes the Merkle tree of the entries already in the ledger (the upgrade to schema v8),
+    /// one entry at a time in seq order: the same hashes an append would have stored.
+    static func buildTree(_ db: Database) throws {
+        var frontier = MerkleFrontier()
+        let insert = try db.makeStatement(sql: insertTreeNode)
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, jws FROM ledger ORDER BY seq")
+        while let row = try rows.next() {
+            let seq: Int64 = try row.decode(atIndex: 0)
+            let jws: String = try row.decode(atIndex: 1)
+            guard seq == frontier.size + 1 else {
+                throw StorageError.ledgerTreeBroken("entry \(seq) follows entry \(frontier.size): the ledger has a gap")
+            }
+            for (node, hash) in frontier.append(leafHash: MerkleHash.leaf(jws.utf8)) {
+                try insert.execute(arguments: [node.level, node.index, Data(hash)])
+            }
+        }
+    }
+
+    public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT hash FROM ledger_tree WHERE level = ? AND idx = ?")
+            var hashes: [MerkleNode: [UInt8]] = [:]
+            for node in nodes {
+                if let data = try Data.fetchOne(statement, arguments: [node.level, node.index]) { hashes[node] = [UInt8](data) }
+            }
+            return hashes
         }
     }
 

@@ -32,4 +32,7 @@ public enum StorageError: Error, Sendable, Equatable {
     /// The store's `seal_check` does not match the seal key: the key is not the one this
     /// database was sealed with (another host's, or a lost `keys/seal.key`).
     case sealKeyMismatch
+    /// The log's Merkle tree (SPEC §5.5) lacks a hash it must have, or does not match the
+    /// entries it was made of: appended to no further until the database is repaired.
+    case ledgerTreeBroken(String)
 }

@@ -79,36 +79,44 @@ struct LedgerAttackTests {
         #expect((result["problem"]?.stringValue)?.contains("peer") == true, "\(result)")
     }
 
-    @Test("a middle row deleted and the chain recomputed is reported (the checkpoint no longer matches)")
+    @Test("a middle row deleted and the chain recomputed is reported (the checkpoint no longer matches), and nothing more is signed")
     func deletedAndRechained() throws {
         let daemon = try stoppedDaemon()
         try tamper(daemon, "DELETE FROM ledger WHERE seq = 5", rechain: true)
         let result = try audit(daemon)
         #expect(result["ok"]?.boolValue == false, "\(result)")
         #expect(result["problem"]?.stringValue != nil)
+        try expectSigningRefused(daemon)
     }
 
-    @Test("the last rows removed are reported, and so are sequence numbers the daemon then reuses")
+    @Test("the last rows removed are reported, and the daemon signs nothing more (no sequence number is used twice)")
     func truncatedTail() throws {
         let daemon = try stoppedDaemon()
-        // Twelve signatures after the start events: the shutdown checkpoint signs this head.
-        let oldHead = DaemonHarness.startEvents + 12
         try tamper(daemon, "DELETE FROM ledger WHERE seq > 10")
-        // The restart records its configuration at seq 11 (SPEC §5.4), still short of the checkpoint.
+        // The log's Merkle tree still has the removed entries' leaves (SPEC §5.5): the restart
+        // records nothing, and the audit finds the ledger short of the shutdown checkpoint.
         let result = try audit(daemon)
         #expect(result["ok"]?.boolValue == false, "\(result)")
-        #expect((result["problem"]?.stringValue)?.contains("ends at 11") == true, "\(result)")
-        // The daemon signs on from seq 12; the checkpoint of the old head now disagrees.
+        #expect((result["problem"]?.stringValue)?.contains("ends at 10") == true, "\(result)")
+        try expectSigningRefused(daemon)
+        #expect(try daemon.ledgerEntries().count == 10)
+    }
+
+    /// The daemon runs, says in `status` why the log is refused, logs it at critical once, and
+    /// answers every signing with 15, however often asked.
+    func expectSigningRefused(_ daemon: DaemonHarness, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let connection = try daemon.connect()
-        for index in 1...(oldHead - 11) {
+        let status = try #require(try connection.call("status").result)
+        #expect(status["logProblem"]?.stringValue?.contains("past the ledger's last entry") == true, "\(status)",
+                sourceLocation: sourceLocation)
+        for index in 1...3 {
             let reply = try connection.call("authenticateUserAndSignData", [
                 "user": "alice", "payload": "after \(index)", "reason": "audit", "authLevel": 0, "authenticatorType": 0,
             ])
-            try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100)
+            #expect(reply.code == 15, "\(reply)", sourceLocation: sourceLocation)
         }
-        let after = try #require(try connection.call("admin.auditVerify").result)
-        #expect(after["ok"]?.boolValue == false, "\(after)")
-        #expect(after["firstBadSeq"]?.int == oldHead, "\(after)")
+        let alarms = daemon.log.components(separatedBy: "\n").filter { $0.contains("level=critical") && $0.contains("Merkle tree") }
+        #expect(alarms.count == 1, "\(alarms)", sourceLocation: sourceLocation)
     }
 
     @Test("a JWS replaced by not.a.signature with the chain recomputed is reported (every JWS is verified)")

@@ -3,9 +3,10 @@
 -- Two roles: the OWNER owns the tables (it creates and migrates the schema: run a daemon,
 -- or `stepsignd` once, as this role at installation and after an upgrade); the DAEMON role
 -- is what every stepsignd logs in as day to day. The daemon role may read and write the
--- users, counters, keys and codes, but may only SELECT and INSERT the ledger and its
--- checkpoints: no UPDATE, DELETE or TRUNCATE, and it owns nothing, so it cannot drop the
--- append-only triggers either. A stolen daemon credential cannot rewrite history.
+-- users, counters, keys and codes, but may only SELECT and INSERT the ledger, its
+-- checkpoints and its Merkle tree: no UPDATE, DELETE or TRUNCATE, and it owns nothing, so
+-- it cannot drop the append-only triggers either. A stolen daemon credential cannot rewrite
+-- history.
 --
 -- Run as a superuser (or the owner) in the stepsign database, after the schema exists:
 --   psql -d stepsign -v daemon=stepsign -f docs/sql/roles.sql
@@ -29,7 +30,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     name_counters, activation_budgets, used_once
     TO :"daemon";
 GRANT SELECT ON store_secrets, stepsign_schema_migrations TO :"daemon";
--- The ledger: append and read, never change.
-GRANT SELECT, INSERT ON ledger, ledger_checkpoints TO :"daemon";
+-- The ledger, its checkpoints and its Merkle tree: append and read, never change.
+GRANT SELECT, INSERT ON ledger, ledger_checkpoints, ledger_tree TO :"daemon";
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO :"daemon";
 COMMIT;

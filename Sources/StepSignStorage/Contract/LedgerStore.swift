@@ -55,6 +55,11 @@ public protocol LedgerStore: Sendable {
     /// in order: an index range, however long the ledger.
     func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
 
+    /// The stored hashes of `nodes`, complete subtrees of the log's Merkle tree (SPEC §5.5),
+    /// from one snapshot; a node the tree does not have (yet) is absent. Roots and proofs of
+    /// any size are made of them (``MerkleProofPlan``).
+    func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]]
+
     /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
     /// order, from one read snapshot, one row at a time.
     func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit
@@ -65,6 +70,30 @@ extension LedgerStore {
     public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
         try await appendLedger(batch, checkpointEvery: 0) { _, _ in
             throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer")
+        }
+    }
+
+    /// The root of the log's Merkle tree of `size` entries (the first `size`), from the stored
+    /// tree; ``StorageError/ledgerTreeBroken(_:)`` when it lacks a hash (or has fewer leaves).
+    public func ledgerRoot(size: Int64) async throws -> [UInt8] {
+        try await treeHashes(MerkleTree.rootPlan(size: size)).first ?? MerkleHash.emptyRoot
+    }
+
+    /// The inclusion proof of entry `index + 1` (leaf `index`) in the tree of `size` entries.
+    public func ledgerInclusionProof(index: Int64, size: Int64) async throws -> [[UInt8]] {
+        try await treeHashes(MerkleTree.inclusionPlan(index: index, size: size))
+    }
+
+    /// The consistency proof from the tree of `oldSize` entries to that of `newSize`.
+    public func ledgerConsistencyProof(from oldSize: Int64, to newSize: Int64) async throws -> [[UInt8]] {
+        try await treeHashes(MerkleTree.consistencyPlan(from: oldSize, to: newSize))
+    }
+
+    private func treeHashes(_ plan: MerkleProofPlan) async throws -> [[UInt8]] {
+        do {
+            return try plan.hashes(try await ledgerTreeHashes(plan.nodes))
+        } catch let error as MerkleTreeError {
+            throw StorageError.ledgerTreeBroken("\(error)")
         }
     }
 
