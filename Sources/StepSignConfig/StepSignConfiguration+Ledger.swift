@@ -7,21 +7,30 @@ extension StepSignConfiguration {
         /// `checkpoint_seconds`: a checkpoint at least this often while entries are added.
         /// Default 60; 1 to 86400.
         public var checkpointSeconds: Int
+        /// `origin`: the transparency log's name, the first line of its checkpoints and the key
+        /// name of their signatures (SPEC §5.5). "" (the default): `stepsign.<host name>/<instance>`.
+        /// One line of printable text without spaces or `+` (it names note keys too).
+        public var origin: String
 
-        public init(checkpointEntries: Int = 1000, checkpointSeconds: Int = 60) {
+        public init(checkpointEntries: Int = 1000, checkpointSeconds: Int = 60, origin: String = "") {
             self.checkpointEntries = checkpointEntries
             self.checkpointSeconds = checkpointSeconds
+            self.origin = origin
         }
     }
 }
 
 extension StepSignConfiguration.Ledger {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds"])
+        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds", "origin"])
         let d = Self()
         self.init(
             checkpointEntries: try t.integer("checkpoint_entries", default: d.checkpointEntries, in: 1...1_000_000),
-            checkpointSeconds: try t.integer("checkpoint_seconds", default: d.checkpointSeconds, in: 1...86400)
+            checkpointSeconds: try t.integer("checkpoint_seconds", default: d.checkpointSeconds, in: 1...86400),
+            origin: try t.string("origin", default: d.origin) { origin in
+                origin.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7f || $0 == "+" || $0.properties.isWhitespace }
+                    ? "must be one word of printable characters, without spaces or +" : nil
+            }
         )
     }
 }

@@ -39,6 +39,8 @@ public final class Engine: Sendable {
 
     /// Why the log cannot be extended, once the store found its tree broken (SPEC §5.5).
     let logAlarm: LogAlarm
+    /// The transparency log's checkpoints (SPEC §5.5).
+    let log: TransparencyLog
 
     let keyring: Keyring
     let signer: Signer
@@ -90,7 +92,9 @@ public final class Engine: Sendable {
                                                seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
-        let ledger = LedgerWriter(store: store, checkpointer: checkpointer)
+        let logAlarm = LogAlarm(logger: logger)
+        self.logAlarm = logAlarm
+        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current })
         self.signer = Signer(keyring: keyring, ledger: ledger)
         self.events = EventRecorder(keyring: keyring, ledger: ledger)
         let events = self.events
@@ -113,7 +117,9 @@ public final class Engine: Sendable {
                 }
             })
         self.codeDelivery = CodeDelivery(logger: logger)
-        self.logAlarm = LogAlarm(logger: logger)
+        self.log = TransparencyLog(origin: TransparencyLog.origin(configured: configuration.ledger.origin,
+                                                                  instance: configuration.instance),
+                                   store: store, keyring: keyring, alarm: logAlarm, logger: logger)
         let deviceKeys = DeviceKeys(store: store, logger: logger)
         self.deviceKeys = deviceKeys
         let idvVerifier = IDVAssertionVerifier()
@@ -156,6 +162,9 @@ public final class Engine: Sendable {
             try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
             try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
                                     peer: EventRecorder.daemon, instance: config.instance, now: now)
+            // The log as stored must extend the last checkpoint this daemon signed (SPEC §5.5):
+            // checked now, so a database rewritten while the daemon was down signs nothing.
+            _ = try await log.checkpoint(size: try await store.ledgerCount())
         } catch let StorageError.ledgerTreeBroken(why) {
             logAlarm.report(why)
         }
@@ -318,6 +327,10 @@ public final class Engine: Sendable {
             return try await getSignature(signatureID, session: session)
         case .getCheckpoint:
             return Reply(result: ["checkpoint": .string(try await checkpointer.checkpointNow())])
+        case let .getInclusionProof(signatureID, treeSize):
+            return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)
+        case let .getConsistencyProof(fromSize, toSize):
+            return try await getConsistencyProof(from: Int64(fromSize), to: toSize.map(Int64.init))
         case .status:
             return Reply(result: try await statusResult(now: now))
         case let .admin(operation):

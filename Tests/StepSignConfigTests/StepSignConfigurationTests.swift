@@ -167,7 +167,7 @@ struct StepSignConfigurationTests {
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
         #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log"])
-        #expect(root["ledger"]?.table?.keys.count == 2)
+        #expect(root["ledger"]?.table?.keys.count == 3)
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)

@@ -44,7 +44,8 @@ struct SigningKeysPerDaemonTests {
     }
 
     private static func keyFiles(_ daemon: DaemonHarness) throws -> Set<String> {
-        Set(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys"))
+        // The signing keys; beside them the log key and the last checkpoint (SPEC §5.5).
+        Set(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys").filter { $0.hasSuffix(".pem") })
     }
 
     /// PyJWT, with the JWKS one daemon published, verifies a token another daemon signed.

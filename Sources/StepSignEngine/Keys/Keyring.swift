@@ -68,6 +68,8 @@ public final class Keyring: Sendable {
     }
 
     private let directory: KeyDirectory
+    /// The Ed25519 key that signs the transparency log's checkpoints (SPEC §5.5, ``LogKey``).
+    let logKey: Ed25519PrivateKey
     private let instance: String
     private let store: any StepSignStore
     private let state: NIOLockedValueBox<State>
@@ -81,9 +83,10 @@ public final class Keyring: Sendable {
     private let mutations = SerialExecutionQueue()
     private let logger: Logger
 
-    private init(directory: KeyDirectory, instance: String, store: any StepSignStore, root: P256PublicKey?,
-                 state: State, logger: Logger) {
+    private init(directory: KeyDirectory, logKey: Ed25519PrivateKey, instance: String, store: any StepSignStore,
+                 root: P256PublicKey?, state: State, logger: Logger) {
         self.directory = directory
+        self.logKey = logKey
         self.instance = instance
         self.store = store
         self.root = NIOLockedValueBox(root)
@@ -100,14 +103,18 @@ public final class Keyring: Sendable {
                             logger: Logger) async throws -> Keyring {
         try SecureFile.makeDirectory(path)
         let directory = KeyDirectory(path: path, passphrase: passphrase)
-        let keyring = Keyring(directory: directory, instance: instance, store: store, root: clusterRoot,
-                              state: try await loadState(directory: directory, instance: instance, store: store,
-                                                         root: clusterRoot, creating: true, logger: logger),
-                              logger: logger)
+        let state = try await loadState(directory: directory, instance: instance, store: store,
+                                        root: clusterRoot, creating: true, logger: logger)
+        let logKey = try LogKey.loadOrCreate(directory: path, passphrase: passphrase)
+        let keyring = Keyring(directory: directory, logKey: logKey, instance: instance, store: store, root: clusterRoot,
+                              state: state, logger: logger)
         keyring.created.withLockedValue { $0 += keyring.state.withLockedValue { $0.created }.map { [$0] } ?? [] }
         keyring.reportTrust()
         return keyring
     }
+
+    /// The `keys/` directory, where the daemon keeps what no database writer may change.
+    var directoryPath: String { directory.path }
 
     /// The keys made since the last call because this instance had no active key (the first
     /// key, or a new one after another daemon revoked it); rotations are not among them. The

@@ -39,15 +39,21 @@ final class LedgerWriter: Sendable {
     /// Makes the checkpoints (SPEC §5.3); nil makes none.
     private let checkpointer: LedgerCheckpointer?
 
-    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil) {
+    /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
+    private let refusal: @Sendable () -> String?
+
+    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil }) {
         self.store = store
         self.checkpointer = checkpointer
+        self.refusal = refusal
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
-    /// the transaction that holds it is durable.
+    /// the transaction that holds it is durable. Refused (``StorageError/ledgerTreeBroken(_:)``)
+    /// while the log is refused.
     func append(_ entry: LedgerAppend) async throws -> LedgerEntry {
-        try await withCheckedThrowingContinuation { (waiter: Waiter) in
+        if let why = refusal() { throw StorageError.ledgerTreeBroken(why) }
+        return try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let start = state.withLockedValue { state in
                 state.queue.append((entry, waiter))
                 defer { state.draining = true }

@@ -36,7 +36,8 @@ struct Signer: Sendable {
             if revoked == kid { try? await keyring.refresh() }
             throw StorageError.signingKeyRevoked(revoked)
         }
-        let details = request.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed)
+        var details = request.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed)
+        details.logIndex = entry.seq - 1
         return (details, entry)
     }
 }

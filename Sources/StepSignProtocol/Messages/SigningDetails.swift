@@ -10,6 +10,9 @@ public struct SigningDetails: Sendable, Equatable {
     public var authLevel: Int
     public var authenticatorType: Int
     public var authenticatorUsed: String
+    /// The signature's index in the transparency log (its ledger seq − 1, SPEC §5.5); nil when
+    /// nothing was signed (the member is left out).
+    public var logIndex: Int64?
 
     public init(dataPayload: String, dataPayloadLength: Int, reason: String, payloadSignature: String,
                 dataSignatureID: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
@@ -35,6 +38,7 @@ public struct SigningDetails: Sendable, Equatable {
         writer.member("authLevel", authLevel)
         writer.member("authenticatorType", authenticatorType)
         writer.member("authenticatorUsed", authenticatorUsed)
+        if let logIndex { writer.member("logIndex", logIndex) }
         writer.endObject()
     }
 }

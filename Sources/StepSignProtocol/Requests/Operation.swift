@@ -22,6 +22,12 @@ public enum Operation: Sendable {
     case getPublicKeys(format: String?)
     case getSignature(signatureID: String)
     case getCheckpoint
+    /// The inclusion proof of a signature in the transparency log (SPEC §5.5), in the tree of
+    /// `treeSize` entries (nil: the whole log).
+    case getInclusionProof(signatureID: String, treeSize: Int?)
+    /// The consistency proof from the tree of `fromSize` entries to that of `toSize` (nil: the
+    /// whole log).
+    case getConsistencyProof(fromSize: Int, toSize: Int?)
     case status
     /// An `admin.*` operation; only admin peers may send one.
     case admin(AdminOperation)
@@ -105,6 +111,14 @@ public enum Operation: Sendable {
         case "getCheckpoint":
             try request.allowOnly([])
             self = .getCheckpoint
+        case "getInclusionProof":
+            try request.allowOnly(["signatureID", "treeSize"])
+            self = .getInclusionProof(signatureID: try request.string("signatureID"),
+                                      treeSize: try request.optionalInt("treeSize", in: 1...Int(Int64.max)))
+        case "getConsistencyProof":
+            try request.allowOnly(["fromSize", "toSize"])
+            self = .getConsistencyProof(fromSize: try request.int("fromSize", in: 0...Int(Int64.max)),
+                                        toSize: try request.optionalInt("toSize", in: 0...Int(Int64.max)))
         case "status":
             try request.allowOnly([])
             self = .status

@@ -1,0 +1,47 @@
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+
+extension Engine {
+    /// `getInclusionProof` (SPEC §5.5): the proof that a signature is leaf `logIndex` of the
+    /// tree of `treeSize` entries, with a checkpoint of that tree signed by this daemon. For the
+    /// session that made the signature, the peer uid that asked for it, or an admin.
+    func getInclusionProof(_ signatureID: String, treeSize: Int64?, session: Session) async throws -> Reply {
+        guard let entry = try await store.ledgerEntry(signatureID: signatureID),
+              session.isAdmin || session.signatureIDs.contains(signatureID) || entry.peer.uid == session.peer.uid
+        else {
+            // The same answer whether the ID is unknown or someone else's.
+            throw StepSignError.invalid("no signature \"\(signatureID)\" of this peer")
+        }
+        let count = try await store.ledgerCount()
+        let size = treeSize ?? count
+        let index = entry.seq - 1
+        guard index < size, size <= count else {
+            throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
+        }
+        let signed = try await log.checkpoint(size: size)
+        let hashes = try await store.ledgerInclusionProof(index: index, size: size)
+        return Reply(result: [
+            "logIndex": .int(index),
+            "treeSize": .int(size),
+            "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
+            "checkpoint": .string(signed.note.serialized),
+        ])
+    }
+
+    /// `getConsistencyProof` (SPEC §5.5): the proof that the tree of `toSize` entries extends
+    /// the tree of `fromSize`, with a checkpoint of the larger one signed by this daemon.
+    func getConsistencyProof(from fromSize: Int64, to toSize: Int64?) async throws -> Reply {
+        let count = try await store.ledgerCount()
+        let size = toSize ?? count
+        guard fromSize <= size, size <= count else {
+            throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
+        }
+        let signed = try await log.checkpoint(size: size)
+        let hashes = try await store.ledgerConsistencyProof(from: fromSize, to: size)
+        return Reply(result: [
+            "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
+            "checkpoint": .string(signed.note.serialized),
+        ])
+    }
+}

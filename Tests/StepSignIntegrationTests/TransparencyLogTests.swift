@@ -1,0 +1,139 @@
+import Foundation
+import StepSignClient
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+import StepSignTestSupport
+import Testing
+
+/// The ledger as a transparency log, on the real daemon (SPEC §5.5): every signature's
+/// `logIndex` and inclusion proof check offline against a C2SP checkpoint signed by the keys
+/// `getPublicKeys` publishes; consistency proofs join checkpoints; and a database rewritten
+/// consistently behind the daemon's back (chain and tree recomputed) gets no checkpoint and
+/// no signature, because the daemon checks the log against the checkpoint it kept itself.
+@Suite("Transparency log")
+struct TransparencyLogTests {
+    static func signLevel0(_ connection: StepSignConnection, _ payload: String) throws -> JSONValue {
+        let reply = try connection.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": payload, "reason": "log", "authLevel": 0, "authenticatorType": 0,
+        ])
+        return try #require(reply.event("onAuthenticateUserAndSignData")?["details"])
+    }
+
+    /// The published note verifier keys.
+    static func logKeys(_ connection: StepSignConnection) throws -> [NoteVerifierKey] {
+        let keys = try #require(try connection.call("getPublicKeys").result?["logKeys"]?.arrayValue)
+        return try keys.map { try NoteVerifierKey(try #require($0.stringValue)) }
+    }
+
+    /// The checkpoint of a proof reply, its signatures checked against `keys`.
+    static func checkpoint(_ result: JSONValue, keys: [NoteVerifierKey]) throws -> LogCheckpoint {
+        let note = try SignedNote(parsing: try #require(result["checkpoint"]?.stringValue))
+        #expect(try note.verifiedKeys(keys).count == 2, "the log key and the signing key both sign")
+        return try LogCheckpoint(text: note.text)
+    }
+
+    static func hashes(_ result: JSONValue) throws -> [[UInt8]] {
+        let strings = try #require(result["hashes"]?.arrayValue).compactMap(\.stringValue)
+        let hashes = strings.compactMap { Base64.decode($0) }
+        try #require(hashes.count == strings.count, "hashes are base64")
+        return hashes
+    }
+
+    @Test("each signature's logIndex and inclusion proof check offline against a checkpoint of the published keys")
+    func inclusionProofs() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let keys = try Self.logKeys(connection)
+        #expect(Set(keys.map(\.type)) == [.ed25519, .ecdsa])
+        #expect(keys.allSatisfy { $0.name.hasPrefix("stepsign.") && $0.name.hasSuffix("/stepsign-test") })
+        let signed = try (1...7).map { try Self.signLevel0(connection, "entry \($0)") }
+        for (number, details) in signed.enumerated() {
+            let index = Int64(try #require(details["logIndex"]?.int))
+            #expect(index == Int64(DaemonHarness.startEvents + number))
+            let id = try #require(details["dataSignatureID"]?.stringValue)
+            let jws = try #require(details["payloadSignature"]?.stringValue)
+            let proof = try #require(try connection.call("getInclusionProof", ["signatureID": id]).result)
+            #expect(proof["logIndex"]?.int == Int(index))
+            let checkpoint = try Self.checkpoint(proof, keys: keys)
+            #expect(checkpoint.origin == keys[0].name)
+            #expect(proof["treeSize"]?.int == Int(checkpoint.size))
+            #expect(MerkleProof.verifyInclusion(leafHash: MerkleHash.leaf(Array(jws.utf8)), index: index, size: checkpoint.size,
+                                                proof: try Self.hashes(proof), root: checkpoint.rootHash))
+            // Another JWS is not that leaf.
+            #expect(!MerkleProof.verifyInclusion(leafHash: MerkleHash.leaf(Array((jws + "x").utf8)), index: index,
+                                                 size: checkpoint.size, proof: try Self.hashes(proof), root: checkpoint.rootHash))
+        }
+        // Bad requests: an unknown ID, a size below the entry or past the log.
+        #expect(try connection.call("getInclusionProof", ["signatureID": "nope"]).code == 4)
+        let first = try #require(signed[0]["dataSignatureID"]?.stringValue)
+        #expect(try connection.call("getInclusionProof", ["signatureID": first, "treeSize": 1]).code == 4)
+        #expect(try connection.call("getInclusionProof", ["signatureID": first, "treeSize": 1000]).code == 4)
+    }
+
+    @Test("a consistency proof joins an older checkpoint to a newer one")
+    func consistencyProofs() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let keys = try Self.logKeys(connection)
+        for number in 1...3 { _ = try Self.signLevel0(connection, "before \(number)") }
+        let older = try Self.checkpoint(try #require(try connection.call("getConsistencyProof", ["fromSize": 0]).result), keys: keys)
+        for number in 1...6 { _ = try Self.signLevel0(connection, "after \(number)") }
+        let reply = try #require(try connection.call("getConsistencyProof", ["fromSize": Int(older.size)]).result)
+        let newer = try Self.checkpoint(reply, keys: keys)
+        #expect(newer.size == older.size + 6)
+        #expect(MerkleProof.verifyConsistency(oldSize: older.size, newSize: newer.size, oldRoot: older.rootHash,
+                                              newRoot: newer.rootHash, proof: try Self.hashes(reply)))
+        // Sizes the log cannot prove: past its end, from above the target.
+        #expect(try connection.call("getConsistencyProof", ["fromSize": 1, "toSize": 1000]).code == 4)
+        #expect(try connection.call("getConsistencyProof", ["fromSize": 5, "toSize": 4]).code == 4)
+    }
+
+    /// Rewrites entry 3's JWS in the stopped daemon's SQLite file and recomputes, as an attacker
+    /// with the file would, the whole chain and the whole Merkle tree, so both are consistent.
+    static let rewriteScript = """
+        import sqlite3, hashlib, sys
+        db = sqlite3.connect(sys.argv[1])
+        for trigger in ("ledger_no_update", "ledger_tree_no_delete"):
+            db.execute("DROP TRIGGER IF EXISTS " + trigger)
+        db.execute("UPDATE ledger SET jws = jws || 'x' WHERE seq = 3")
+        prev, leaves = bytes(32), []
+        for seq, jws in db.execute("SELECT seq, jws FROM ledger ORDER BY seq").fetchall():
+            entry = hashlib.sha256(prev + hashlib.sha256(jws.encode()).digest()).digest()
+            db.execute("UPDATE ledger SET prev_hash = ?, entry_hash = ? WHERE seq = ?", (prev, entry, seq))
+            prev = entry
+            leaves.append(hashlib.sha256(b"\\x00" + jws.encode()).digest())
+        db.execute("DELETE FROM ledger_tree")
+        level, nodes = 0, leaves
+        while nodes:
+            db.executemany("INSERT INTO ledger_tree (level, idx, hash) VALUES (?, ?, ?)",
+                           [(level, i, h) for i, h in enumerate(nodes)])
+            nodes = [hashlib.sha256(b"\\x01" + nodes[i] + nodes[i + 1]).digest() for i in range(0, len(nodes) - 1, 2)]
+            level += 1
+        db.commit()
+        """
+
+    @Test("a log rewritten consistently while the daemon was down is refused: no checkpoint, no signature, status says why")
+    func neverTwoHistories() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for number in 1...5 { _ = try Self.signLevel0(connection, "entry \(number)") }
+        // A checkpoint of the whole log, kept by the daemon outside the database.
+        _ = try #require(try connection.call("getConsistencyProof", ["fromSize": 0]).result)
+        #expect(daemon.stop() == 0)
+        let rewritten = try Tools.python(Self.rewriteScript, daemon.stateDirectory + "/stepsign.sqlite")
+        try #require(rewritten.status == 0, "\(rewritten.stderr)")
+        try daemon.start()
+        let again = try daemon.connect()
+        let status = try #require(try again.call("status").result)
+        #expect(status["logProblem"]?.stringValue?.contains("does not extend the checkpoint") == true, "\(status)")
+        let refused = try again.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "after", "reason": "log", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(refused.code == 15, "\(refused)")
+        #expect(try again.call("getConsistencyProof", ["fromSize": 0]).code == 15)
+        // The audit still runs, and says the rewritten entry's checkpoint no longer matches.
+        #expect(try again.call("admin.auditVerify").result?["ok"]?.boolValue == false)
+        #expect(daemon.log.components(separatedBy: "\n").filter { $0.contains("level=critical") && $0.contains("Merkle tree") }.count == 1)
+    }
+}
