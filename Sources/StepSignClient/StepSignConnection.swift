@@ -22,6 +22,12 @@ public final class StepSignConnection {
         fd = try Self.connectedSocket(path: path)
     }
 
+    /// Takes over `descriptor`, a stream socket connected to the daemon (from
+    /// ``connectedSocket(path:)``, or handed over by a parent process); closes it when done.
+    public init(adopting descriptor: Int32) {
+        fd = descriptor
+    }
+
     /// A stream socket connected to `path`, for callers that need the raw descriptor (tests
     /// of hostile clients); the caller owns it and must close it.
     public static func connectedSocket(path: String) throws -> Int32 {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import StepSignClient
 import Testing
@@ -18,9 +21,17 @@ struct RefusedConnectionReplyTests {
             usleep(50_000)
             holder = try daemon.connect()
         }
-        let late = try daemon.connect()
-        // Long enough for the daemon to write its line and close: the send then meets EPIPE.
-        usleep(500_000)
+        // Waits until the daemon has written its line and closed (the socket is readable and
+        // hung up), not for a fixed time: the send then meets EPIPE.
+        let socket = try StepSignConnection.connectedSocket(path: daemon.socketPath)
+        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let closed = Date().addingTimeInterval(10)
+        while Date() < closed, poller.revents & Int16(POLLHUP) == 0 {
+            poller.revents = 0
+            _ = poll(&poller, 1, 100)
+        }
+        #expect(poller.revents & Int16(POLLHUP) != 0, "the daemon closed the refused connection")
+        let late = StepSignConnection(adopting: socket)
         let reply = try late.call("status")
         #expect(reply.code == 14)
         #expect(reply.message.contains("too many connections"))
