@@ -64,40 +64,13 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
     /// Reads an Ed25519 private key from PEM: PKCS#8 (`PRIVATE KEY`) or encrypted PKCS#8
     /// (`ENCRYPTED PRIVATE KEY`, needs `passphrase`). Never prompts on a terminal.
     public convenience init(pkcs8PEM: String, passphrase: [UInt8]? = nil) throws(P256KeyError) {
-        let encrypted = pkcs8PEM.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
-        if encrypted && passphrase == nil { throw .passphraseRequired }
-        let bio: MemoryBIO
-        do { bio = try MemoryBIO(text: pkcs8PEM) } catch { throw .openSSL(error) }
-        let loaded: OpaquePointer? = (passphrase ?? []).withUnsafeBytes { bytes in
-            var secret = bytes
-            return withUnsafeMutablePointer(to: &secret) { secretPointer in
-                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, PassphraseCallback.callback,
-                                           passphrase == nil ? nil : UnsafeMutableRawPointer(secretPointer), nil, nil)
-            }
-        }
-        guard let pkey = loaded else {
-            ERR_clear_error()
-            throw encrypted ? .decryptionFailed : .malformed("not a PEM private key")
-        }
-        try self.init(owning: pkey)
+        try self.init(owning: try PrivateKeyPEM.read(pkcs8PEM, passphrase: passphrase))
     }
 
     /// The key as PKCS#8 PEM, encrypted with `passphrase` as ``P256PrivateKey/pkcs8PEM(passphrase:)``
     /// does. Store the result with mode 0600.
     public func pkcs8PEM(passphrase: [UInt8]? = nil) throws(OpenSSLError) -> String {
-        let bio = try MemoryBIO()
-        if var secret = passphrase {
-            defer { secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-            let count = Int32(secret.count)
-            let result = secret.withUnsafeMutableBytes { bytes in
-                PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(),
-                                              bytes.baseAddress?.assumingMemoryBound(to: CChar.self), count, nil, nil)
-            }
-            try check(result, "PEM_write_bio_PKCS8PrivateKey")
-        } else {
-            try check(PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil), "PEM_write_bio_PKCS8PrivateKey")
-        }
-        return bio.text()
+        try PrivateKeyPEM.write(pkey, passphrase: passphrase)
     }
 
     /// The 64-byte Ed25519 signature of `message` (RFC 8032, PureEdDSA: the message itself,

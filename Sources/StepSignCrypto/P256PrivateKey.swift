@@ -57,41 +57,14 @@ public final class P256PrivateKey: @unchecked Sendable {
     /// `.passphraseRequired`; a wrong passphrase `.decryptionFailed`; another kind of key
     /// `.unsupportedKey`. A passphrase given for an unencrypted key is ignored.
     public convenience init(pkcs8PEM: String, passphrase: [UInt8]? = nil) throws(P256KeyError) {
-        let encrypted = pkcs8PEM.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || pkcs8PEM.contains("Proc-Type: 4,ENCRYPTED")
-        if encrypted && passphrase == nil { throw .passphraseRequired }
-        let bio: MemoryBIO
-        do { bio = try MemoryBIO(text: pkcs8PEM) } catch { throw .openSSL(error) }
-        let loaded: OpaquePointer? = (passphrase ?? []).withUnsafeBytes { bytes in
-            var secret = bytes
-            return withUnsafeMutablePointer(to: &secret) { secretPointer in
-                PEM_read_bio_PrivateKey_ex(bio.pointer, nil, PassphraseCallback.callback,
-                                           passphrase == nil ? nil : UnsafeMutableRawPointer(secretPointer), nil, nil)
-            }
-        }
-        guard let pkey = loaded else {
-            ERR_clear_error()
-            throw encrypted ? .decryptionFailed : .malformed("not a PEM private key")
-        }
-        try self.init(owning: pkey)
+        try self.init(owning: try PrivateKeyPEM.read(pkcs8PEM, passphrase: passphrase))
     }
 
     /// The key as PKCS#8 PEM. With a passphrase: encrypted PKCS#8
     /// (`ENCRYPTED PRIVATE KEY`, PBES2 with PBKDF2-HMAC-SHA256 and AES-256-CBC, OpenSSL's
     /// defaults); without: plain `PRIVATE KEY`. Store the result with mode 0600.
     public func pkcs8PEM(passphrase: [UInt8]? = nil) throws(OpenSSLError) -> String {
-        let bio = try MemoryBIO()
-        if var secret = passphrase {
-            defer { secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-            let count = Int32(secret.count)
-            let result = secret.withUnsafeMutableBytes { bytes in
-                PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, EVP_aes_256_cbc(),
-                                              bytes.baseAddress?.assumingMemoryBound(to: CChar.self), count, nil, nil)
-            }
-            try check(result, "PEM_write_bio_PKCS8PrivateKey")
-        } else {
-            try check(PEM_write_bio_PKCS8PrivateKey(bio.pointer, pkey, nil, nil, 0, nil, nil), "PEM_write_bio_PKCS8PrivateKey")
-        }
-        return bio.text()
+        try PrivateKeyPEM.write(pkey, passphrase: passphrase)
     }
 
     /// The ES256 signature of `message`: ECDSA P-256 over SHA-256, as raw r||s, exactly 64

@@ -13,12 +13,7 @@ public enum MerkleProof {
             guard sn != 0 else { return false }
             if fn & 1 == 1 || fn == sn {
                 hash = MerkleHash.node(sibling, hash)
-                if fn & 1 == 0 {
-                    repeat {
-                        fn >>= 1
-                        sn >>= 1
-                    } while fn & 1 == 0 && fn != 0
-                }
+                if fn & 1 == 0 { shiftToOdd(&fn, &sn) }
             } else {
                 hash = MerkleHash.node(hash, sibling)
             }
@@ -53,12 +48,7 @@ public enum MerkleProof {
             if fn & 1 == 1 || fn == sn {
                 oldHash = MerkleHash.node(hash, oldHash)
                 newHash = MerkleHash.node(hash, newHash)
-                if fn & 1 == 0 {
-                    repeat {
-                        fn >>= 1
-                        sn >>= 1
-                    } while fn & 1 == 0 && fn != 0
-                }
+                if fn & 1 == 0 { shiftToOdd(&fn, &sn) }
             } else {
                 newHash = MerkleHash.node(newHash, hash)
             }
@@ -66,5 +56,14 @@ public enum MerkleProof {
             sn >>= 1
         }
         return sn == 0 && oldHash == oldRoot && newHash == newRoot
+    }
+
+    /// Right-shifts both until `fn`'s lowest bit is set or it is 0 (RFC 9162: "right-shift both
+    /// fn and sn equally until either LSB(fn) is set or fn is 0"); `fn` is even and not 0.
+    private static func shiftToOdd(_ fn: inout Int64, _ sn: inout Int64) {
+        repeat {
+            fn >>= 1
+            sn >>= 1
+        } while fn & 1 == 0 && fn != 0
     }
 }
