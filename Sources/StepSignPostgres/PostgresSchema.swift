@@ -481,7 +481,8 @@ enum PostgresSchema {
     ]
 
     /// The ledger as a Merkle log (SPEC §5.5), as SQLite's v8: the hash of every complete
-    /// subtree (`level` 0: the leaves; entry seq is leaf seq − 1), append-only, extended by
+    /// subtree (the leaves included; entry seq is leaf seq − 1) under its storage index,
+    /// append-only, extended by
     /// `stepsign_tree_append` inside `stepsign_ledger_append`, so under the ledger lock and in
     /// the batch's own transaction on both of the store's paths (one `CALL`, or a transaction
     /// with a checkpoint): two daemons extend one tree. The entries already there get their tree
@@ -489,11 +490,29 @@ enum PostgresSchema {
     private static let v8: [String] = [
         """
         CREATE TABLE ledger_tree (
-            level integer NOT NULL CHECK (level BETWEEN 0 AND 62),
-            idx bigint NOT NULL CHECK (idx >= 0),
-            hash bytea NOT NULL CHECK (length(hash) = 32),
-            PRIMARY KEY (level, idx)
+            id bigint PRIMARY KEY CHECK (id >= 0),
+            hash bytea NOT NULL CHECK (length(hash) = 32)
         )
+        """,
+        // MerkleNode.storageIndex (Go's sumdb/tlog StoredHashIndex): an append's nodes come
+        // right after the previous append's, so the primary key only grows at its end.
+        """
+        CREATE FUNCTION stepsign_tree_index(level integer, n bigint) RETURNS bigint
+        LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+        DECLARE
+            m bigint := n;
+            sum bigint := 0;
+        BEGIN
+            FOR l IN 1..level LOOP
+                m := 2 * m + 1;
+            END LOOP;
+            WHILE m > 0 LOOP
+                sum := sum + m;
+                m := m >> 1;
+            END LOOP;
+            RETURN sum + level;
+        END
+        $$
         """,
         """
         CREATE TRIGGER ledger_tree_append_only BEFORE UPDATE OR DELETE ON ledger_tree
@@ -513,19 +532,17 @@ enum PostgresSchema {
             edge_levels integer[] := '{}';
             edge_hashes bytea[] := '{}';
             top integer := 0;
-            new_levels integer[] := '{}';
-            new_idxs bigint[] := '{}';
             new_hashes bytea[] := '{}';
+            count integer := 0;
             start bigint := 0;
             stored bytea;
             node_level integer;
-            node_idx bigint;
             h bytea;
             n integer := coalesce(array_length(jwss, 1), 0);
         BEGIN
             FOR lvl IN REVERSE 62..0 LOOP
                 IF (tail_size >> lvl) & 1 = 1 THEN
-                    SELECT t.hash INTO stored FROM ledger_tree t WHERE t.level = lvl AND t.idx = start >> lvl;
+                    SELECT t.hash INTO stored FROM ledger_tree t WHERE t.id = stepsign_tree_index(lvl, start >> lvl);
                     IF NOT FOUND THEN
                         RAISE EXCEPTION 'the ledger tree lacks the hash of the subtree (%, %)', lvl, start >> lvl
                             USING ERRCODE = 'data_corrupted';
@@ -536,32 +553,31 @@ enum PostgresSchema {
                     start := start + (1::bigint << lvl);
                 END IF;
             END LOOP;
-            IF EXISTS (SELECT 1 FROM ledger_tree t WHERE t.level = 0 AND t.idx = tail_size) THEN
+            IF EXISTS (SELECT 1 FROM ledger_tree t WHERE t.id = stepsign_tree_index(0, tail_size)) THEN
                 RAISE EXCEPTION 'the tree has leaves past the ledger''s last entry %: entries were removed', tail_size
                     USING ERRCODE = 'data_corrupted';
             END IF;
+            -- The new nodes in append order, which is their storage order: their ids run on from
+            -- the first leaf's, one by one (no index computed per node).
             FOR i IN 1..n LOOP
                 node_level := 0;
-                node_idx := tail_size + i - 1;
                 h := sha256('\\x00'::bytea || convert_to(jwss[i], 'UTF8'));
-                new_levels := array_append(new_levels, node_level);
-                new_idxs := array_append(new_idxs, node_idx);
-                new_hashes := array_append(new_hashes, h);
+                count := count + 1;
+                new_hashes[count] := h;
                 WHILE top > 0 AND edge_levels[top] = node_level LOOP
                     h := sha256('\\x01'::bytea || edge_hashes[top] || h);
                     top := top - 1;
                     node_level := node_level + 1;
-                    node_idx := node_idx >> 1;
-                    new_levels := array_append(new_levels, node_level);
-                    new_idxs := array_append(new_idxs, node_idx);
-                    new_hashes := array_append(new_hashes, h);
+                    count := count + 1;
+                    new_hashes[count] := h;
                 END LOOP;
                 top := top + 1;
                 edge_levels[top] := node_level;
                 edge_hashes[top] := h;
             END LOOP;
-            INSERT INTO ledger_tree (level, idx, hash)
-            SELECT u.level, u.idx, u.hash FROM unnest(new_levels, new_idxs, new_hashes) AS u(level, idx, hash);
+            INSERT INTO ledger_tree (id, hash)
+            SELECT stepsign_tree_index(0, tail_size) + u.i - 1, u.hash
+              FROM unnest(new_hashes) WITH ORDINALITY AS u(hash, i);
         END
         $$
         """,

@@ -274,16 +274,15 @@ extension PostgresStore {
     public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
         guard !nodes.isEmpty else { return [:] }
         return try await withConnection { connection in
-            let rows = try await connection.query("""
-                SELECT t.level, t.idx, t.hash FROM ledger_tree t
-                  JOIN unnest(\(nodes.map(\.level))::integer[], \(nodes.map(\.index))::bigint[]) AS u(level, idx)
-                    ON t.level = u.level AND t.idx = u.idx
-                """, logger: logger)
+            let byIndex = Dictionary(nodes.map { ($0.storageIndex, $0) }, uniquingKeysWith: { first, _ in first })
+            let rows = try await connection.query(
+                "SELECT id, hash FROM ledger_tree WHERE id = ANY(\(Array(byIndex.keys))::bigint[])", logger: logger
+            )
             var hashes: [MerkleNode: [UInt8]] = [:]
             for try await row in rows {
                 do {
-                    let (level, index, hash) = try row.decode((Int, Int64, Data).self)
-                    hashes[MerkleNode(level: level, index: index)] = [UInt8](hash)
+                    let (id, hash) = try row.decode((Int64, Data).self)
+                    if let node = byIndex[id] { hashes[node] = [UInt8](hash) }
                 } catch {
                     throw Self.malformed("ledger_tree", error)
                 }

@@ -228,17 +228,16 @@ enum SQLiteSchema {
         CREATE INDEX ledger_user_events ON ledger(user_name, seq) WHERE auth_level < 0;
         """
 
-    /// The ledger as a Merkle log (SPEC §5.5): the hash of every complete subtree, `level` 0
-    /// being the leaves (entry seq is leaf seq − 1), written in the transaction that appends
+    /// The ledger as a Merkle log (SPEC §5.5): the hash of every complete subtree (the leaves
+    /// included; entry seq is leaf seq − 1) under its ``MerkleNode/storageIndex``, so an append
+    /// only ever adds rows at the end of the table; written in the transaction that appends
     /// the entries; append-only like the ledger. A ledger made before gets its tree here, in the
     /// migration's transaction (``SQLiteStore/buildTree(_:)``).
     private static let v8 = """
         CREATE TABLE ledger_tree (
-            level INTEGER NOT NULL CHECK (level BETWEEN 0 AND 62),
-            idx INTEGER NOT NULL CHECK (idx >= 0),
-            hash BLOB NOT NULL CHECK (length(hash) = 32),
-            PRIMARY KEY (level, idx)
-        ) STRICT, WITHOUT ROWID;
+            id INTEGER PRIMARY KEY CHECK (id >= 0),
+            hash BLOB NOT NULL CHECK (length(hash) = 32)
+        ) STRICT;
         CREATE TRIGGER ledger_tree_no_update BEFORE UPDATE ON ledger_tree
         BEGIN SELECT RAISE(ABORT, 'the ledger tree is append-only'); END;
         CREATE TRIGGER ledger_tree_no_delete BEFORE DELETE ON ledger_tree

@@ -98,7 +98,7 @@ extension SQLiteStore {
                         }
                         // The leaf and the subtrees it completes (SPEC §5.5): O(log n) hashes.
                         for (node, nodeHash) in frontier.append(leafHash: item.leafHash) {
-                            try insertNode.execute(arguments: [node.level, node.index, Data(nodeHash)])
+                            try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
                         }
                         if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
                             try Self.insertCheckpoint(try signCheckpoint(seq, entryHash), db)
@@ -136,21 +136,22 @@ extension SQLiteStore {
         }
     }
 
-    static let insertTreeNode = "INSERT INTO ledger_tree (level, idx, hash) VALUES (?, ?, ?)"
+    static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
+    static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
 
     /// The right edge of the log's Merkle tree of `size` leaves, read from the stored tree:
     /// ``StorageError/ledgerTreeBroken(_:)`` when a hash it needs is missing.
     static func readFrontier(_ db: Database, size: Int64) throws -> MerkleFrontier {
-        let statement = try db.cachedStatement(sql: "SELECT hash FROM ledger_tree WHERE level = ? AND idx = ?")
+        let statement = try db.cachedStatement(sql: selectTreeNode)
         var hashes: [[UInt8]] = []
         for node in MerkleTree.subtrees(of: 0..<size) {
-            guard let data = try Data.fetchOne(statement, arguments: [node.level, node.index]) else {
+            guard let data = try Data.fetchOne(statement, arguments: [node.storageIndex]) else {
                 throw StorageError.ledgerTreeBroken("the hash of the subtree \(node) is missing")
             }
             hashes.append([UInt8](data))
         }
         // A tree with leaves past the last entry: entries were removed behind the daemon's back.
-        if try Data.fetchOne(statement, arguments: [0, size]) != nil {
+        if try Data.fetchOne(statement, arguments: [MerkleNode(level: 0, index: size).storageIndex]) != nil {
             throw StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry \(size): entries were removed")
         }
         do {
@@ -173,17 +174,17 @@ extension SQLiteStore {
                 throw StorageError.ledgerTreeBroken("entry \(seq) follows entry \(frontier.size): the ledger has a gap")
             }
             for (node, hash) in frontier.append(leafHash: MerkleHash.leaf(jws.utf8)) {
-                try insert.execute(arguments: [node.level, node.index, Data(hash)])
+                try insert.execute(arguments: [node.storageIndex, Data(hash)])
             }
         }
     }
 
     public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
         try await pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT hash FROM ledger_tree WHERE level = ? AND idx = ?")
+            let statement = try db.cachedStatement(sql: Self.selectTreeNode)
             var hashes: [MerkleNode: [UInt8]] = [:]
             for node in nodes {
-                if let data = try Data.fetchOne(statement, arguments: [node.level, node.index]) { hashes[node] = [UInt8](data) }
+                if let data = try Data.fetchOne(statement, arguments: [node.storageIndex]) { hashes[node] = [UInt8](data) }
             }
             return hashes
         }

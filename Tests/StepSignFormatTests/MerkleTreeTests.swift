@@ -212,6 +212,25 @@ import Testing
         }
     }
 
+    @Test func appendsWriteTheirNodesAtTheEndOfADenseOrder() {
+        // Leaf after leaf, the nodes each append finishes get the storage indexes 0, 1, 2, …
+        // with no gap and no repeat: a store keyed by them appends at the end of its index.
+        var frontier = MerkleFrontier()
+        var next: Int64 = 0
+        for hash in Self.leafHashes(1000) {
+            for (node, _) in frontier.append(leafHash: hash) {
+                #expect(node.storageIndex == next, "\(node)")
+                next += 1
+            }
+        }
+        // Go's sumdb/tlog StoredHashIndex for a few known places.
+        #expect(MerkleNode(level: 0, index: 0).storageIndex == 0)
+        #expect(MerkleNode(level: 0, index: 1).storageIndex == 1)
+        #expect(MerkleNode(level: 1, index: 0).storageIndex == 2)
+        #expect(MerkleNode(level: 0, index: 2).storageIndex == 3)
+        #expect(MerkleNode(level: 2, index: 0).storageIndex == 6)
+    }
+
     @Test func anAppendStoresAtMostLogNNodesAndAProofReadsAtMostTwoPerLevel() {
         var frontier = MerkleFrontier()
         var most = 0

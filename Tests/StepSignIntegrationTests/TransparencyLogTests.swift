@@ -103,11 +103,18 @@ struct TransparencyLogTests {
             db.execute("UPDATE ledger SET prev_hash = ?, entry_hash = ? WHERE seq = ?", (prev, entry, seq))
             prev = entry
             leaves.append(hashlib.sha256(b"\\x00" + jws.encode()).digest())
+        def storage_index(level, n):
+            for _ in range(level):
+                n = 2 * n + 1
+            position = 0
+            while n > 0:
+                position, n = position + n, n >> 1
+            return position + level
         db.execute("DELETE FROM ledger_tree")
         level, nodes = 0, leaves
         while nodes:
-            db.executemany("INSERT INTO ledger_tree (level, idx, hash) VALUES (?, ?, ?)",
-                           [(level, i, h) for i, h in enumerate(nodes)])
+            db.executemany("INSERT INTO ledger_tree (id, hash) VALUES (?, ?)",
+                           [(storage_index(level, i), h) for i, h in enumerate(nodes)])
             nodes = [hashlib.sha256(b"\\x01" + nodes[i] + nodes[i + 1]).digest() for i in range(0, len(nodes) - 1, 2)]
             level += 1
         db.commit()

@@ -148,6 +148,7 @@ import Testing
             let store = try await database.open()
             // Back to schema v7 by hand, as that version left it: v3's append, no tree.
             for statement in ["DROP TABLE ledger_tree", PostgresSchema.ledgerAppendV3, "DROP FUNCTION stepsign_tree_append(bigint, text[])",
+                              "DROP FUNCTION stepsign_tree_index(integer, bigint)",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 8"] {
                 try await PostgresTestServer.administer(statement, database: database.name)
             }
@@ -178,7 +179,7 @@ import Testing
         let queue = try DatabaseQueue(path: directory.path + "/" + SQLiteStore.fileName)
         try await queue.write { db in
             try db.execute(sql: "DROP TRIGGER ledger_tree_no_delete")
-            try db.execute(sql: "DELETE FROM ledger_tree WHERE level = 1 AND idx = 2")
+            try db.execute(sql: "DELETE FROM ledger_tree WHERE id = ?", arguments: [MerkleNode(level: 1, index: 2).storageIndex])
         }
         try queue.close()
         let reopened = try directory.open()
