@@ -12,12 +12,10 @@ extension Engine {
         try await keyring.refresh()
         // A PEM bundle cannot say where a revoked key's validity ends: it carries the
         // unrevoked keys only; the JWKS carries revoked ones with `stepsign_revoked_at`.
-        if format == "pem" { return Reply(result: ["pem": .string(keyring.unrevokedKeys.pemBundle)]) }
-        return Reply(result: [
-            "jwks": Self.jwksJSON(keyring.trustedKeys.jwks),
-            // The note verifier keys of this daemon's checkpoints (SPEC §5.5).
-            "logKeys": .array(log.verifierKeys.map { .string($0.description) }),
-        ])
+        // The note verifier keys of this daemon's checkpoints (SPEC §5.5), in either format.
+        let logKeys = JSONValue.array(log.verifierKeys.map { .string($0.description) })
+        if format == "pem" { return Reply(result: ["pem": .string(keyring.unrevokedKeys.pemBundle), "logKeys": logKeys]) }
+        return Reply(result: ["jwks": Self.jwksJSON(keyring.trustedKeys.jwks), "logKeys": logKeys])
     }
 
     /// `getSignature`: the ledger row, for the session that made it or an admin.

@@ -47,6 +47,8 @@ struct TransparencyLogTests {
         let keys = try Self.logKeys(connection)
         #expect(Set(keys.map(\.type)) == [.ed25519, .ecdsa])
         #expect(keys.allSatisfy { $0.name.hasPrefix("stepsign.") && $0.name.hasSuffix("/stepsign-test") })
+        let pemKeys = try #require(try connection.call("getPublicKeys", ["format": "pem"]).result?["logKeys"]?.arrayValue)
+        #expect(pemKeys.compactMap(\.stringValue) == keys.map(\.description))
         let signed = try (1...7).map { try Self.signLevel0(connection, "entry \($0)") }
         for (number, details) in signed.enumerated() {
             let index = Int64(try #require(details["logIndex"]?.int))
