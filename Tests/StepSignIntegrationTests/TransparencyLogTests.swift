@@ -96,9 +96,12 @@ struct TransparencyLogTests {
     static let rewriteScript = """
         import sqlite3, hashlib, sys
         db = sqlite3.connect(sys.argv[1])
-        for trigger in ("ledger_no_update", "ledger_tree_no_delete"):
+        for trigger in ("ledger_no_update", "ledger_no_delete", "ledger_tree_no_delete"):
             db.execute("DROP TRIGGER IF EXISTS " + trigger)
-        db.execute("UPDATE ledger SET jws = jws || 'x' WHERE seq = 3")
+        if sys.argv[2] == "rewrite":
+            db.execute("UPDATE ledger SET jws = jws || 'x' WHERE seq = 3")
+        else:  # a rolled-back copy: the newest entries gone, chain and tree as they were then
+            db.execute("DELETE FROM ledger WHERE seq > ?", (int(sys.argv[2]),))
         prev, leaves = bytes(32), []
         for seq, jws in db.execute("SELECT seq, jws FROM ledger ORDER BY seq").fetchall():
             entry = hashlib.sha256(prev + hashlib.sha256(jws.encode()).digest()).digest()
@@ -130,7 +133,7 @@ struct TransparencyLogTests {
         // A checkpoint of the whole log, kept by the daemon outside the database.
         _ = try #require(try connection.call("getConsistencyProof", ["fromSize": 0]).result)
         #expect(daemon.stop() == 0)
-        let rewritten = try Tools.python(Self.rewriteScript, daemon.stateDirectory + "/stepsign.sqlite")
+        let rewritten = try Tools.python(Self.rewriteScript, daemon.stateDirectory + "/stepsign.sqlite", "rewrite")
         try #require(rewritten.status == 0, "\(rewritten.stderr)")
         try daemon.start()
         let again = try daemon.connect()
@@ -144,5 +147,25 @@ struct TransparencyLogTests {
         // The audit still runs, and says the rewritten entry's checkpoint no longer matches.
         #expect(try again.call("admin.auditVerify").result?["ok"]?.boolValue == false)
         #expect(daemon.log.components(separatedBy: "\n").filter { $0.contains("level=critical") && $0.contains("Merkle tree") }.count == 1)
+    }
+
+    @Test("a rolled-back copy of the log (the newest entries gone, chain and tree as they were) is refused, and the daemon keeps serving")
+    func rolledBackCopy() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        for number in 1...5 { _ = try Self.signLevel0(connection, "entry \(number)") }
+        _ = try #require(try connection.call("getConsistencyProof", ["fromSize": 0]).result)
+        #expect(daemon.stop() == 0)
+        let rolledBack = try Tools.python(Self.rewriteScript, daemon.stateDirectory + "/stepsign.sqlite", "4")
+        try #require(rolledBack.status == 0, "\(rolledBack.stderr)")
+        try daemon.start()
+        let again = try daemon.connect()
+        let status = try #require(try again.call("status").result)
+        #expect(status["logProblem"]?.stringValue?.contains("cut or rolled back") == true, "\(status)")
+        let refused = try again.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "after", "reason": "log", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(refused.code == 15, "\(refused)")
+        #expect(try again.call("admin.auditVerify").code == 0)
     }
 }

@@ -73,6 +73,12 @@ final class TransparencyLog: Sendable {
         try await making.run { [self] in
             let kept = try lastSigned()
             if let kept, size < kept.checkpoint.size {
+                // A log shorter than what this daemon signed was cut or rolled back (a restored
+                // copy): refused, not a bad request.
+                let count = try await store.ledgerCount()
+                if count < kept.checkpoint.size {
+                    throw refuse("the log has \(count) entries, fewer than the \(kept.checkpoint.size) of the checkpoint this daemon signed: it was cut or rolled back")
+                }
                 throw StepSignError.invalid("the tree size must be at least \(kept.checkpoint.size), the latest checkpoint's")
             }
             let root = try await store.ledgerRoot(size: size)
