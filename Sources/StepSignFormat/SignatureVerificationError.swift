@@ -32,6 +32,10 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
     /// Signed by a key revoked at log index `revokedAt` (SPEC §5.4), and no log index below
     /// it is proven for this signature.
     case revokedKey(kid: String, revokedAt: Int64, logIndex: Int64?)
+    /// The signature is not proven to be in the log: the proof's checkpoint is not signed by a
+    /// trusted log key of its origin, or its path does not lead from this JWS to the root
+    /// (SPEC §5.5).
+    case notInLog(String)
 
     /// True for `.badInput`: the text was not a signature at all.
     public var isBadInput: Bool {
@@ -56,6 +60,7 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
         case .userMismatch: "user-mismatch"
         case .levelTooLow: "level-too-low"
         case .revokedKey: "revoked-key"
+        case .notInLog: "not-in-log"
         }
     }
 
@@ -80,6 +85,7 @@ public enum SignatureVerificationError: Error, Sendable, Equatable, CustomString
             "key \(kid) was revoked at log index \(revokedAt); this signature is at index \(logIndex), not below it"
         case let .revokedKey(kid, revokedAt, nil):
             "key \(kid) was revoked at log index \(revokedAt): its signatures are valid only with proof of a log index below it"
+        case .notInLog(let why): "the proof does not show this signature in the log: \(why)"
         }
     }
 }

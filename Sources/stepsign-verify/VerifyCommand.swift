@@ -4,7 +4,8 @@ import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
 
-/// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--min-level N] [--json] [JWS | -]`
+/// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--min-level N]
+/// [--proof FILE --log-key VKEY …] [--json] [JWS | -]`
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -12,6 +13,7 @@ struct VerifyCommand: ParsableCommand {
     )
 
     @OptionGroup var keyOptions: KeysOptions
+    @OptionGroup var proofOptions: ProofOptions
 
     @Option(help: "The payload the signature must carry (compared byte for byte as UTF-8).")
     var payload: String?
@@ -27,7 +29,7 @@ struct VerifyCommand: ParsableCommand {
         valueName: "n"))
     var minLevel = 1
 
-    @Flag(help: "Print one JSON object: valid, reason, message, kid, claims, source, file (null where there is nothing to say).")
+    @Flag(help: "Print one JSON object: valid, reason, message, kid, claims, source, file, logIndex, treeSize, origin (null where there is nothing to say).")
     var json = false
 
     @Argument(help: "The JWS; @FILE or the name of a readable file reads it from that file; - or nothing reads it from stdin.")
@@ -44,24 +46,37 @@ struct VerifyCommand: ParsableCommand {
 
     /// The `--json` report; every field is present, null when there is nothing to say. `source`
     /// is where the JWS came from ("argument", "file" or "stdin"), `file` the file it was read
-    /// from for source "file".
+    /// from for source "file"; `logIndex`, `treeSize` and `origin` say where a checked proof
+    /// places the signature.
     static func report(valid: Bool, reason: String? = nil, message: String? = nil, kid: String? = nil,
-                       claims: SignatureClaims? = nil, source: String?, file: String?) -> JSONValue {
+                       claims: SignatureClaims? = nil, source: String?, file: String?,
+                       proven: ProvenPlace? = nil) -> JSONValue {
         [
             "valid": .bool(valid), "reason": reason.jsonValue, "message": message.jsonValue, "kid": kid.jsonValue,
             // The claims exactly as the signature carries them.
             "claims": claims.flatMap { try? JSONParser.parse($0.jsonBytes) } ?? .null,
             "source": source.jsonValue, "file": file.jsonValue,
+            "logIndex": proven.map { .int($0.index) } ?? .null,
+            "treeSize": proven.map { .int($0.checkpoint.size) } ?? .null,
+            "origin": proven.map { .string($0.checkpoint.origin) } ?? .null,
         ]
+    }
+
+    /// Where a checked proof places the signature: its index in the log of a signed checkpoint.
+    struct ProvenPlace {
+        var index: Int64
+        var checkpoint: LogCheckpoint
     }
 
     func run() throws {
         let trusted: TrustedKeys
         let compact: String
         let expectedPayload: [UInt8]?
+        let proof: (proof: TlogProof, logKeys: [NoteVerifierKey])?
         let input = JWSInput(argument: jws)
         do throws(InputFiles.Failure) {
             trusted = try keyOptions.load()
+            proof = try proofOptions.load()
             compact = try input.read()
             if !json, let file = input.file {
                 Console.error("JWS read from the file \(file)")
@@ -79,9 +94,20 @@ struct VerifyCommand: ParsableCommand {
             failInput(error.description, input: input)
         }
 
+        // A proof is checked first (for a revoked key, its index decides), unless the text is
+        // not a JWS at all: that is bad input, whatever the proof says.
+        var proven: ProvenPlace?
+        if let proof, (try? JWS.parse(compact)) != nil {
+            do {
+                let checkpoint = try proof.proof.verify(leaf: Array(compact.utf8), logKeys: proof.logKeys)
+                proven = ProvenPlace(index: proof.proof.index, checkpoint: checkpoint)
+            } catch {
+                fail(.notInLog(error.description), claims: nil, kid: nil, input: input)
+            }
+        }
         let claims: SignatureClaims
         do {
-            claims = try StepSignSignature.verify(compact, trustedKeys: trusted)
+            claims = try StepSignSignature.verify(compact, trustedKeys: trusted, logIndex: proven?.index)
         } catch {
             fail(error, claims: nil, kid: nil, input: input)
         }
@@ -97,9 +123,12 @@ struct VerifyCommand: ParsableCommand {
             fail(.userMismatch, claims: claims, kid: kid, input: input)
         }
         if json {
-            Console.json(Self.report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file))
+            Console.json(Self.report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file, proven: proven))
         } else {
             Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
+            if let proven {
+                Console.out("in the log: index \(proven.index) of \(proven.checkpoint.size) in \(proven.checkpoint.origin)")
+            }
         }
     }
 

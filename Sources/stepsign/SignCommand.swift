@@ -2,6 +2,7 @@ import ArgumentParser
 import StepSignProtocol
 import Foundation
 import StepSignClient
+import StepSignFormat
 
 /// `stepsign sign`: asks for a signature and answers the step-up challenges.
 struct SignCommand: ParsableCommand {
@@ -24,6 +25,8 @@ struct SignCommand: ParsableCommand {
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce and the challenge (base64url operation text) as its arguments; it prints the assertion, which must carry txn = base64url(SHA-256(text)).")
     var idvCommand: String?
     @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
+    @Option(name: .customLong("proof-out"), help: ArgumentHelp("Also write the proof that the signature is in the log (a C2SP tlog-proof, checked before it is written) to this file.", valueName: "file"))
+    var proofOut: String?
 
     func validate() throws {
         if payload != nil, payloadFile != nil {
@@ -92,12 +95,31 @@ struct SignCommand: ParsableCommand {
                     } else {
                         print(details["payloadSignature"]?.stringValue ?? "")
                     }
+                    // After the signature is printed: a proof that fails loses no signature.
+                    if let proofOut {
+                        try writeProof(details, on: connection, to: proofOut)
+                    }
                     return
                 default:
                     throw CLIError("this client cannot answer \(name) yet")
                 }
             }
         }
+    }
+
+    /// `--proof-out`: the new signature's inclusion proof, asked on the session that made it and
+    /// checked against the JWS and the daemon's published log keys before it is written.
+    private func writeProof(_ details: JSONValue, on connection: StepSignConnection, to path: String) throws {
+        guard let signatureID = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else {
+            throw CLIError("the daemon's reply has no dataSignatureID or payloadSignature")
+        }
+        let proof = try ProofFile.fetch(signatureID, on: connection)
+        do {
+            _ = try proof.verify(leaf: Array(jws.utf8), logKeys: try ProofFile.logKeys(on: connection))
+        } catch let error as NoteError {
+            throw CLIError("signed, but the daemon's inclusion proof of \(signatureID) does not check: \(error); nothing written to \(path)")
+        }
+        try ProofFile.write(proof, to: path)
     }
 
     /// A retried device or IDV challenge: say why; a scripted answer will not do better.

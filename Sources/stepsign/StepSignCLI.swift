@@ -25,7 +25,7 @@ struct StepSignCLI: ParsableCommand {
             """,
         version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
-                      DeviceCommand.self, StatusCommand.self, KeysCommand.self, AdminCommand.self]
+                      DeviceCommand.self, StatusCommand.self, KeysCommand.self, ProofCommand.self, AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions
