@@ -106,6 +106,9 @@ extension Engine {
             let isLastPage = entries.count < limit
             let checkpoints = try await store.ledgerCheckpoints(
                 afterSeq: Int64(afterSeq), throughSeq: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
+            // The log's C2SP checkpoints (SPEC §5.5) by the same rule, by tree size.
+            let logCheckpoints = try await store.logCheckpoints(
+                afterSize: Int64(afterSeq), throughSize: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
             return Reply(result: [
                 "entries": .array(entries.map { entry in
                     [
@@ -121,6 +124,7 @@ extension Engine {
                     ]
                 }),
                 "checkpoints": .array(checkpoints.map { .string($0.jws) }),
+                "logCheckpoints": .array(logCheckpoints.map { .string($0.note) }),
             ])
         }
     }
@@ -137,7 +141,8 @@ extension Engine {
             // entries stay valid); those revoked without one have all their entries reported.
             revokedKids: Set(keys.filter { $0.revokedAt != nil && $0.revokedIndex == nil && $0.trust.isTrusted }.map(\.kid)),
             checkpointEntries: context.config.ledger.checkpointEntries,
-            untrustedKids: Dictionary(untrusted.map { ($0.kid, $0.trust.problem ?? "") }, uniquingKeysWith: { $1 })
+            untrustedKids: Dictionary(untrusted.map { ($0.kid, $0.trust.problem ?? "") }, uniquingKeysWith: { $1 }),
+            logKeys: log.verifierKeys
         )
         let audit = try await store.auditLedger(options: options)
         var ok = audit.ok

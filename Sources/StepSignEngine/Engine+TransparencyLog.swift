@@ -19,11 +19,11 @@ extension Engine {
         guard index < size, size <= count else {
             throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
         }
-        let signed = try await log.checkpoint(size: size)
-        let hashes = try await store.ledgerInclusionProof(index: index, size: size)
+        let signed = treeSize == nil ? try await log.checkpoint(covering: index) : try await log.checkpoint(size: size)
+        let hashes = try await store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
         return Reply(result: [
             "logIndex": .int(index),
-            "treeSize": .int(size),
+            "treeSize": .int(signed.checkpoint.size),
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
             "checkpoint": .string(signed.note.serialized),
         ])

@@ -80,20 +80,27 @@ public final class Engine: Sendable {
 
     /// Gets ready to serve with `configuration`, the open store and keyring.
     ///
-    /// Throws if the configured common-password file cannot be read.
-    public init(configuration: StepSignConfiguration, store: any StepSignStore, keyring: Keyring, logger: Logger) throws {
+    /// Throws if the configured common-password file cannot be read. `logOrigin` is the log's
+    /// origin as ``claimLogOrigin(configuration:store:)`` settled it (nil: the configured one).
+    public init(configuration: StepSignConfiguration, store: any StepSignStore, keyring: Keyring, logger: Logger,
+                logOrigin: String? = nil) throws {
         let settingsBox = NIOLockedValueBox(try Self.settings(configuration))
         self.configuration = settingsBox
         self.store = store
         self.keyring = keyring
-        let checkpointer = LedgerCheckpointer(keyring: keyring, store: store, logger: logger) {
+        let logAlarm = LogAlarm(logger: logger)
+        self.logAlarm = logAlarm
+        let log = TransparencyLog(origin: logOrigin ?? TransparencyLog.origin(configured: configuration.ledger.origin,
+                                                                              instance: configuration.instance),
+                                  instance: configuration.instance, store: store, keyring: keyring, alarm: logAlarm,
+                                  logger: logger)
+        self.log = log
+        let checkpointer = LedgerCheckpointer(keyring: keyring, store: store, log: log, logger: logger) {
             let config = settingsBox.withLockedValue { $0.config }
             return LedgerCheckpointer.Settings(instance: config.instance, entries: config.ledger.checkpointEntries,
                                                seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
-        let logAlarm = LogAlarm(logger: logger)
-        self.logAlarm = logAlarm
         let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current })
         self.signer = Signer(keyring: keyring, ledger: ledger)
         self.events = EventRecorder(keyring: keyring, ledger: ledger)
@@ -117,9 +124,6 @@ public final class Engine: Sendable {
                 }
             })
         self.codeDelivery = CodeDelivery(logger: logger)
-        self.log = TransparencyLog(origin: TransparencyLog.origin(configured: configuration.ledger.origin,
-                                                                  instance: configuration.instance),
-                                   store: store, keyring: keyring, alarm: logAlarm, logger: logger)
         let deviceKeys = DeviceKeys(store: store, logger: logger)
         self.deviceKeys = deviceKeys
         let idvVerifier = IDVAssertionVerifier()
@@ -148,6 +152,14 @@ public final class Engine: Sendable {
 
     /// `server.max_connections` in force.
     public var maxConnections: Int { settings.config.server.maxConnections }
+
+    /// The log's origin (SPEC §5.5), settled with the store before the engine starts: the
+    /// stored one, or this daemon's when it is the first. Throws ``LogOriginMismatch`` when
+    /// `ledger.origin` names another (exit 78).
+    public static func claimLogOrigin(configuration: StepSignConfiguration, store: any StepSignStore) async throws -> String {
+        try await TransparencyLog.claimOrigin(configured: configuration.ledger.origin, instance: configuration.instance,
+                                              store: store)
+    }
 
     /// Records the daemon's start in the ledger (SPEC §5.4): the key it made, if it made one,
     /// and the configuration it loaded, by the SHA-256 of the file's bytes. Call once, before
@@ -326,7 +338,8 @@ public final class Engine: Sendable {
         case let .getSignature(signatureID):
             return try await getSignature(signatureID, session: session)
         case .getCheckpoint:
-            return Reply(result: ["checkpoint": .string(try await checkpointer.checkpointNow())])
+            let checkpoint = try await checkpointer.checkpointNow()
+            return Reply(result: ["checkpoint": .string(checkpoint.note), "checkpointJWS": .string(checkpoint.jws)])
         case let .getInclusionProof(signatureID, treeSize):
             return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)
         case let .getConsistencyProof(fromSize, toSize):

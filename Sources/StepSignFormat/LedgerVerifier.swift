@@ -13,7 +13,11 @@ import StepSignCrypto
 /// that each signature ID appears once and is the JWS's `jti`; that the row's columns (user,
 /// kid, iat, peer) are the ones signed; that each checkpoint is signed and that the chain at
 /// its `seq` has its entry hash; that no more than `checkpointEntries` entries follow one
-/// another without a checkpoint; and that the ledger reaches a required checkpoint. Entries of
+/// another without a checkpoint; and that the ledger reaches a required checkpoint. C2SP
+/// checkpoints of the log (SPEC §5.5, ``addLogCheckpoint(_:)``) are checked the same way: the
+/// note is signed by a trusted key under its origin (a trusted P-256 key's type 0x02 line, or a
+/// given log key), one origin for the whole log, and the Merkle root of the first `size`
+/// entries, computed from their JWS bytes as they pass, is the note's. Entries of
 /// revoked keys are counted and reported, not hidden. Without keys it checks the chain only.
 ///
 /// Entries whose claims have no `peer` were made before checkpoints existed (see
@@ -36,9 +40,14 @@ public struct LedgerVerifier {
         /// `stepsign_revoked_at`, the daemon's records): their entries below it are valid,
         /// those at or above it bad. Revocation events met on the walk add to these.
         public var revokedAt: [String: Int64]
+        /// Log keys (SPEC §5.5) trusted to sign C2SP checkpoints besides the trusted P-256
+        /// keys (whose type 0x02 lines count under any origin).
+        public var logKeys: [NoteVerifierKey]
 
         public init(trustedKeys: TrustedKeys?, revokedKids: Set<String> = [], checkpointEntries: Int? = nil,
-                    untrustedKids: [String: String] = [:], revokedAt: [String: Int64]? = nil) {
+                    untrustedKids: [String: String] = [:], revokedAt: [String: Int64]? = nil,
+                    logKeys: [NoteVerifierKey] = []) {
+            self.logKeys = logKeys
             self.trustedKeys = trustedKeys
             self.revokedKids = revokedKids
             self.checkpointEntries = checkpointEntries
@@ -59,6 +68,13 @@ public struct LedgerVerifier {
     private var validCheckpoints = 0
     private var highestCheckpoint: Int64 = -1
     private var required: LedgerCheckpoint?
+    /// Roots that valid C2SP checkpoints (and a required one) claim, by tree size.
+    private var claimedRoots: [Int64: [[UInt8]]] = [:]
+    /// The log's origin, from its first valid C2SP checkpoint.
+    private var origin: String?
+    private var requiredSize: Int64?
+    /// The Merkle tree of the entries read so far (their leaves' right edge).
+    private var tree = MerkleFrontier()
     /// The last seq a checkpoint (or the legacy run at the start) covers.
     private var covered: Int64 = 0
     private var sawPeerClaim = false
@@ -103,6 +119,64 @@ public struct LedgerVerifier {
         let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: keys)
         required = checkpoint
         claim(checkpoint)
+    }
+
+    /// Adds a stored or exported C2SP checkpoint (a signed note, SPEC §5.5); one that does not
+    /// verify, or names another origin than the log's, is a problem.
+    public mutating func addLogCheckpoint(_ note: String) {
+        guard options.trustedKeys != nil || !options.logKeys.isEmpty else { return }
+        do throws(NoteError) {
+            let checkpoint = try verifiedLogCheckpoint(note)
+            if let origin, origin != checkpoint.origin {
+                problems.append((nil, "a checkpoint names the origin \"\(checkpoint.origin)\", the log's is \"\(origin)\""))
+                return
+            }
+            origin = checkpoint.origin
+            validCheckpoints += 1
+            claimRoot(checkpoint)
+        } catch {
+            problems.append((nil, "a log checkpoint does not verify: \(error.description)"))
+        }
+    }
+
+    /// Adds a C2SP checkpoint kept elsewhere: the log must reach its size and have its root.
+    public mutating func requireLogCheckpoint(_ note: String) throws(NoteError) {
+        let checkpoint = try verifiedLogCheckpoint(note)
+        requiredSize = checkpoint.size
+        claimRoot(checkpoint)
+    }
+
+    /// The body of `note` once a trusted key has signed it under its origin: a log key, or a
+    /// trusted P-256 key not revoked at or below the tree size it signs.
+    private func verifiedLogCheckpoint(_ note: String) throws(NoteError) -> LogCheckpoint {
+        let signed = try SignedNote(parsing: note)
+        let checkpoint = try LogCheckpoint(text: signed.text)
+        var keys = options.logKeys.filter { $0.name == checkpoint.origin && $0.type != .cosignatureV1 }
+        var kids: [UInt32: String] = [:]
+        for key in options.trustedKeys?.all ?? [] {
+            guard let verifier = try? NoteVerifierKey(name: checkpoint.origin, p256: key) else { continue }
+            keys.append(verifier)
+            kids[verifier.keyID] = key.thumbprint
+        }
+        let verified = try signed.verifiedKeys(keys)
+        // SPEC §5.4: a key revoked at R signs nothing valid of a log longer than R; a note
+        // with a valid line of another key still counts.
+        let valid = verified.filter { key in
+            guard key.type == .ecdsa, let kid = kids[key.keyID], let revokedAt = options.revokedAt[kid] else { return true }
+            return checkpoint.size <= revokedAt
+        }
+        guard !valid.isEmpty else {
+            throw .notVerified("the checkpoint of size \(checkpoint.size) is signed only by a key revoked below that size")
+        }
+        return checkpoint
+    }
+
+    private mutating func claimRoot(_ checkpoint: LogCheckpoint) {
+        claimedRoots[checkpoint.size, default: []].append(checkpoint.rootHash)
+        highestCheckpoint = max(highestCheckpoint, checkpoint.size)
+        if checkpoint.size == 0, checkpoint.rootHash != MerkleHash.emptyRoot {
+            problems.append((0, "the checkpoint of size 0 does not hold the empty tree's root"))
+        }
     }
 
     private mutating func claim(_ checkpoint: LedgerCheckpoint) {
@@ -204,6 +278,13 @@ public struct LedgerVerifier {
             return stop(seq, "a checkpoint signs another entry hash at seq \(seq) (entry changed or re-chained)")
         }
         if claimed[seq] != nil { covered = seq }
+        _ = tree.append(leafHash: MerkleHash.leaf(link.payloadSignature.utf8))
+        if let roots = claimedRoots[seq] {
+            guard roots.allSatisfy({ $0 == tree.root }) else {
+                return stop(seq, "a log checkpoint of size \(seq) has another Merkle root (an entry changed, removed, inserted or reordered)")
+            }
+            covered = seq
+        }
         if let limit = options.checkpointEntries, options.trustedKeys != nil, seq - covered > Int64(limit) {
             return stop(seq, "more than \(limit) entries without a checkpoint after seq \(covered) (checkpoints removed?)")
         }
@@ -270,6 +351,8 @@ public struct LedgerVerifier {
         if !stopped {
             if let required, required.seq > head {
                 problems.append((head + 1, "the ledger ends at seq \(head), before the checkpoint given (seq \(required.seq)): truncated or rolled back"))
+            } else if let requiredSize, requiredSize > head {
+                problems.append((head + 1, "the log has \(head) entries, fewer than the \(requiredSize) of the checkpoint given: truncated or rolled back"))
             } else if highestCheckpoint > head {
                 problems.append((head + 1, "a checkpoint signs seq \(highestCheckpoint) but the ledger ends at \(head) (entries removed or rolled back)"))
             }

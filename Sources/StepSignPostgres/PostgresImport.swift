@@ -137,6 +137,40 @@ public struct PostgresImport: Sendable {
         }
     }
 
+    /// The log's C2SP checkpoints and its origin (SPEC §5.5), as the source stored them.
+    public func insertLogCheckpoints(_ checkpoints: [LogCheckpointRecord], origin: String?) async throws {
+        if let origin {
+            try await connection.query("INSERT INTO log_origin (id, origin) VALUES (1, \(origin))", logger: logger)
+        }
+        try await insert(checkpoints, into: "log_checkpoints", columns: "size, instance, note, created_at",
+                         count: 4) { bindings, checkpoint in
+            bindings.append(checkpoint.size)
+            bindings.append(checkpoint.instance)
+            bindings.append(checkpoint.note)
+            bindings.append(checkpoint.createdAt)
+        }
+    }
+
+    /// The log's C2SP checkpoints, by size and instance, and its origin.
+    public func logCheckpoints() async throws -> (checkpoints: [LogCheckpointRecord], origin: String?) {
+        var checkpoints: [LogCheckpointRecord] = []
+        let rows = try await connection.query(
+            "SELECT size, instance, note, created_at FROM log_checkpoints ORDER BY size, instance", logger: logger)
+        for try await row in rows {
+            do {
+                let (size, instance, note, createdAt) = try row.decode((Int64, String, String, Date).self)
+                checkpoints.append(LogCheckpointRecord(size: size, instance: instance, note: note, createdAt: createdAt))
+            } catch {
+                throw PostgresStore.malformed("log_checkpoints", error)
+            }
+        }
+        var origin: String?
+        for try await row in try await connection.query("SELECT origin FROM log_origin WHERE id = 1", logger: logger) {
+            origin = try row.decode(String.self)
+        }
+        return (checkpoints, origin)
+    }
+
     private func insert<Row>(_ rows: [Row], into table: String, columns: String, count: Int,
                              bind: (inout PostgresBindings, Row) throws -> Void) async throws {
         var start = 0

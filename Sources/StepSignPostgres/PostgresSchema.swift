@@ -38,6 +38,7 @@ enum PostgresSchema {
         Migration(version: 6, name: "v6-sealed-credentials", statements: v6),
         Migration(version: 7, name: "v7-revoked-key-detail", statements: v7),
         Migration(version: 8, name: "v8-merkle-tree", statements: v8),
+        Migration(version: 9, name: "v9-log-checkpoints", statements: v9),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -602,6 +603,42 @@ enum PostgresSchema {
             END LOOP;
         END
         $$
+        """,
+    ]
+
+    /// The log's C2SP checkpoints (SPEC §5.5), one per size and signing instance (each daemon
+    /// signs its own), and the log's origin: one row, stored by the first daemon, never changed.
+    private static let v9: [String] = [
+        """
+        CREATE TABLE log_checkpoints (
+            size bigint NOT NULL CHECK (size >= 0),
+            instance text NOT NULL,
+            note text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (size, instance)
+        )
+        """,
+        """
+        CREATE TRIGGER log_checkpoints_append_only BEFORE UPDATE OR DELETE ON log_checkpoints
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER log_checkpoints_no_truncate BEFORE TRUNCATE ON log_checkpoints
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TABLE log_origin (
+            id integer PRIMARY KEY CHECK (id = 1),
+            origin text NOT NULL CHECK (length(origin) > 0)
+        )
+        """,
+        """
+        CREATE TRIGGER log_origin_written_once BEFORE UPDATE OR DELETE ON log_origin
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER log_origin_no_truncate BEFORE TRUNCATE ON log_origin
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
         """,
     ]
 }

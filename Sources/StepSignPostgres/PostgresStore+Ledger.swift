@@ -291,6 +291,61 @@ extension PostgresStore {
         }
     }
 
+    public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
+        try await withConnection { connection in
+            try await connection.query("""
+                INSERT INTO log_checkpoints (size, instance, note, created_at)
+                VALUES (\(checkpoint.size), \(checkpoint.instance), \(checkpoint.note), \(checkpoint.createdAt))
+                ON CONFLICT (size, instance) DO NOTHING
+                """, logger: logger)
+        }
+    }
+
+    public func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord] {
+        let through = throughSize ?? .max
+        return try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT size, instance, note, created_at FROM log_checkpoints
+                WHERE size > \(afterSize) AND size <= \(through) ORDER BY size, instance
+                """, logger: logger)
+            var checkpoints: [LogCheckpointRecord] = []
+            for try await row in rows {
+                do {
+                    let (size, instance, note, createdAt) = try row.decode((Int64, String, String, Date).self)
+                    checkpoints.append(LogCheckpointRecord(size: size, instance: instance, note: note, createdAt: createdAt))
+                } catch {
+                    throw Self.malformed("log_checkpoints", error)
+                }
+            }
+            return checkpoints
+        }
+    }
+
+    public func claimLogOrigin(_ origin: String) async throws -> String {
+        try await withConnection { connection in
+            // The insert or the row a daemon stored before. A row committed by a daemon that
+            // raced this one is not in this statement's snapshot (the insert did nothing): the
+            // next statement, with a new snapshot, reads it.
+            for try await row in try await connection.query("""
+                INSERT INTO log_origin (id, origin) VALUES (1, \(origin)) ON CONFLICT (id) DO NOTHING RETURNING origin
+                """, logger: logger) {
+                return try row.decode(String.self)
+            }
+            for try await row in try await connection.query("SELECT origin FROM log_origin WHERE id = 1", logger: logger) {
+                return try row.decode(String.self)
+            }
+            throw StorageError.malformedRow(table: "log_origin", detail: "no origin after an insert that conflicted")
+        }
+    }
+
+    public func logOrigin() async throws -> String? {
+        try await withConnection { connection in
+            let rows = try await connection.query("SELECT origin FROM log_origin WHERE id = 1", logger: logger)
+            for try await row in rows { return try row.decode(String.self) }
+            return nil
+        }
+    }
+
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
         let through = throughSeq ?? .max
         return try await withConnection { connection in
@@ -382,6 +437,10 @@ extension PostgresStore {
                 let checkpoints = try await connection.query("SELECT jws FROM ledger_checkpoints ORDER BY seq, id", logger: logger)
                 for try await row in checkpoints {
                     verifier.addCheckpoint((try? row.decode(String.self)) ?? "")
+                }
+                let notes = try await connection.query("SELECT note FROM log_checkpoints ORDER BY size, instance", logger: logger)
+                for try await row in notes {
+                    verifier.addLogCheckpoint((try? row.decode(String.self)) ?? "")
                 }
                 let rows = try await connection.query("""
                     SELECT seq, signature_id, jws, prev_hash, entry_hash, user_name, kid, iat, peer_uid, peer_pid, peer_comm

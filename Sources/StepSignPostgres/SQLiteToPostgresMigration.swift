@@ -71,6 +71,8 @@ public struct SQLiteToPostgresMigration: Sendable {
         let deviceKeys = try source.deviceKeys()
         let signingKeys = try await store.signingKeys()
         let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
+        let logCheckpoints = try await store.logCheckpoints(afterSize: -1, throughSize: nil)
+        let origin = try await store.logOrigin()
         let head = try await store.ledgerHead()
         let verification = Self.verificationOptions(for: signingKeys, checkpointEntries: checkpointEntries)
         // The copy must verify exactly as the source does (a source with entries of a revoked
@@ -93,6 +95,7 @@ public struct SQLiteToPostgresMigration: Sendable {
                 after = last.seq
             }
             try await copy.insertCheckpoints(checkpoints)
+            try await copy.insertLogCheckpoints(logCheckpoints, origin: origin)
             // Last: the database refuses rows signed with a key it knows as revoked.
             try await copy.insertSigningKeys(signingKeys)
             try await copy.sealRecords()
@@ -103,8 +106,14 @@ public struct SQLiteToPostgresMigration: Sendable {
             try Self.expect(try await copy.deviceKeys(), deviceKeys.map(Self.asStored), "device keys")
             try Self.expect(try await copy.signingKeys(), signingKeys.map(Self.asStored), "signing keys")
             try Self.expect(try await copy.checkpoints(), checkpoints.map(Self.asStored), "checkpoints")
+            let copiedLog = try await copy.logCheckpoints()
+            try Self.expect(copiedLog.checkpoints, logCheckpoints.map(Self.asStored), "log checkpoints")
+            guard copiedLog.origin == origin else {
+                throw PostgresImportError.mismatch("the log's origin is \(copiedLog.origin ?? "none"), the source's \(origin ?? "none")")
+            }
             var verifier = LedgerVerifier(options: verification)
             for checkpoint in checkpoints { verifier.addCheckpoint(checkpoint.jws) }
+            for checkpoint in logCheckpoints { verifier.addLogCheckpoint(checkpoint.note) }
             var count: Int64 = 0
             after = 0
             while true {
@@ -180,6 +189,12 @@ public struct SQLiteToPostgresMigration: Sendable {
         key.createdAt = key.createdAt.postgresRounded
         key.revokedAt = key.revokedAt?.postgresRounded
         return key
+    }
+
+    private static func asStored(_ checkpoint: LogCheckpointRecord) -> LogCheckpointRecord {
+        var checkpoint = checkpoint
+        checkpoint.createdAt = checkpoint.createdAt.postgresRounded
+        return checkpoint
     }
 
     private static func asStored(_ checkpoint: LedgerCheckpointRecord) -> LedgerCheckpointRecord {

@@ -45,6 +45,9 @@ enum SQLiteSchema {
             try db.execute(sql: v8)
             try SQLiteStore.buildTree(db)
         }
+        migrator.registerMigration("v9-log-checkpoints") { db in
+            try db.execute(sql: v9)
+        }
         return migrator
     }
 
@@ -242,5 +245,29 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'the ledger tree is append-only'); END;
         CREATE TRIGGER ledger_tree_no_delete BEFORE DELETE ON ledger_tree
         BEGIN SELECT RAISE(ABORT, 'the ledger tree is append-only'); END;
+        """
+
+    /// The log's C2SP checkpoints (SPEC §5.5), one per size and signing instance, and its
+    /// origin (one row, stored by the first daemon); both append-only.
+    private static let v9 = """
+        CREATE TABLE log_checkpoints (
+            size INTEGER NOT NULL CHECK (size >= 0),
+            instance TEXT NOT NULL,
+            note TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (size, instance)
+        ) STRICT;
+        CREATE TRIGGER log_checkpoints_no_update BEFORE UPDATE ON log_checkpoints
+        BEGIN SELECT RAISE(ABORT, 'log checkpoints are append-only'); END;
+        CREATE TRIGGER log_checkpoints_no_delete BEFORE DELETE ON log_checkpoints
+        BEGIN SELECT RAISE(ABORT, 'log checkpoints are append-only'); END;
+        CREATE TABLE log_origin (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            origin TEXT NOT NULL CHECK (length(origin) > 0)
+        ) STRICT;
+        CREATE TRIGGER log_origin_no_update BEFORE UPDATE ON log_origin
+        BEGIN SELECT RAISE(ABORT, 'the log origin is written once'); END;
+        CREATE TRIGGER log_origin_no_delete BEFORE DELETE ON log_origin
+        BEGIN SELECT RAISE(ABORT, 'the log origin is written once'); END;
         """
 }

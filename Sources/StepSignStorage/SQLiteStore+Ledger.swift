@@ -262,6 +262,49 @@ extension SQLiteStore {
         }
     }
 
+    public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
+        try await withTaskExecutorPreference(ledgerThread) {
+            try pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO log_checkpoints (size, instance, note, created_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (size, instance) DO NOTHING
+                    """, arguments: [checkpoint.size, checkpoint.instance, checkpoint.note, checkpoint.createdAt.storageSeconds])
+            }
+        }
+    }
+
+    public func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord] {
+        try await pool.read { db in try Self.readLogCheckpoints(afterSize: afterSize, throughSize: throughSize ?? .max, db) }
+    }
+
+    static func readLogCheckpoints(afterSize: Int64, throughSize: Int64, _ db: Database) throws -> [LogCheckpointRecord] {
+        try Row.fetchAll(db, sql: """
+            SELECT size, instance, note, created_at FROM log_checkpoints WHERE size > ? AND size <= ? ORDER BY size, instance
+            """, arguments: [afterSize, throughSize]).map { row in
+            do {
+                return LogCheckpointRecord(size: try row.decode(atIndex: 0), instance: try row.decode(atIndex: 1),
+                                           note: try row.decode(atIndex: 2),
+                                           createdAt: Date(storageSeconds: try row.decode(atIndex: 3)))
+            } catch {
+                throw StorageError.malformedRow(table: "log_checkpoints", detail: "\(error)")
+            }
+        }
+    }
+
+    public func claimLogOrigin(_ origin: String) async throws -> String {
+        try await withTaskExecutorPreference(ledgerThread) {
+            try pool.write { db in
+                try db.execute(sql: "INSERT INTO log_origin (id, origin) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
+                               arguments: [origin])
+                return try String.fetchOne(db, sql: "SELECT origin FROM log_origin WHERE id = 1") ?? origin
+            }
+        }
+    }
+
+    public func logOrigin() async throws -> String? {
+        try await pool.read { db in try String.fetchOne(db, sql: "SELECT origin FROM log_origin WHERE id = 1") }
+    }
+
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
         try await pool.read { db in try Self.readCheckpoints(afterSeq: afterSeq, throughSeq: throughSeq ?? .max, db) }
     }
@@ -299,6 +342,10 @@ extension SQLiteStore {
             let checkpoints = try Row.fetchCursor(db, sql: "SELECT jws FROM ledger_checkpoints ORDER BY seq, id")
             while let row = try checkpoints.next() {
                 verifier.addCheckpoint((try? row.decode(String.self, atIndex: 0)) ?? "")
+            }
+            let notes = try Row.fetchCursor(db, sql: "SELECT note FROM log_checkpoints ORDER BY size, instance")
+            while let row = try notes.next() {
+                verifier.addLogCheckpoint((try? row.decode(String.self, atIndex: 0)) ?? "")
             }
             let cursor = try Row.fetchCursor(db, sql: """
                 SELECT seq, signature_id, jws, prev_hash, entry_hash, user_name, kid, iat, peer_uid, peer_pid, peer_comm

@@ -23,9 +23,14 @@ struct LedgerCommand: ParsableCommand {
     @OptionGroup var keyOptions: KeysOptions
 
     @Option(name: .customLong("checkpoint"), help: ArgumentHelp(
-        "A checkpoint JWS kept elsewhere (the daemon's log, an earlier getCheckpoint): the ledger must reach it and hold its entry hash.",
+        "A checkpoint kept elsewhere (the daemon's journal, an earlier getCheckpoint, a proof's): a C2SP note, whose tree size the log must reach with its root, or a JWS, whose entry hash the ledger must hold at its seq.",
         valueName: "file"))
     var checkpointFile: String?
+
+    @Option(name: .customLong("log-key"), help: ArgumentHelp(
+        "A log key (getPublicKeys' logKeys, stepsign keys export --log-keys) trusted to sign the log's C2SP checkpoints besides the keys file's P-256 keys; repeat for several.",
+        valueName: "vkey"))
+    var logKeys: [String] = []
 
     @Option(name: .customLong("checkpoint-entries"), help: ArgumentHelp(
         "The daemon's ledger.checkpoint_entries: the longest run of entries accepted without a checkpoint (0: not checked).",
@@ -47,11 +52,20 @@ struct LedgerCommand: ParsableCommand {
         let source: LineSource
         do throws(InputFiles.Failure) {
             let trusted = try keyOptions.load()
-            verifier = LedgerVerifier(options: .init(trustedKeys: trusted, checkpointEntries: checkpointEntries > 0 ? checkpointEntries : nil))
+            var logKeys: [NoteVerifierKey] = []
+            for value in self.logKeys { logKeys += try ProofOptions.keys(value) }
+            verifier = LedgerVerifier(options: .init(trustedKeys: trusted, checkpointEntries: checkpointEntries > 0 ? checkpointEntries : nil,
+                                                     logKeys: logKeys))
             if let checkpointFile {
-                let text = try InputFiles.text(checkpointFile).trimmingCharacters(in: .whitespacesAndNewlines)
+                let raw = try InputFiles.text(checkpointFile)
                 do {
-                    try verifier.requireCheckpoint(text)
+                    if raw.contains("\n\n") {
+                        // A C2SP note (or a proof file, whose checkpoint follows its path).
+                        let note = raw.hasPrefix(TlogProof.header) ? try TlogProof(parsing: raw).checkpoint.serialized : raw
+                        try verifier.requireLogCheckpoint(note)
+                    } else {
+                        try verifier.requireCheckpoint(raw.trimmingCharacters(in: .whitespacesAndNewlines))
+                    }
                 } catch {
                     throw InputFiles.Failure(description: "\(checkpointFile): not a checkpoint of these keys: \(error)")
                 }
@@ -64,8 +78,15 @@ struct LedgerCommand: ParsableCommand {
 
         let progress = Progress()
         do throws(InputFiles.Failure) {
-            // Pass 1: the checkpoint lines.
+            // Pass 1: the checkpoint lines (JWS ones, and the log's C2SP notes).
             try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
+                if line.contains(#""logCheckpoint""#) {
+                    guard let note = Self.member("logCheckpoint", in: line) else {
+                        throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry or checkpoint")
+                    }
+                    verifier.addLogCheckpoint(note)
+                    return true
+                }
                 guard line.contains(#""checkpoint""#) else { return true }
                 guard let checkpoint = Self.checkpoint(in: line) else {
                     throw InputFiles.Failure(description: "\(file) line \(number): not a ledger entry or checkpoint")
@@ -78,6 +99,9 @@ struct LedgerCommand: ParsableCommand {
             batch.reserveCapacity(1024)
             try source.forEachLine { (number: Int, line: String) throws(InputFiles.Failure) -> Bool in
                 if line.contains(#""checkpoint""#), Self.checkpoint(in: line) != nil {
+                    return true
+                }
+                if line.contains(#""logCheckpoint""#), Self.member("logCheckpoint", in: line) != nil {
                     return true
                 }
                 guard let entry = LedgerExportEntry(jsonLine: line.utf8) else {
@@ -129,7 +153,13 @@ struct LedgerCommand: ParsableCommand {
 
     /// The JWS of a checkpoint line, `{"checkpoint": JWS}`, or nil.
     private static func checkpoint(in line: String) -> String? {
-        (try? JSONParser.parse(line.utf8))?["checkpoint"]?.stringValue
+        member("checkpoint", in: line)
+    }
+
+    /// The string member `name` of a one-member line such as `{"logCheckpoint": NOTE}`, or nil.
+    private static func member(_ name: String, in line: String) -> String? {
+        guard let value = try? JSONParser.parse(line.utf8), value.members?.count == 1 else { return nil }
+        return value[name]?.stringValue
     }
 }
 

@@ -227,6 +227,9 @@ struct AdminCommand: ParsableCommand {
                         for checkpoint in reply.result?["checkpoints"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
                             JSONOutput.print(["checkpoint": .string(checkpoint)])
                         }
+                        for note in reply.result?["logCheckpoints"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+                            JSONOutput.print(["logCheckpoint": .string(note)])
+                        }
                         exported += entries.count
                         if progress { FileHandle.standardError.write(Data("\rexported \(exported) entries".utf8)) }
                         guard let last = entries.last?["seq"]?.int, entries.count == pageSize else { return }

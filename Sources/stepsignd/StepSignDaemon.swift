@@ -118,9 +118,23 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw error
         }
+        // One log, one origin (SPEC §5.5): the stored one, or this daemon's if it is the first.
+        let logOrigin: String
+        do {
+            logOrigin = try await Engine.claimLogOrigin(configuration: settings, store: store)
+        } catch let error as LogOriginMismatch {
+            logger.critical("the log has another origin", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            try? await store.close()
+            throw ExitCode(78)  // EX_CONFIG
+        } catch {
+            logger.critical("cannot read the log's origin", metadata: ["error": "\(error)"])
+            try? await store.close()
+            throw ExitCode(69)  // EX_UNAVAILABLE: systemd retries
+        }
         let engine: Engine
         do {
-            engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger)
+            engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger, logOrigin: logOrigin)
         } catch {
             try? await store.close()
             throw error

@@ -119,7 +119,7 @@ def test_signatures_carry_peer_and_are_low_s(signed):
 def test_pyjwt_verifies_a_checkpoint_with_the_exported_jwks(daemon, signed):
     """SPEC 5.3: a checkpoint is an ES256 JWS any JOSE library checks with the published keys."""
     client = daemon.client()
-    token = client.call("getCheckpoint")["result"]["checkpoint"]
+    token = client.call("getCheckpoint")["result"]["checkpointJWS"]
     jwks = client.call("getPublicKeys")["result"]["jwks"]
     # The head: the last entry, a signature or an event (SPEC 5.4).
     head = client.call("admin.exportLedger", limit=10000)["result"]["entries"][-1]["seq"]

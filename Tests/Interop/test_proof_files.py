@@ -71,7 +71,7 @@ def test_the_files_follow_the_specification_and_check_with_pymerkle_and_cryptogr
     tree = InmemoryTree(algorithm="sha256")
     for line in export:
         tree.append_entry(line["payloadSignature"].encode())
-    ed25519 = next(k for k in log["log_keys"] if base64.b64decode(k.split("+")[2])[0] == 1)
+    ed25519 = next(k for k in log["log_keys"] if base64.b64decode(k.split("+", 2)[2])[0] == 1)
     name, _, blob = ed25519.split("+", 2)
     public = Ed25519PublicKey.from_public_bytes(base64.b64decode(blob)[1:])
     for item in log["signed"]:

@@ -24,8 +24,18 @@ struct CheckpointTests {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         try signLevel0(connection, count: 3)
-        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let reply = try #require(try connection.call("getCheckpoint").result)
+        let jws = try #require(reply["checkpointJWS"]?.stringValue)
         let (checkpoint, _) = try LedgerCheckpoint.verify(jws, trustedKeys: try connection.trustedKeys())
+        // SPEC §5.5: "checkpoint" is the log's C2SP note of the same head, signed with both
+        // published log keys, logged and stored.
+        let note = try SignedNote(parsing: try #require(reply["checkpoint"]?.stringValue))
+        let logKeys = try #require(try connection.call("getPublicKeys").result?["logKeys"]?.arrayValue)
+            .map { try NoteVerifierKey(try #require($0.stringValue)) }
+        #expect(try note.verifiedKeys(logKeys).count == 2)
+        #expect(try LogCheckpoint(text: note.text).size == checkpoint.seq)
+        let stored = try #require(try connection.call("admin.exportLedger").result?["logCheckpoints"]?.arrayValue)
+        #expect(stored.last?.stringValue == note.serialized)
         #expect(checkpoint.seq == Int64(DaemonHarness.startEvents + 3))
         #expect(checkpoint.iss == "stepsign-test")
         let row = try #require(try connection.call("admin.exportLedger").result?["entries"]?.arrayValue)
@@ -52,7 +62,7 @@ struct CheckpointTests {
         #expect(seqs == Array(stride(from: 3, through: Int64(head), by: 3)), "\(seqs)")
         let audit = try #require(try connection.call("admin.auditVerify").result)
         #expect(audit["ok"]?.boolValue == true, "\(audit)")
-        #expect(audit["checkpoints"]?.int == seqs.count)
+        #expect((audit["checkpoints"]?.int ?? 0) >= seqs.count, "JWS checkpoints and the log's notes")
         #expect(audit["problem"] == .null)
         #expect(daemon.stop() == 0)
         #expect(daemon.log.contains("seq=\(head)"), "shutdown checkpoint logged")
@@ -66,9 +76,12 @@ struct CheckpointTests {
         let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 4")
         let connection = try daemon.connect()
         try signLevel0(connection, count: 9)
-        let kept = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let reply = try #require(try connection.call("getCheckpoint").result)
+        let kept = try #require(reply["checkpointJWS"]?.stringValue)
         let keptPath = daemon.directory.appendingPathComponent("kept.jws").path
         try kept.write(toFile: keptPath, atomically: true, encoding: .utf8)
+        let keptNotePath = daemon.directory.appendingPathComponent("kept.note").path
+        try #require(reply["checkpoint"]?.stringValue).write(toFile: keptNotePath, atomically: true, encoding: .utf8)
         let (exported, jwks) = try daemon.exportLedgerAndKeys()
         let lines = exported.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.contains("\"checkpoint\"") }.count == 3, "\(lines)")
@@ -81,13 +94,18 @@ struct CheckpointTests {
         #expect(whole.status == 0, "\(whole.stdout)\(whole.stderr)")
         #expect(whole.stdout.contains("\(DaemonHarness.startEvents + 9) entries"), "\(whole.stdout)")
         // The last two entries and every checkpoint line removed: only the kept checkpoint tells.
-        let entries = lines.filter { !$0.contains("\"checkpoint\"") }
+        let entries = lines.filter { !$0.contains("\"checkpoint\"") && !$0.contains("\"logCheckpoint\"") }
         let cut = Array(entries.dropLast(2))
         let noCheckpoint = try verify(cut, ["--checkpoint-entries", "0"])
         #expect(noCheckpoint.status == 0, "a consistent prefix alone verifies: \(noCheckpoint.stdout)")
         let caught = try verify(cut, ["--checkpoint-entries", "0", "--checkpoint", keptPath])
         #expect(caught.status == 1, "\(caught.stdout)")
         #expect(caught.stdout.contains("truncated"), "\(caught.stdout)")
+        // The log's C2SP checkpoint kept elsewhere tells the same (SPEC §5.5).
+        let caughtByNote = try verify(cut, ["--checkpoint-entries", "0", "--checkpoint", keptNotePath])
+        #expect(caughtByNote.status == 1, "\(caughtByNote.stdout)")
+        #expect(caughtByNote.stdout.contains("fewer than"), "\(caughtByNote.stdout)")
+        #expect(try verify(lines, ["--checkpoint", keptNotePath]).status == 0)
         // With the stretch rule on, the missing checkpoint lines are reported first.
         #expect(try verify(cut).status == 1)
     }
@@ -115,7 +133,7 @@ struct CheckpointTests {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         try signLevel0(connection, count: 2)
-        let jws = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let jws = try #require(try connection.call("getCheckpoint").result?["checkpointJWS"]?.stringValue)
         let jwks = Data(try #require(try connection.call("getPublicKeys").result?["jwks"]).jsonBytes)
         let script = """
             import sys, json, jwt

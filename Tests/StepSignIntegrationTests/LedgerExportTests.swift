@@ -13,13 +13,16 @@ struct LedgerExportTests {
         /// Kept alive: its directory holds the files.
         let daemon: DaemonHarness
         let directory: URL
+        /// The entry lines, in order.
         let lines: [String]
+        /// The log's checkpoint lines (SPEC §5.5), which the export writes after their page.
+        let notes: [String]
         let jwks: String
 
-        /// Writes `lines` to a file and runs `stepsign-verify ledger FILE --keys JWKS`.
+        /// Writes `lines` and the notes to a file and runs `stepsign-verify ledger FILE --keys JWKS`.
         func verify(_ lines: [String], name: String) throws -> Tools.Result {
             let path = directory.appendingPathComponent(name).path
-            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            try ((lines + notes).joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
             return try Tools.run([Binaries.path("stepsign-verify"), "ledger", path, "--keys", jwks])
         }
     }
@@ -40,7 +43,9 @@ struct LedgerExportTests {
         }
         let (exported, jwks) = try daemon.exportLedgerAndKeys(["--page-size", String(Self.pageSize)])
         let lines = exported.stdout.split(separator: "\n").map(String.init)
-        return (Exported(daemon: daemon, directory: daemon.directory, lines: lines, jwks: jwks), exported)
+        let isNote = { (line: String) in line.hasPrefix("{\"logCheckpoint\":") }
+        return (Exported(daemon: daemon, directory: daemon.directory, lines: lines.filter { !isNote($0) },
+                         notes: lines.filter(isNote), jwks: jwks), exported)
     }
 
     /// The JSON object of an export line, and back.

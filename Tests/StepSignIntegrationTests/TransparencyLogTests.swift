@@ -168,4 +168,60 @@ struct TransparencyLogTests {
         #expect(refused.code == 15, "\(refused)")
         #expect(try again.call("admin.auditVerify").code == 0)
     }
+
+    /// The log's C2SP checkpoints in an export, by size, each checked against `keys`.
+    static func exportedNotes(_ connection: StepSignConnection, keys: [NoteVerifierKey]) throws -> [LogCheckpoint] {
+        let notes = try #require(try connection.call("admin.exportLedger").result?["logCheckpoints"]?.arrayValue)
+        return try notes.map { value in
+            let note = try SignedNote(parsing: try #require(value.stringValue))
+            #expect(try note.verifiedKeys(keys).count == 2)
+            return try LogCheckpoint(text: note.text)
+        }
+    }
+
+    @Test("C2SP checkpoints are made when SPEC 5.3 says (every checkpoint_entries, shutdown), stored, exported and logged")
+    func notesAtTheLedgersMoments() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 3")
+        let connection = try daemon.connect()
+        let keys = try Self.logKeys(connection)
+        for number in 1...7 { _ = try Self.signLevel0(connection, "entry \(number)") }
+        // After the commit that passes a multiple of 3, not inside it: wait for the note.
+        let deadline = Date().addingTimeInterval(30)
+        var sizes: [Int64] = []
+        while Date() < deadline {
+            sizes = try Self.exportedNotes(connection, keys: keys).map(\.size)
+            if sizes.contains(where: { $0 >= 6 }) { break }
+            usleep(50_000)
+        }
+        #expect(sizes.contains(where: { $0 >= 6 }), "\(sizes)")
+        #expect(sizes == sizes.sorted())
+        let head = Int64(DaemonHarness.startEvents + 7)
+        #expect(daemon.stop() == 0)
+        #expect(daemon.log.contains("log checkpoint"))
+        try daemon.start()
+        let again = try daemon.connect()
+        let after = try Self.exportedNotes(again, keys: keys).map(\.size)
+        #expect(after.contains(head), "the shutdown's note of the head: \(after)")
+        let audit = try #require(try again.call("admin.auditVerify").result)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+    }
+
+    @Test("one log, one origin: another ledger.origin is exit 78; the default takes the log's")
+    func oneOriginPerLog() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\norigin = \"a.example/log\"")
+        _ = try Self.signLevel0(try daemon.connect(), "entry")
+        #expect(daemon.stop() == 0)
+        try DaemonHarness.writeConfig(DaemonHarness.config("[ledger]\norigin = \"b.example/log\""), to: daemon.configPath)
+        let refused = try Tools.run([Binaries.path("stepsignd"), "--config", daemon.configPath, "--socket", daemon.socketPath,
+                                     "--state-dir", daemon.stateDirectory])
+        #expect(refused.status == 78, "\(refused.stderr)")
+        #expect(refused.stderr.contains("a.example/log") && refused.stderr.contains("b.example/log"), "\(refused.stderr)")
+        // The default (empty) origin: the log's is used, so a renamed host goes on with its log.
+        try DaemonHarness.writeConfig(DaemonHarness.config(""), to: daemon.configPath)
+        try daemon.start()
+        let note = try #require(try daemon.connect().call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        #expect(try LogCheckpoint(text: try SignedNote(parsing: note).text).origin == "a.example/log")
+        let keys = try #require(try daemon.connect().call("getPublicKeys").result?["logKeys"]?.arrayValue)
+        #expect(keys.allSatisfy { $0.stringValue?.hasPrefix("a.example/log+") == true }, "\(keys)")
+    }
 }

@@ -144,6 +144,8 @@ import Testing
             try await store.appendCheckpoint(LedgerCheckpointRecord(seq: 5, entryHash: entries[2].entryHash, kid: "k1",
                                                                     jws: "a.b.c", createdAt: epoch))
             #expect(try await store.auditLedger().entries == 5)
+            #expect(try await store.claimLogOrigin("a.example/log") == "a.example/log")
+            try await store.appendLogCheckpoint(LogCheckpointRecord(size: 5, instance: "a", note: "n", createdAt: epoch))
             #expect(try await store.removeUser(named: "alice"))
             try await store.close()
 
@@ -151,6 +153,9 @@ import Testing
                         "TRUNCATE ledger", "UPDATE ledger_checkpoints SET seq = 1", "DELETE FROM ledger_checkpoints",
                         "DROP TRIGGER ledger_append_only ON ledger", "ALTER TABLE ledger DISABLE TRIGGER ALL",
                         "UPDATE store_secrets SET value = '\\x00'", "CREATE TABLE extra (x int)",
+                        // The log's origin and checkpoints (SPEC §5.5) are written once.
+                        "UPDATE log_origin SET origin = 'b.example/log'", "DELETE FROM log_origin",
+                        "UPDATE log_checkpoints SET note = 'x'", "DELETE FROM log_checkpoints",
                         // The seal key's check value (SPEC §5.4): deleting it would make the next
                         // start seal whatever rows are unsealed.
                         "DELETE FROM store_secrets WHERE name = 'seal_check'"] {

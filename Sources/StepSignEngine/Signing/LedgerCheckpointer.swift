@@ -10,6 +10,11 @@ import struct Foundation.Date
 /// `ledger.checkpoint_seconds` while entries were added (by the ledger writer), on clean
 /// shutdown and on `getCheckpoint`. Each is stored and written to the log at info, so the
 /// journal holds copies outside the database.
+///
+/// At each of those moments the log's C2SP checkpoint (SPEC §5.5) of the log as stored is
+/// made too, by ``TransparencyLog`` (after the batch's commit, not inside it: its consistency
+/// check reads the stored tree). The JWS checkpoints stay until the notes are made inside the
+/// append's transaction; see docs/decisions.md.
 final class LedgerCheckpointer: Sendable {
     /// `[ledger]` values and the instance name, read from the settings in force.
     struct Settings: Sendable {
@@ -29,13 +34,16 @@ final class LedgerCheckpointer: Sendable {
 
     private let keyring: Keyring
     private let store: any LedgerStore
+    private let log: TransparencyLog
     private let logger: Logger
     private let settings: @Sendable () -> Settings
     private let state: NIOLockedValueBox<State>
 
-    init(keyring: Keyring, store: any LedgerStore, logger: Logger, settings: @escaping @Sendable () -> Settings) {
+    init(keyring: Keyring, store: any LedgerStore, log: TransparencyLog, logger: Logger,
+         settings: @escaping @Sendable () -> Settings) {
         self.keyring = keyring
         self.store = store
+        self.log = log
         self.logger = logger
         self.settings = settings
         self.state = NIOLockedValueBox(State(lastAt: Date()))
@@ -56,6 +64,10 @@ final class LedgerCheckpointer: Sendable {
     /// After a committed batch: logs the checkpoints made inside it and remembers the head.
     func didCommit(last: LedgerEntry, made: [LedgerCheckpointRecord]) {
         for checkpoint in made { log(checkpoint, reason: "entries") }
+        if !made.isEmpty {
+            // Off the writer's path: the next batch does not wait for the note.
+            Task { await self.makeLogCheckpoint(reason: "entries") }
+        }
         state.withLockedValue { state in
             state.head = LedgerHead(seq: last.seq, entryHash: last.entryHash)
             if let newest = made.last {
@@ -87,11 +99,23 @@ final class LedgerCheckpointer: Sendable {
         } catch {
             timedCheckpointFailed(error, reason: reason)
         }
+        await makeLogCheckpoint(reason: reason)
     }
 
-    /// `getCheckpoint`: the head as stored now, signed now; stored when no checkpoint of this
-    /// process covers it yet (so asking again and again does not grow the table).
-    func checkpointNow() async throws -> String {
+    /// The log's C2SP checkpoint of the log as stored now; a failure is logged (a refused
+    /// history has raised its alarm already).
+    private func makeLogCheckpoint(reason: String) async {
+        do {
+            _ = try await log.checkpointHead()
+        } catch {
+            logger.error("cannot make a log checkpoint", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    /// `getCheckpoint`: the head as stored now, signed now, as a JWS and as the log's C2SP
+    /// checkpoint; stored when no checkpoint of this process covers it yet (so asking again
+    /// and again does not grow the tables).
+    func checkpointNow() async throws -> (jws: String, note: String) {
         let head = try await store.ledgerHead()
         let record = try sign(seq: head.seq, entryHash: head.entryHash)
         let isNew = state.withLockedValue { head.seq > $0.checkpointed }
@@ -100,14 +124,18 @@ final class LedgerCheckpointer: Sendable {
             remember(record)
             log(record, reason: "getCheckpoint")
         }
-        return record.jws
+        let note = try await log.checkpointHead()
+        return (record.jws, note.note.serialized)
     }
 
     /// Clean shutdown: a checkpoint of the head, unless this process already made one of it.
     func shutdown() async {
         let head: LedgerHead
         do { head = try await store.ledgerHead() } catch { return }
-        guard head.seq > state.withLockedValue({ $0.checkpointed }) else { return }
+        guard head.seq > state.withLockedValue({ $0.checkpointed }) else {
+            await makeLogCheckpoint(reason: "shutdown")
+            return
+        }
         do {
             let record = try sign(seq: head.seq, entryHash: head.entryHash)
             try await store.appendCheckpoint(record)
@@ -116,6 +144,7 @@ final class LedgerCheckpointer: Sendable {
         } catch {
             logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
         }
+        await makeLogCheckpoint(reason: "shutdown")
     }
 
     /// The head this process committed last, if no checkpoint covers it yet.

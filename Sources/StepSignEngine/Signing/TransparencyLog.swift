@@ -7,6 +7,7 @@ import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
 import StepSignStorage
+import struct Foundation.Date
 
 /// The ledger as a transparency log (SPEC §5.5): signs its checkpoints as C2SP signed notes,
 /// and never signs two histories.
@@ -29,6 +30,7 @@ final class TransparencyLog: Sendable {
     static let stateFileName = "log-checkpoint"
 
     let origin: String
+    private let instance: String
     private let store: any LedgerStore
     private let keyring: Keyring
     private let alarm: LogAlarm
@@ -38,8 +40,9 @@ final class TransparencyLog: Sendable {
     private let last = NIOLockedValueBox<Signed??>(nil)
     private let making = SerialExecutionQueue()
 
-    init(origin: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger) {
+    init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger) {
         self.origin = origin
+        self.instance = instance
         self.store = store
         self.keyring = keyring
         self.alarm = alarm
@@ -57,6 +60,19 @@ final class TransparencyLog: Sendable {
         return "stepsign." + word(host) + "/" + word(instance)
     }
 
+    /// The log's origin for a daemon configured with `configured` (`ledger.origin`, "" for the
+    /// default): SPEC §5.5's one origin per log. The store keeps the first daemon's; a daemon
+    /// with the default takes the stored one (so a renamed host, or a second host on one
+    /// PostgreSQL, goes on with the log's origin), and one configured with another is refused.
+    static func claimOrigin(configured: String, instance: String, store: any LedgerStore) async throws -> String {
+        let mine = origin(configured: configured, instance: instance)
+        let stored = try await store.claimLogOrigin(mine)
+        guard stored == mine || configured.isEmpty else {
+            throw LogOriginMismatch(stored: stored, configured: configured)
+        }
+        return stored
+    }
+
     /// The note verifier keys of this daemon's checkpoints: its log key (type 0x01) and its
     /// active signing key (type 0x02), both under the origin's name.
     var verifierKeys: [NoteVerifierKey] {
@@ -64,6 +80,19 @@ final class TransparencyLog: Sendable {
         if let logKey = try? NoteVerifierKey(name: origin, ed25519: keyring.logKey.publicKey) { keys.append(logKey) }
         if let signing = try? NoteVerifierKey(name: origin, p256: keyring.signer.key.publicKey) { keys.append(signing) }
         return keys
+    }
+
+    /// A checkpoint of the whole log as stored now (SPEC §5.3's moments: after
+    /// `checkpoint_entries` entries, timed, on shutdown, `getCheckpoint`).
+    func checkpointHead() async throws -> Signed {
+        try await checkpoint(size: try await store.ledgerCount())
+    }
+
+    /// A checkpoint that covers leaf `index`: the last one this daemon signed if it does, else
+    /// a new one of the whole log (SPEC §5.5: a new one only when none covers the entry yet).
+    func checkpoint(covering index: Int64) async throws -> Signed {
+        if let kept = try lastSigned(), kept.checkpoint.size > index { return kept }
+        return try await checkpointHead()
     }
 
     /// A checkpoint of the first `size` entries: the kept one when it has that size, else a new
@@ -103,7 +132,17 @@ final class TransparencyLog: Sendable {
             // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
             try SecureFile.writeAtomically(Array(note.serialized.utf8), to: stateFile, mode: 0o600)
             last.withLockedValue { $0 = .some(signed) }
-            logger.info("log checkpoint", metadata: ["size": "\(size)", "root": "\(Base64.encode(root))"])
+            // Stored for the export and the audit; the kept file is what guards the history, so a
+            // database that cannot take it now does not undo it (the journal has it too).
+            do {
+                try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance,
+                                                                        note: note.serialized, createdAt: Date()))
+            } catch {
+                logger.error("cannot store a log checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
+            }
+            logger.info("log checkpoint", metadata: [
+                "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
+            ])
             return signed
         }
     }
@@ -130,5 +169,18 @@ final class TransparencyLog: Sendable {
     private func refuse(_ why: String) -> StorageError {
         alarm.report(why)
         return StorageError.ledgerTreeBroken(why)
+    }
+}
+
+/// A daemon configured with another `ledger.origin` than the one its log was made with
+/// (SPEC §5.5: one origin per log; exit 78).
+public struct LogOriginMismatch: Error, CustomStringConvertible {
+    /// The log's origin, as the store keeps it.
+    public var stored: String
+    /// This daemon's `ledger.origin`.
+    public var configured: String
+
+    public var description: String {
+        "the log's origin is \"\(stored)\", but ledger.origin is \"\(configured)\": one log has one origin; set ledger.origin = \"\(stored)\" (or leave it empty to take the log's)"
     }
 }

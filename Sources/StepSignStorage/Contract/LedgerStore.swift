@@ -29,6 +29,21 @@ public protocol LedgerStore: Sendable {
     /// append awaits the network and holds no thread): any.
     var ledgerExecutor: (any TaskExecutor)? { get }
 
+    /// Stores a C2SP checkpoint of the log (SPEC §5.5), durably; one of the same size and
+    /// instance already stored is kept (the note of a size is made once per daemon).
+    func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws
+
+    /// The stored C2SP checkpoints with a size greater than `afterSize` and at most
+    /// `throughSize` (nil: no upper bound), by size.
+    func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord]
+
+    /// The log's origin (SPEC §5.5): the one stored, or `origin` when none was, stored now
+    /// (the first daemon's). One step: two daemons starting at once store one of theirs.
+    func claimLogOrigin(_ origin: String) async throws -> String
+
+    /// The log's stored origin, or nil when no daemon has stored one yet.
+    func logOrigin() async throws -> String?
+
     /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
     /// no upper bound), by seq.
     func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]

@@ -1,0 +1,54 @@
+import Foundation
+import StepSignPostgres
+import StepSignStorage
+import Testing
+
+/// The log's stored C2SP checkpoints and its one origin (SPEC §5.5), the same contract on both
+/// stores: one note per size and instance (a second is ignored, never replaces the first), read
+/// back by size; the first origin stored wins, also when daemons race to store theirs.
+@Suite struct LogCheckpointStoreTests {
+    static let epoch = Date(timeIntervalSince1970: 1_750_000_000)
+
+    static func checkContract(_ store: any StepSignStore) async throws {
+        #expect(try await store.logOrigin() == nil)
+        #expect(try await store.logCheckpoints(afterSize: -1, throughSize: nil).isEmpty)
+        // Eight daemons starting at once, each with its own origin: one is stored, all see it.
+        let claimed = try await withThrowingTaskGroup(of: String.self) { group in
+            for number in 0..<8 { group.addTask { try await store.claimLogOrigin("host\(number).example/log") } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(claimed.count == 1, "\(claimed)")
+        let origin = try #require(claimed.first)
+        #expect(try await store.logOrigin() == origin)
+        #expect(try await store.claimLogOrigin("late.example/log") == origin)
+
+        for (size, instance) in [(Int64(3), "a"), (3, "b"), (7, "a"), (0, "a")] {
+            try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance, note: "note \(size) \(instance)",
+                                                                    createdAt: epoch))
+        }
+        // The same size and instance again: the first stays.
+        try await store.appendLogCheckpoint(LogCheckpointRecord(size: 3, instance: "a", note: "another", createdAt: epoch))
+        let all = try await store.logCheckpoints(afterSize: -1, throughSize: nil)
+        #expect(all.map(\.note) == ["note 0 a", "note 3 a", "note 3 b", "note 7 a"])
+        #expect(try await store.logCheckpoints(afterSize: 0, throughSize: 3).map(\.note) == ["note 3 a", "note 3 b"])
+        #expect(try await store.logCheckpoints(afterSize: 3, throughSize: nil).map(\.size) == [7])
+    }
+
+    @Test func sqlite() async throws {
+        try await withStore { store, _ in try await Self.checkContract(store) }
+    }
+
+    @Test(.enabled(if: PostgresTestServer.enabled))
+    func postgres() async throws {
+        try await withPostgresDatabase { database in
+            let store = try await database.open()
+            do {
+                try await Self.checkContract(store)
+            } catch {
+                try? await store.close()
+                throw error
+            }
+            try await store.close()
+        }
+    }
+}
