@@ -156,14 +156,7 @@ public struct PostgresImport: Sendable {
         var checkpoints: [LogCheckpointRecord] = []
         let rows = try await connection.query(
             "SELECT size, instance, note, created_at FROM log_checkpoints ORDER BY size, instance", logger: logger)
-        for try await row in rows {
-            do {
-                let (size, instance, note, createdAt) = try row.decode((Int64, String, String, Date).self)
-                checkpoints.append(LogCheckpointRecord(size: size, instance: instance, note: note, createdAt: createdAt))
-            } catch {
-                throw PostgresStore.malformed("log_checkpoints", error)
-            }
-        }
+        for try await row in rows { checkpoints.append(try PostgresStore.decodeLogCheckpoint(row)) }
         var origin: String?
         for try await row in try await connection.query("SELECT origin FROM log_origin WHERE id = 1", logger: logger) {
             origin = try row.decode(String.self)

@@ -309,15 +309,18 @@ extension PostgresStore {
                 WHERE size > \(afterSize) AND size <= \(through) ORDER BY size, instance
                 """, logger: logger)
             var checkpoints: [LogCheckpointRecord] = []
-            for try await row in rows {
-                do {
-                    let (size, instance, note, createdAt) = try row.decode((Int64, String, String, Date).self)
-                    checkpoints.append(LogCheckpointRecord(size: size, instance: instance, note: note, createdAt: createdAt))
-                } catch {
-                    throw Self.malformed("log_checkpoints", error)
-                }
-            }
+            for try await row in rows { checkpoints.append(try Self.decodeLogCheckpoint(row)) }
             return checkpoints
+        }
+    }
+
+    /// A row of `SELECT size, instance, note, created_at FROM log_checkpoints`.
+    static func decodeLogCheckpoint(_ row: PostgresRow) throws -> LogCheckpointRecord {
+        do {
+            let (size, instance, note, createdAt) = try row.decode((Int64, String, String, Date).self)
+            return LogCheckpointRecord(size: size, instance: instance, note: note, createdAt: createdAt)
+        } catch {
+            throw malformed("log_checkpoints", error)
         }
     }
 

@@ -27,10 +27,7 @@ struct LedgerCommand: ParsableCommand {
         valueName: "file"))
     var checkpointFile: String?
 
-    @Option(name: .customLong("log-key"), help: ArgumentHelp(
-        "A log key (getPublicKeys' logKeys, stepsign keys export --log-keys) trusted to sign the log's C2SP checkpoints besides the keys file's P-256 keys; repeat for several.",
-        valueName: "vkey"))
-    var logKeys: [String] = []
+    @OptionGroup var logKeys: LogKeyOptions
 
     @Option(name: .customLong("checkpoint-entries"), help: ArgumentHelp(
         "The daemon's ledger.checkpoint_entries: the longest run of entries accepted without a checkpoint (0: not checked).",
@@ -52,10 +49,8 @@ struct LedgerCommand: ParsableCommand {
         let source: LineSource
         do throws(InputFiles.Failure) {
             let trusted = try keyOptions.load()
-            var logKeys: [NoteVerifierKey] = []
-            for value in self.logKeys { logKeys += try ProofOptions.keys(value) }
             verifier = LedgerVerifier(options: .init(trustedKeys: trusted, checkpointEntries: checkpointEntries > 0 ? checkpointEntries : nil,
-                                                     logKeys: logKeys))
+                                                     logKeys: try logKeys.load()))
             if let checkpointFile {
                 let raw = try InputFiles.text(checkpointFile)
                 do {
