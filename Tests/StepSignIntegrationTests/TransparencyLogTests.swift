@@ -224,4 +224,53 @@ struct TransparencyLogTests {
         let keys = try #require(try daemon.connect().call("getPublicKeys").result?["logKeys"]?.arrayValue)
         #expect(keys.allSatisfy { $0.stringValue?.hasPrefix("a.example/log+") == true }, "\(keys)")
     }
+
+    /// The tlog-proof of `signatureID`, as `stepsign proof` writes it.
+    static func proof(_ connection: StepSignConnection, _ signatureID: String) throws -> TlogProof {
+        let result = try #require(try connection.call("getInclusionProof", ["signatureID": signatureID]).result)
+        return try TlogProof(index: try #require(result["logIndex"]?.intValue), hashes: try Self.hashes(result),
+                             checkpoint: try SignedNote(parsing: try #require(result["checkpoint"]?.stringValue)))
+    }
+
+    @Test("the log key rotates with the signing key; the retired one stays published, so older proofs keep verifying, also after a revocation and a restart")
+    func logKeyRotation() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let first = try Self.signLevel0(connection, "before")
+        let jws = try #require(first["payloadSignature"]?.stringValue)
+        let before = try Self.proof(connection, try #require(first["dataSignatureID"]?.stringValue))
+        let oldKeys = try Self.logKeys(connection)
+        let oldLogKey = try #require(oldKeys.first { $0.type == .ed25519 })
+        #expect(oldKeys.filter { $0.type == .ed25519 }.count == 1)
+
+        let oldKid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
+        #expect(try connection.call("admin.rotateKey").code == 0)
+        let newKeys = try Self.logKeys(connection)
+        #expect(newKeys.filter { $0.type == .ed25519 }.count == 2)
+        #expect(newKeys.contains(oldLogKey))
+        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: newKeys) }
+        // New checkpoints are signed by the new log key, not the retired one.
+        let second = try Self.signLevel0(connection, "after")
+        let after = try Self.proof(connection, try #require(second["dataSignatureID"]?.stringValue))
+        let signers = try after.checkpoint.verifiedKeys(newKeys)
+        #expect(signers.contains { $0.type == .ed25519 } && !signers.contains(oldLogKey), "\(signers)")
+
+        // The old signing key revoked: its 0x02 key is no longer published, the proof made
+        // before still verifies by the retired log key's line.
+        #expect(try connection.call("admin.revokeKey", ["kid": oldKid]).code == 0)
+        let revokedKeys = try Self.logKeys(connection)
+        #expect(!revokedKeys.contains { $0.type == .ecdsa && oldKeys.contains($0) })
+        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: revokedKeys) }
+
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        let restarted = try Self.logKeys(try daemon.connect())
+        #expect(Set(restarted.map(\.description)) == Set(revokedKeys.map(\.description)))
+        let retired = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys")
+            .filter { $0.hasSuffix(".retired") }
+        // One rotation (the revoked key was no longer active, so its revocation rotated nothing).
+        #expect(retired.count == 1, "\(retired)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/keys/" + retired[0])[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+    }
 }

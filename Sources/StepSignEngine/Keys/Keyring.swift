@@ -68,8 +68,8 @@ public final class Keyring: Sendable {
     }
 
     private let directory: KeyDirectory
-    /// The Ed25519 key that signs the transparency log's checkpoints (SPEC §5.5, ``LogKey``).
-    let logKey: Ed25519PrivateKey
+    /// The Ed25519 keys of the transparency log's checkpoints (SPEC §5.5, ``LogKey``).
+    private let logKeys: NIOLockedValueBox<LogKey>
     private let instance: String
     private let store: any StepSignStore
     private let state: NIOLockedValueBox<State>
@@ -83,10 +83,10 @@ public final class Keyring: Sendable {
     private let mutations = SerialExecutionQueue()
     private let logger: Logger
 
-    private init(directory: KeyDirectory, logKey: Ed25519PrivateKey, instance: String, store: any StepSignStore,
+    private init(directory: KeyDirectory, logKey: LogKey, instance: String, store: any StepSignStore,
                  root: P256PublicKey?, state: State, logger: Logger) {
         self.directory = directory
-        self.logKey = logKey
+        self.logKeys = NIOLockedValueBox(logKey)
         self.instance = instance
         self.store = store
         self.root = NIOLockedValueBox(root)
@@ -115,6 +115,13 @@ public final class Keyring: Sendable {
 
     /// The `keys/` directory, where the daemon keeps what no database writer may change.
     var directoryPath: String { directory.path }
+
+    /// The Ed25519 key that signs the log's checkpoints now.
+    var logKey: Ed25519PrivateKey { logKeys.withLockedValue { $0.active } }
+
+    /// The log keys this daemon's checkpoints were ever signed with: the active one, then the
+    /// ones rotations retired (published, so older checkpoints keep verifying).
+    var allLogKeys: [Ed25519PublicKey] { logKeys.withLockedValue { [$0.active.publicKey] + $0.retired } }
 
     /// The keys made since the last call because this instance had no active key (the first
     /// key, or a new one after another daemon revoked it); rotations are not among them. The
@@ -413,7 +420,11 @@ public final class Keyring: Sendable {
         let current = state.withLockedValue { $0.signer }
         let key = try await Self.create(in: directory, instance: instance, endorser: current, store: store)
         try await reload(creating: false)
-        logger.notice("rotated the signing key", metadata: ["kid": "\(key.publicKey.thumbprint)"])
+        // The log key rotates with it (SPEC §5.5); the old one stays published.
+        let rotated = try LogKey.rotate(logKeys.withLockedValue { $0 }, directory: directory.path,
+                                        passphrase: directory.passphrase)
+        logKeys.withLockedValue { $0 = rotated }
+        logger.notice("rotated the signing key and the log key", metadata: ["kid": "\(key.publicKey.thumbprint)"])
         return key.publicKey.thumbprint
     }
 

@@ -73,12 +73,14 @@ final class TransparencyLog: Sendable {
         return stored
     }
 
-    /// The note verifier keys of this daemon's checkpoints: its log key (type 0x01) and its
-    /// active signing key (type 0x02), both under the origin's name.
+    /// The note verifier keys of the log's checkpoints, all under the origin's name: this
+    /// daemon's log keys (type 0x01: the active one and those rotations retired) and the trusted
+    /// P-256 keys that are not revoked (type 0x02: this daemon's, and on a shared PostgreSQL the
+    /// endorsed keys of the daemons that sign checkpoints of the same log). A revoked key is
+    /// left out: whoever took it could sign a checkpoint of any size with it.
     var verifierKeys: [NoteVerifierKey] {
-        var keys: [NoteVerifierKey] = []
-        if let logKey = try? NoteVerifierKey(name: origin, ed25519: keyring.logKey.publicKey) { keys.append(logKey) }
-        if let signing = try? NoteVerifierKey(name: origin, p256: keyring.signer.key.publicKey) { keys.append(signing) }
+        var keys = keyring.allLogKeys.compactMap { try? NoteVerifierKey(name: origin, ed25519: $0) }
+        keys += keyring.unrevokedKeys.all.compactMap { try? NoteVerifierKey(name: origin, p256: $0) }
         return keys
     }
 
