@@ -101,7 +101,8 @@ public final class Engine: Sendable {
                                                seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
-        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current })
+        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
+                                  landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0) })
         self.signer = Signer(keyring: keyring, ledger: ledger)
         self.events = EventRecorder(keyring: keyring, ledger: ledger)
         let events = self.events

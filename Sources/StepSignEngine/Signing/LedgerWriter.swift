@@ -41,11 +41,16 @@ final class LedgerWriter: Sendable {
 
     /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
     private let refusal: @Sendable () -> String?
+    /// Why a batch committed at this first seq must not be acknowledged (SPEC §5.5: it landed
+    /// below a checkpoint this daemon signed, so the log was cut behind its back), or nil.
+    private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64) -> String?
 
-    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil }) {
+    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil },
+         landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64) -> String? = { _ in nil }) {
         self.store = store
         self.checkpointer = checkpointer
         self.refusal = refusal
+        self.landedBelowCheckpoint = landedBelowCheckpoint
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
@@ -124,6 +129,11 @@ final class LedgerWriter: Sendable {
                 return record
             }
             guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
+            // Committed on a log shorter than one this daemon signed: no signature made on a
+            // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
+            if let first = stored.first, let why = landedBelowCheckpoint(first.seq) {
+                throw StorageError.ledgerTreeBroken(why)
+            }
             for ((_, waiter), entry) in zip(batch, stored) {
                 waiter.resume(returning: entry)
             }

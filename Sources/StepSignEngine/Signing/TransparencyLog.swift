@@ -149,6 +149,17 @@ final class TransparencyLog: Sendable {
         }
     }
 
+    /// Why entries committed from `firstSeq` on are on a cut log: they took places the last
+    /// checkpoint this daemon signed already covers (the log's newest entries were removed
+    /// behind its back, and the store numbered on from the cut). Raises the alarm; nil when
+    /// they follow it.
+    func landedBelowCheckpoint(firstSeq: Int64) -> String? {
+        guard let kept = try? lastSigned(), firstSeq - 1 < kept.checkpoint.size else { return nil }
+        let why = "entries were appended at log index \(firstSeq - 1), below the \(kept.checkpoint.size) of the checkpoint this daemon signed: the log was cut or rolled back"
+        alarm.report(why)
+        return why
+    }
+
     /// The kept checkpoint, read from the state file once.
     private func lastSigned() throws -> Signed? {
         if let cached = last.withLockedValue({ $0 }) { return cached }
