@@ -131,10 +131,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256.
+        // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256,
+        // StepSignFormat for the offline proof checks.
         .executableTarget(
             name: "stepsign-loadgen",
-            dependencies: ["StepSignCrypto", "CLoadgenShims", "StepSignSystem",
+            dependencies: ["StepSignCrypto", "StepSignFormat", "CLoadgenShims", "StepSignSystem",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // libFuzzer target over request decoding and the engine (scripts/fuzz); built normally
