@@ -5,7 +5,7 @@ import StepSignTestSupport
 import Testing
 
 /// stepsign's RFC 9162 verifiers (``MerkleProof``) against vectors nobody here computed:
-/// `Tests/Vectors/generate-merkle.py` builds them with pymerkle (roots and audit paths of 300
+/// `Tests/Vectors/generate_merkle.py` builds them with pymerkle (roots and audit paths of 300
 /// leaves; consistency proofs written out from the RFC over pymerkle's roots) when the test
 /// runs, with every negative case a verifier must refuse: size 0, index = size, paths cut short
 /// or extended, flipped hashes, another leaf, root or index.
@@ -38,7 +38,7 @@ import Testing
     }
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Vectors/generate-merkle.py").path
+        .appendingPathComponent("Vectors/generate_merkle.py").path
 
     let vectors: Vectors
 

@@ -18,7 +18,7 @@ ASCII text "leaf i"; for 300 leaves:
   for consistency: an old size above the new, a proof of equal sizes or from size 0 that is not
   empty, a cut or extended proof, a flipped hash, another old or new root.
 
-Run: python3 Tests/Vectors/generate-merkle.py > vectors.json   (needs pymerkle==6.1.0, scripts/setup)
+Run: python3 Tests/Vectors/generate_merkle.py > vectors.json   (needs pymerkle==6.1.0, scripts/setup)
 """
 import hashlib
 import json
@@ -38,6 +38,37 @@ def leaf_data(i):
 
 def node(left, right):
     return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def rfc9162_consistent(m, n, old, new, proof):
+    """RFC 9162 §2.1.4.2, written out from the RFC: whether `proof` joins the root `old` of m
+    leaves to the root `new` of n."""
+    if m == n:
+        return not proof and old == new
+    if m == 0:
+        return not proof
+    if not proof:
+        return False
+    if m & (m - 1) == 0:
+        proof = [old] + proof
+    fn, sn = m - 1, n - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = proof[0]
+    for c in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node(c, fr), node(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == old and sr == new
 
 
 def build():
@@ -76,35 +107,6 @@ def build():
             return subproof(m, start, start + k, complete) + [subroot(start + k, end)]
         return subproof(m - k, start + k, end, False) + [subroot(start, start + k)]
 
-    def consistent(m, n, old, new, proof):
-        # RFC 9162 §2.1.4.2, written out from the RFC.
-        if m == n:
-            return not proof and old == new
-        if m == 0:
-            return not proof
-        if not proof:
-            return False
-        if m & (m - 1) == 0:
-            proof = [old] + proof
-        fn, sn = m - 1, n - 1
-        while fn & 1:
-            fn >>= 1
-            sn >>= 1
-        fr = sr = proof[0]
-        for c in proof[1:]:
-            if sn == 0:
-                return False
-            if fn & 1 or fn == sn:
-                fr, sr = node(c, fr), node(c, sr)
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
-            else:
-                sr = node(sr, c)
-            fn >>= 1
-            sn >>= 1
-        return sn == 0 and fr == old and sr == new
-
     hexes = lambda hashes: [h.hex() for h in hashes]
     inclusion, bad_inclusion = [], []
     for size in SIZES:
@@ -137,7 +139,7 @@ def build():
     consistency, bad_consistency = [], []
     for m, n in pairs:
         proof = [] if m == 0 else subproof(m, 0, n, True)
-        assert consistent(m, n, roots[m], roots[n], proof), (m, n)
+        assert rfc9162_consistent(m, n, roots[m], roots[n], proof), (m, n)
         good = {"old": m, "new": n, "proof": hexes(proof), "oldRoot": roots[m].hex(), "newRoot": roots[n].hex()}
         consistency.append(good)
         if n < 3 or m not in (0, 1, n // 2, n - 1, n):
@@ -160,9 +162,10 @@ def build():
             bad("a hash where none belongs", proof=hexes([leaves[0]]))
     for case in bad_inclusion:
         path = [bytes.fromhex(h) for h in case["path"]]
-        assert not (0 <= case["index"] < case["size"] and rfc_inclusion_holds(case, leaves, path)), case
+        root = rfc9162_root(leaves[case["leaf"]], case["index"], case["size"], path)
+        assert root is None or root.hex() != case["root"], case
     for case in bad_consistency:
-        assert not consistent(case["old"], case["new"], bytes.fromhex(case["oldRoot"]),
+        assert not rfc9162_consistent(case["old"], case["new"], bytes.fromhex(case["oldRoot"]),
                               bytes.fromhex(case["newRoot"]), [bytes.fromhex(h) for h in case["proof"]]), case
     return {
         "leaves": LEAVES,
@@ -173,13 +176,15 @@ def build():
     }
 
 
-def rfc_inclusion_holds(case, leaves, path):
-    """RFC 9162 §2.1.3.2, written out from the RFC."""
-    index, size = case["index"], case["size"]
-    fn, sn, r = index, size - 1, leaves[case["leaf"]]
+def rfc9162_root(leaf, index, size, path):
+    """RFC 9162 §2.1.3.2, written out from the RFC: the root an inclusion path leads to from
+    the leaf hash at `index` of `size`, or None when the path does not fit the size."""
+    if not 0 <= index < size:
+        return None
+    fn, sn, r = index, size - 1, leaf
     for p in path:
         if sn == 0:
-            return False
+            return None
         if fn & 1 or fn == sn:
             r = node(p, r)
             while not fn & 1 and fn != 0:
@@ -189,7 +194,7 @@ def rfc_inclusion_holds(case, leaves, path):
             r = node(r, p)
         fn >>= 1
         sn >>= 1
-    return sn == 0 and r.hex() == case["root"]
+    return r if sn == 0 else None
 
 
 def serialize(vectors):
