@@ -20,11 +20,11 @@ struct LogKeyOptions: ParsableArguments {
         return keys
     }
 
-    /// The key `value` spells, or the keys of the file it names.
-    static func keys(_ value: String) throws(InputFiles.Failure) -> [NoteVerifierKey] {
+    /// The key `value` spells, or the keys of the file it names (`option` names it in messages).
+    static func keys(_ value: String, option: String = "--log-key") throws(InputFiles.Failure) -> [NoteVerifierKey] {
         if let key = try? NoteVerifierKey(value) { return [key] }
         guard access(value, R_OK) == 0 else {
-            throw InputFiles.Failure(description: "--log-key \(value): neither a note verifier key (name+hex8+base64) nor a readable file")
+            throw InputFiles.Failure(description: "\(option) \(value): neither a note verifier key (name+hex8+base64) nor a readable file")
         }
         let lines = try InputFiles.text(value).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         var keys: [NoteVerifierKey] = []

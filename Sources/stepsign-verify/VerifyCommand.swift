@@ -5,7 +5,7 @@ import StepSignFormat
 import StepSignProtocol
 
 /// `stepsign-verify [--keys FILE] [--payload TEXT | --payload-file F] [--user U] [--min-level N]
-/// [--proof FILE --log-key VKEY …] [--json] [JWS | -]`
+/// [--proof FILE --log-key VKEY … [--witness VKEY … --quorum K]] [--json] [JWS | -]`
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -29,7 +29,7 @@ struct VerifyCommand: ParsableCommand {
         valueName: "n"))
     var minLevel = 1
 
-    @Flag(help: "Print one JSON object: valid, reason, message, kid, claims, source, file, logIndex, treeSize, origin (null where there is nothing to say).")
+    @Flag(help: "Print one JSON object: valid, reason, message, kid, claims, source, file, logIndex, treeSize, origin, cosignedBy (null where there is nothing to say).")
     var json = false
 
     @Argument(help: "The JWS; @FILE or the name of a readable file reads it from that file; - or nothing reads it from stdin.")
@@ -59,20 +59,23 @@ struct VerifyCommand: ParsableCommand {
             "logIndex": proven.map { .int($0.index) } ?? .null,
             "treeSize": proven.map { .int($0.checkpoint.size) } ?? .null,
             "origin": proven.map { .string($0.checkpoint.origin) } ?? .null,
+            "cosignedBy": proven.map { .array($0.cosigners.map { .string($0) }) } ?? .null,
         ]
     }
 
-    /// Where a checked proof places the signature: its index in the log of a signed checkpoint.
+    /// Where a checked proof places the signature: its index in the log of a signed checkpoint,
+    /// and the witnesses given whose cosignatures of that checkpoint verify.
     struct ProvenPlace {
         var index: Int64
         var checkpoint: LogCheckpoint
+        var cosigners: [String]
     }
 
     func run() throws {
         let trusted: TrustedKeys
         let compact: String
         let expectedPayload: [UInt8]?
-        let proof: (proof: TlogProof, logKeys: [NoteVerifierKey])?
+        let proof: ProofOptions.Loaded?
         let input = JWSInput(argument: jws)
         do throws(InputFiles.Failure) {
             trusted = try keyOptions.load()
@@ -99,8 +102,10 @@ struct VerifyCommand: ParsableCommand {
         var proven: ProvenPlace?
         if let proof, (try? JWS.parse(compact)) != nil {
             do {
-                let checkpoint = try proof.proof.verify(leaf: Array(compact.utf8), logKeys: proof.logKeys)
-                proven = ProvenPlace(index: proof.proof.index, checkpoint: checkpoint)
+                let checkpoint = try proof.proof.verify(leaf: Array(compact.utf8), logKeys: proof.logKeys,
+                                                        witnesses: proof.witnesses, quorum: proof.quorum)
+                let cosigners = proof.proof.checkpoint.cosigners(proof.witnesses).map(\.key.name)
+                proven = ProvenPlace(index: proof.proof.index, checkpoint: checkpoint, cosigners: cosigners)
             } catch {
                 fail(.notInLog(error.description), claims: nil, kid: nil, input: input)
             }
@@ -127,7 +132,8 @@ struct VerifyCommand: ParsableCommand {
         } else {
             Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
             if let proven {
-                Console.out("in the log: index \(proven.index) of \(proven.checkpoint.size) in \(proven.checkpoint.origin)")
+                Console.out("in the log: index \(proven.index) of \(proven.checkpoint.size) in \(proven.checkpoint.origin)"
+                    + (proven.cosigners.isEmpty ? "" : ", cosigned by \(proven.cosigners.joined(separator: ", "))"))
             }
         }
     }

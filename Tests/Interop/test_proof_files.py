@@ -192,3 +192,59 @@ def test_a_revoked_keys_signature_is_valid_only_with_a_proof_below_the_revocatio
     keys.write_text(json.dumps(jwks))
     at = run(VERIFY, "--keys", str(keys), "--json", "--proof", first["proof"], *log_key, first["jws_file"])
     assert at.returncode == 1 and json.loads(at.stdout)["reason"] == "revoked-key"
+
+
+def witness(name, seed):
+    """A witness's Ed25519 key and its C2SP vkey (type 0x04), by the specification's text."""
+    key = Ed25519PrivateKey.from_private_bytes(bytes([seed]) * 32)
+    raw = key.public_key().public_bytes_raw()
+    key_id = hashlib.sha256(name.encode() + b"\n\x04" + raw).digest()[:4]
+    return key, key_id, f"{name}+{key_id.hex()}+{base64.b64encode(bytes([4]) + raw).decode()}"
+
+
+def cosigned(proof_text, witnesses, timestamp=1_790_000_000):
+    """The proof with each witness's cosignature/v1 line added to its checkpoint, made by hand
+    from C2SP tlog-cosignature: Ed25519 over "cosignature/v1", "time T" and the note's text."""
+    _, _, note = proof_text.partition("\n\n")
+    body = note.rpartition("\n\n")[0] + "\n"
+    lines = ""
+    for name, (key, key_id, _) in witnesses.items():
+        signature = key.sign(b"cosignature/v1\ntime %d\n" % timestamp + body.encode())
+        blob = key_id + timestamp.to_bytes(8, "big") + signature
+        lines += f"\u2014 {name} {base64.b64encode(blob).decode()}\n"
+    return proof_text + lines
+
+
+def test_a_witness_quorum_counts_only_valid_cosignatures_of_the_witnesses_given(log, tmp_path):
+    first = log["signed"][0]
+    w1, w2, w3 = (witness(f"witness.example/w{n}", n) for n in (1, 2, 3))
+    path = tmp_path / "cosigned.tlog-proof"
+    path.write_text(cosigned(open(first["proof"]).read(), {"witness.example/w1": w1, "witness.example/w2": w2}))
+    log_key = [arg for key in log["log_keys"] for arg in ("--log-key", key)]
+
+    def check(*witness_args):
+        return run(VERIFY, "--keys", log["keys"], "--json", "--proof", str(path), *log_key, *witness_args,
+                   first["jws_file"])
+
+    both = check("--witness", w1[2], "--witness", w2[2])
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert json.loads(both.stdout)["cosignedBy"] == ["witness.example/w1", "witness.example/w2"]
+    two_of_three = check("--witness", w1[2], "--witness", w2[2], "--witness", w3[2], "--quorum", "2")
+    assert two_of_three.returncode == 0, two_of_three.stdout
+    all_three = check("--witness", w1[2], "--witness", w2[2], "--witness", w3[2])
+    assert all_three.returncode == 1 and json.loads(all_three.stdout)["reason"] == "not-in-log"
+    assert "quorum is 3" in json.loads(all_three.stdout)["message"]
+    # A cosignature whose timestamp was changed after signing is not counted.
+    text = path.read_text()
+    line = text.rstrip("\n").split("\n")[-1]
+    blob = bytearray(base64.b64decode(line.split(" ")[2]))
+    blob[11] ^= 1
+    path.write_text(text.replace(line, line.rsplit(" ", 1)[0] + " " + base64.b64encode(bytes(blob)).decode()))
+    changed = check("--witness", w1[2], "--witness", w2[2])
+    assert changed.returncode == 1, changed.stdout
+    assert check("--witness", w1[2], "--witness", w2[2], "--quorum", "1").returncode == 0
+    # Bad witness input is bad input (exit 2): a log key (type 0x01), a quorum above the keys,
+    # --witness without --proof.
+    assert check("--witness", log["log_keys"][0]).returncode == 2
+    assert check("--witness", w1[2], "--quorum", "2").returncode == 2
+    assert run(VERIFY, "--keys", log["keys"], "--witness", w1[2], first["jws_file"]).returncode == 2

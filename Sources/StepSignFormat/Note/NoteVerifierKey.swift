@@ -70,13 +70,18 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
         name + "+" + Self.hex8(keyID) + "+" + Base64.encode([type.rawValue] + publicKey)
     }
 
-    /// Whether `signature` (without its 4-byte key ID) is this key's over the note text `text`.
-    /// A cosignature key's signatures are checked by ``Cosignature`` (they sign another message).
+    /// Whether `signature` (without its 4-byte key ID) is this key's over the note text `text`;
+    /// for a witness's key (type 0x04), a ``Cosignature`` of it (a timestamp and the signature
+    /// of another message).
     public func isValidSignature(_ signature: [UInt8], text: [UInt8]) -> Bool {
         switch type {
-        case .ed25519, .cosignatureV1:
+        case .ed25519:
             guard let key = try? Ed25519PublicKey(raw: publicKey) else { return false }
             return key.isValidSignature(signature, for: text)
+        case .cosignatureV1:
+            guard let key = try? Ed25519PublicKey(raw: publicKey),
+                  let cosignature = try? Cosignature(bytes: signature) else { return false }
+            return cosignature.isValid(text: text, key: key)
         case .ecdsa:
             guard let key = Self.p256(der: publicKey),
                   let raw = try? ECDSASignature.rawFromDER(signature) else { return false }

@@ -95,6 +95,31 @@ public struct SignedNote: Sendable, Equatable {
         add(Signature(name: name, keyID: verifier.keyID, bytes: der))
     }
 
+    /// Adds a witness's cosignature (C2SP tlog-cosignature v1) made with `key` at `timestamp`.
+    public mutating func cosign(name: String, key: Ed25519PrivateKey, timestamp: UInt64) throws -> Void {
+        let verifier = try NoteVerifierKey(name: name, ed25519: key.publicKey, type: .cosignatureV1)
+        let cosignature = try Cosignature.sign(text: Array(text.utf8), key: key, timestamp: timestamp)
+        add(Signature(name: name, keyID: verifier.keyID, bytes: cosignature.bytes))
+    }
+
+    /// The witnesses of `witnesses` (type 0x04 keys) whose cosignatures verify, each once, with
+    /// the time it cosigned. Lines of other keys are ignored (C2SP tlog-cosignature: clients
+    /// ignore lines that do not match a configured name and key ID); a line of a known witness
+    /// that does not verify counts for nothing.
+    public func cosigners(_ witnesses: [NoteVerifierKey]) -> [(key: NoteVerifierKey, timestamp: UInt64)] {
+        var found: [(key: NoteVerifierKey, timestamp: UInt64)] = []
+        let bytes = Array(text.utf8)
+        for signature in signatures {
+            guard let key = witnesses.first(where: {
+                $0.type == .cosignatureV1 && $0.name == signature.name && $0.keyID == signature.keyID
+            }), !found.contains(where: { $0.key == key }), key.isValidSignature(signature.bytes, text: bytes),
+                  let cosignature = try? Cosignature(bytes: signature.bytes)
+            else { continue }
+            found.append((key, cosignature.timestamp))
+        }
+        return found
+    }
+
     /// The keys of `trusted` whose signatures verify, by C2SP's rule: signatures of unknown
     /// keys (name and ID not both matching) are ignored; a known key's signature that fails
     /// rejects the note; and at least one must verify.

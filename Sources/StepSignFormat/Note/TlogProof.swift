@@ -89,15 +89,23 @@ public struct TlogProof: Sendable, Equatable {
 
     /// Checks the proof for the entry whose leaf data is `leaf` (for stepsign, the JWS bytes),
     /// by the specification's steps: the checkpoint is signed by one of `logKeys` named as its
-    /// origin (a key of another origin does not count), and the path leads from the leaf at
-    /// `index` to the checkpoint's root. Returns the checkpoint.
-    public func verify(leaf: some Collection<UInt8>, logKeys: [NoteVerifierKey]) throws(NoteError) -> LogCheckpoint {
+    /// origin (a key of another origin does not count), at least `quorum` of `witnesses` cosigned
+    /// it (SPEC §5.6), and the path leads from the leaf at `index` to the checkpoint's root.
+    /// Returns the checkpoint.
+    public func verify(leaf: some Collection<UInt8>, logKeys: [NoteVerifierKey], witnesses: [NoteVerifierKey] = [],
+                       quorum: Int = 0) throws(NoteError) -> LogCheckpoint {
         let body = try LogCheckpoint(text: checkpoint.text)
         let originKeys = logKeys.filter { $0.name == body.origin && $0.type != .cosignatureV1 }
         guard !originKeys.isEmpty else {
             throw .notVerified("no log key is given for the origin \"\(body.origin)\"")
         }
         _ = try checkpoint.verifiedKeys(originKeys)
+        if quorum > 0 {
+            let cosigners = checkpoint.cosigners(witnesses)
+            guard cosigners.count >= quorum else {
+                throw .notVerified("\(cosigners.count) of the \(witnesses.count) witnesses given cosigned the checkpoint; the quorum is \(quorum)")
+            }
+        }
         guard index < body.size else {
             throw .notVerified("index \(index) is not below the checkpoint's tree size \(body.size)")
         }
