@@ -7,9 +7,16 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage", "cluster",
+            "ledger", "storage", "cluster", "witness",
         ])
         let d = StepSignConfiguration.default
+        let witnesses = try Witness.all(root)
+        let ledger = try root.table("ledger")
+        let parsedLedger = try Ledger(ledger)
+        guard parsedLedger.witnessQuorum <= witnesses.count else {
+            throw ledger.error("witness_quorum", ledger.table["witness_quorum"],
+                               "is more than the \(witnesses.count) [[witness]] configured")
+        }
         self.init(
             instance: try root.string("instance", default: d.instance, check: Check.nonEmptyLine),
             server: try Server(try root.table("server")),
@@ -20,9 +27,10 @@ extension StepSignConfiguration {
             lda: try LDA(try root.table("lda")),
             idv: try IDV(try root.table("idv")),
             log: try Log(try root.table("log")),
-            ledger: try Ledger(try root.table("ledger")),
+            ledger: parsedLedger,
             storage: try Storage(try root.table("storage")),
-            cluster: try Cluster(try root.table("cluster"))
+            cluster: try Cluster(try root.table("cluster")),
+            witnesses: witnesses
         )
     }
 }

@@ -29,6 +29,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var storage: Storage
     /// `[cluster]`: the cluster root key that other instances' keys must chain to.
     public var cluster: Cluster
+    /// `[[witness]]`: the witnesses that cosign the log's checkpoints (SPEC §5.6), in order.
+    public var witnesses: [Witness]
 
     public init(
         instance: String = "stepsign",
@@ -42,7 +44,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         log: Log = Log(),
         ledger: Ledger = Ledger(),
         storage: Storage = Storage(),
-        cluster: Cluster = Cluster()
+        cluster: Cluster = Cluster(),
+        witnesses: [Witness] = []
     ) {
         self.instance = instance
         self.server = server
@@ -55,6 +58,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.log = log
         self.ledger = ledger
         self.storage = storage
+        self.witnesses = witnesses
         self.cluster = cluster
     }
 

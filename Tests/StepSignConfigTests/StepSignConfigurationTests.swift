@@ -155,6 +155,49 @@ struct StepSignConfigurationTests {
         #expect(c == expected)
     }
 
+    // MARK: Witnesses (SPEC §5.6)
+
+    static let witnessKey = "witness.example.org+a1b2c3d4+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN"
+
+    @Test("[[witness]] tables are read in order; ledger.witness_quorum is at most their number")
+    func witnesses() throws {
+        let text = """
+            [ledger]
+            witness_quorum = 2
+            [[witness]]
+            name = "witness.example.org"
+            url = "https://witness.example.org"
+            key = "\(Self.witnessKey)"
+            [[witness]]
+            name = "w2.example"
+            url = "http://127.0.0.1:8080"
+            key = "w2.example+0011aabb+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN"
+            """
+        let c = try StepSignConfiguration.parse(text, file: "w.toml")
+        #expect(c.witnesses.map(\.name) == ["witness.example.org", "w2.example"])
+        #expect(c.witnesses[0].url == "https://witness.example.org" && c.witnesses[0].key == Self.witnessKey)
+        #expect(c.ledger.witnessQuorum == 2)
+        #expect(try StepSignConfiguration.parse("", file: "e.toml").witnesses.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("[ledger]\nwitness_quorum = 1\n", "ledger.witness_quorum", "more than the 0 [[witness]]"),
+        ("[[witness]]\nname = \"w\"\nurl = \"https://w\"\n", "witness[1].name", "needs name, url and key"),
+        ("[[witness]]\nname = \"w x\"\nurl = \"https://w\"\nkey = \"w x+a1b2c3d4+B\"\n", "witness[1].name", "one word"),
+        ("[[witness]]\nname = \"w\"\nurl = \"ftp://w\"\nkey = \"w+a1b2c3d4+B\"\n", "witness[1].url", "http"),
+        ("[[witness]]\nname = \"w\"\nurl = \"https://w\"\nkey = \"other+a1b2c3d4+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN\"\n", "witness[1].key", "named as the witness"),
+        ("[[witness]]\nname = \"w\"\nurl = \"https://w\"\nkey = \"w+a1b2c3d4+AXr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN\"\n", "witness[1].key", "type 0x04"),
+        ("[[witness]]\nname = \"w\"\nurl = \"https://w\"\nkey = \"w+a1b2c3d4+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN\"\nport = 1\n", "witness[1].port", "unknown key"),
+        ("[[witness]]\nname = \"w\"\nurl = \"https://w\"\nkey = \"w+a1b2c3d4+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN\"\n"
+            + "[[witness]]\nname = \"w\"\nurl = \"https://v\"\nkey = \"w+a1b2c3d4+BHr/V7hZ6T/5bN2Zb1kH1M5s4Jv2s8Q7rV0x2pO3kLmN\"\n",
+         "witness[2].name", "a second [[witness]] named w"),
+    ])
+    func badWitnessesAreRefusedNamingTheKey(text: String, key: String, message: String) throws {
+        let error = try #require(failure(text))
+        #expect(error.key == key, "\(error)")
+        #expect(error.message.contains(message), "\(error)")
+    }
+
     // MARK: The shipped files
 
     @Test func theDocumentedConfigFileEqualsTheDefaults() throws {
@@ -167,7 +210,7 @@ struct StepSignConfigurationTests {
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
         #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log"])
-        #expect(root["ledger"]?.table?.keys.count == 3)
+        #expect(root["ledger"]?.table?.keys.count == 4)
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)

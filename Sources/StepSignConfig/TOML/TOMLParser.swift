@@ -38,9 +38,8 @@ struct TOMLParser {
         let at = (line: line, column: column)
         advance()  // "["
         if peek() == "[" {
-            throw TOMLError(
-                .unsupported, line: at.line, column: at.column,
-                message: "arrays of tables ([[...]]) are not supported by stepsign's config reader")
+            advance()
+            return try parseArrayOfTablesHeader(root: root, at: at)
         }
         skipSpaces()
         let path = try parseKey()
@@ -66,6 +65,41 @@ struct TOMLParser {
             }
         }
         return (node, path)
+    }
+
+    /// `[[name]]`: a new table appended to the array of tables `name` of the root table (the
+    /// config's `[[witness]]`, `[[approval]]`). Only top-level names: a dotted one, or a table
+    /// inside such an array, is refused as unsupported.
+    private mutating func parseArrayOfTablesHeader(root: TOMLTableNode, at: (line: Int, column: Int)) throws(TOMLError)
+        -> (TOMLTableNode, [String]) {
+        skipSpaces()
+        let path = try parseKey()
+        skipSpaces()
+        guard peek() == "]" else {
+            throw error("expected \"]]\" to close the array-of-tables header, found \(describeNext())")
+        }
+        advance()
+        guard peek() == "]" else {
+            throw error("expected \"]]\" to close the array-of-tables header, found \(describeNext())")
+        }
+        advance()
+        guard path.count == 1 else {
+            throw TOMLError(.unsupported, line: at.line, column: at.column,
+                            message: "arrays of tables are supported at the top level only ([[name]]), not [[\(dotted(path[...]))]]")
+        }
+        let name = path[0]
+        switch root.slot(name) {
+        case .value(let v)?:
+            throw TOMLError(.duplicate, line: at.line, column: at.column,
+                            message: "\(name) is already defined as a value on line \(v.line)")
+        case .table(let t)?:
+            throw TOMLError(.duplicate, line: at.line, column: at.column,
+                            message: "\(name) is already defined as a table on line \(t.line)")
+        case .tables?, nil:
+            let table = TOMLTableNode(origin: .header, line: at.line)
+            root.appendTable(table, to: name)
+            return (table, path)
+        }
     }
 
     /// `key = value`, where the key may be dotted: `a.b = 1` makes or extends the table `a`,
@@ -101,6 +135,9 @@ struct TOMLParser {
         case .table(let t)?:
             throw TOMLError(.duplicate, line: at.line, column: at.column,
                             message: "duplicate key \(name): already defined as a table on line \(t.line)")
+        case .tables(let tables)?:
+            throw TOMLError(.duplicate, line: at.line, column: at.column,
+                            message: "duplicate key \(name): already defined as an array of tables on line \(tables.first?.line ?? 0)")
         case nil:
             node.add(last, .value(value))
         }
@@ -120,6 +157,9 @@ struct TOMLParser {
         case .table(let t)?:
             try existing(t)
             return t
+        case .tables(let tables)?:
+            throw TOMLError(.unsupported, line: position.line, column: position.column,
+                            message: "\(name) is an array of tables (line \(tables.first?.line ?? 0)); tables or dotted keys inside one are not supported")
         case nil:
             let t = TOMLTableNode(origin: origin, line: position.line)
             node.add(part, .table(t))

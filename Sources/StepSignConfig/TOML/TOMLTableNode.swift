@@ -12,6 +12,8 @@ final class TOMLTableNode {
     enum Slot {
         case value(TOMLValue)
         case table(TOMLTableNode)
+        /// An array of tables (`[[key]]`), one table per header, in order.
+        case tables([TOMLTableNode])
     }
 
     var origin: Origin
@@ -31,6 +33,15 @@ final class TOMLTableNode {
         slots[key] = slot
     }
 
+    /// Appends `table` to the array of tables `key` (made by the first `[[key]]`).
+    func appendTable(_ table: TOMLTableNode, to key: String) {
+        guard case .tables(let tables)? = slots[key] else {
+            add(key, .tables([table]))
+            return
+        }
+        slots[key] = .tables(tables + [table])
+    }
+
     func freeze() -> TOMLTable {
         var table = TOMLTable(line: line)
         for key in order {
@@ -39,6 +50,9 @@ final class TOMLTableNode {
                 table.append(.init(key: key, value: v))
             case .table(let t)?:
                 table.append(.init(key: key, value: TOMLValue(.table(t.freeze()), line: t.line)))
+            case .tables(let tables)?:
+                let values = tables.map { TOMLValue(.table($0.freeze()), line: $0.line) }
+                table.append(.init(key: key, value: TOMLValue(.array(values), line: tables.first?.line ?? line)))
             case nil:
                 break
             }
