@@ -37,8 +37,7 @@ extension Engine {
         guard fromSize <= size, size <= count else {
             throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
         }
-        let signed = try await log.checkpoint(size: size)
-        let hashes = try await store.ledgerConsistencyProof(from: fromSize, to: size)
+        let (signed, hashes) = try await log.checkpoint(size: size, consistencyFrom: fromSize)
         return Reply(result: [
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
             "checkpoint": .string(signed.note.serialized),

@@ -97,6 +97,21 @@ final class TransparencyLog: Sendable {
         return try await checkpointHead()
     }
 
+    /// A checkpoint of the first `size` entries and the consistency proof from `fromSize` to
+    /// it. When the last checkpoint this daemon signed has that size, the tree's root (checked
+    /// against it) and the proof are read together.
+    func checkpoint(size: Int64, consistencyFrom fromSize: Int64) async throws -> (Signed, [[UInt8]]) {
+        if let kept = try lastSigned(), kept.checkpoint.size == size {
+            let (root, proof) = try await store.ledgerRootAndConsistencyProof(from: fromSize, to: size)
+            guard root == kept.checkpoint.rootHash else {
+                throw refuse("the tree of \(size) entries has another root than the checkpoint this daemon signed")
+            }
+            return (kept, proof)
+        }
+        let signed = try await checkpoint(size: size)
+        return (signed, try await store.ledgerConsistencyProof(from: fromSize, to: size))
+    }
+
     /// A checkpoint of the first `size` entries: the kept one when it has that size, else a new
     /// one, signed after the store's tree proved consistent with the kept one. A size below the
     /// kept one's is refused (4): older trees are proven from the newest checkpoint.

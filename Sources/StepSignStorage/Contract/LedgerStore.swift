@@ -104,6 +104,20 @@ extension LedgerStore {
         try await treeHashes(MerkleTree.consistencyPlan(from: oldSize, to: newSize))
     }
 
+    /// The root of the tree of `newSize` entries and the consistency proof from `oldSize` to
+    /// it, read together (one read of the stored tree).
+    public func ledgerRootAndConsistencyProof(from oldSize: Int64, to newSize: Int64) async throws
+        -> (root: [UInt8], proof: [[UInt8]]) {
+        let rootPlan = MerkleTree.rootPlan(size: newSize)
+        let proofPlan = MerkleTree.consistencyPlan(from: oldSize, to: newSize)
+        do {
+            let read = try await ledgerTreeHashes(rootPlan.nodes + proofPlan.nodes)
+            return (try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot, try proofPlan.hashes(read))
+        } catch let error as MerkleTreeError {
+            throw StorageError.ledgerTreeBroken("\(error)")
+        }
+    }
+
     private func treeHashes(_ plan: MerkleProofPlan) async throws -> [[UInt8]] {
         do {
             return try plan.hashes(try await ledgerTreeHashes(plan.nodes))
