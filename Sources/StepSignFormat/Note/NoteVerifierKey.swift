@@ -17,6 +17,17 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
     public let type: SignatureType
     /// The public key: 32 Ed25519 bytes, or a P-256 key's SPKI DER.
     public let publicKey: [UInt8]
+    /// The key, parsed once (a verification does not parse it again).
+    private let parsed: ParsedKey
+
+    private enum ParsedKey: Sendable {
+        case ed25519(Ed25519PublicKey)
+        case p256(P256PublicKey)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.name == rhs.name && lhs.keyID == rhs.keyID && lhs.type == rhs.type && lhs.publicKey == rhs.publicKey
+    }
 
     /// The verifier key of a log or witness Ed25519 key called `name`: key ID SHA-256(name ‖
     /// 0x0A ‖ type ‖ key)[:4] (C2SP signed-note's recommendation).
@@ -26,6 +37,7 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
         self.type = type
         self.publicKey = key.raw
         self.keyID = Self.keyID(SHA256.hash(Array(name.utf8) + [0x0a, type.rawValue] + key.raw))
+        self.parsed = .ed25519(key)
     }
 
     /// The verifier key of a P-256 key called `name` (type 0x02): key ID SHA-256(SPKI DER)[:4].
@@ -36,6 +48,7 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
         self.type = .ecdsa
         self.publicKey = der
         self.keyID = Self.keyID(SHA256.hash(der))
+        self.parsed = .p256(key)
     }
 
     /// Reads `name+hex8+base64(type ‖ key)`.
@@ -50,19 +63,23 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
         let name = String(parts[0])
         try Self.checkName(name)
         let key = Array(blob.dropFirst())
+        let parsed: ParsedKey
         switch type {
         case .ed25519, .cosignatureV1:
             guard let ed = try? Ed25519PublicKey(raw: key) else { throw .malformed("not an Ed25519 public key") }
             let expected = try NoteVerifierKey(name: name, ed25519: ed, type: type)
             guard expected.keyID == id else { throw .malformed("the key ID does not match the key") }
+            parsed = .ed25519(ed)
         case .ecdsa:
-            guard Self.p256(der: key) != nil else { throw .malformed("not a P-256 public key") }
+            guard let p256 = Self.p256(der: key) else { throw .malformed("not a P-256 public key") }
             guard Self.keyID(SHA256.hash(key)) == id else { throw .malformed("the key ID does not match the key") }
+            parsed = .p256(p256)
         }
         self.name = name
         self.keyID = id
         self.type = type
         self.publicKey = key
+        self.parsed = parsed
     }
 
     /// `name+hex8+base64(type ‖ key)`.
@@ -74,18 +91,17 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
     /// for a witness's key (type 0x04), a ``Cosignature`` of it (a timestamp and the signature
     /// of another message).
     public func isValidSignature(_ signature: [UInt8], text: [UInt8]) -> Bool {
-        switch type {
-        case .ed25519:
-            guard let key = try? Ed25519PublicKey(raw: publicKey) else { return false }
+        switch (type, parsed) {
+        case (.ed25519, .ed25519(let key)):
             return key.isValidSignature(signature, for: text)
-        case .cosignatureV1:
-            guard let key = try? Ed25519PublicKey(raw: publicKey),
-                  let cosignature = try? Cosignature(bytes: signature) else { return false }
+        case (.cosignatureV1, .ed25519(let key)):
+            guard let cosignature = try? Cosignature(bytes: signature) else { return false }
             return cosignature.isValid(text: text, key: key)
-        case .ecdsa:
-            guard let key = Self.p256(der: publicKey),
-                  let raw = try? ECDSASignature.rawFromDER(signature) else { return false }
+        case (.ecdsa, .p256(let key)):
+            guard let raw = try? ECDSASignature.rawFromDER(signature) else { return false }
             return key.isValidSignatureES256(raw, for: text)
+        default:
+            return false
         }
     }
 
