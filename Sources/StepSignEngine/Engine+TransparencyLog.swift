@@ -13,13 +13,18 @@ extension Engine {
             // The same answer whether the ID is unknown or someone else's.
             throw StepSignError.invalid("no signature \"\(signatureID)\" of this peer")
         }
-        let count = try await store.ledgerCount()
-        let size = treeSize ?? count
         let index = entry.seq - 1
-        guard index < size, size <= count else {
-            throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
+        let signed: TransparencyLog.Signed
+        if let treeSize {
+            let count = try await store.ledgerCount()
+            guard index < treeSize, treeSize <= count else {
+                throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
+            }
+            signed = try await log.checkpoint(size: treeSize)
+        } else {
+            // The entry is in the log, so the log's size is above its index.
+            signed = try await log.checkpoint(covering: index)
         }
-        let signed = treeSize == nil ? try await log.checkpoint(covering: index) : try await log.checkpoint(size: size)
         let hashes = try await store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
         return Reply(result: [
             "logIndex": .int(index),
