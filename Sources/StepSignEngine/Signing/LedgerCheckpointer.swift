@@ -128,21 +128,20 @@ final class LedgerCheckpointer: Sendable {
         return (record.jws, note.note.serialized)
     }
 
-    /// Clean shutdown: a checkpoint of the head, unless this process already made one of it.
+    /// Clean shutdown: a checkpoint of the head, unless this process already made one of it,
+    /// and the log's C2SP checkpoint of the log as stored.
     func shutdown() async {
         let head: LedgerHead
         do { head = try await store.ledgerHead() } catch { return }
-        guard head.seq > state.withLockedValue({ $0.checkpointed }) else {
-            await makeLogCheckpoint(reason: "shutdown")
-            return
-        }
-        do {
-            let record = try sign(seq: head.seq, entryHash: head.entryHash)
-            try await store.appendCheckpoint(record)
-            remember(record)
-            log(record, reason: "shutdown")
-        } catch {
-            logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
+        if head.seq > state.withLockedValue({ $0.checkpointed }) {
+            do {
+                let record = try sign(seq: head.seq, entryHash: head.entryHash)
+                try await store.appendCheckpoint(record)
+                remember(record)
+                log(record, reason: "shutdown")
+            } catch {
+                logger.error("cannot make the shutdown checkpoint", metadata: ["error": "\(error)"])
+            }
         }
         await makeLogCheckpoint(reason: "shutdown")
     }
