@@ -99,6 +99,8 @@ extension Engine {
             return Reply(result: ["keys": .array(keys)])
         case .auditVerify:
             return try await auditVerify(context: context)
+        case let .addCosignatures(treeSize, cosignatures):
+            return try await addCosignatures(treeSize: Int64(treeSize), lines: cosignatures, context: context)
         case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the
@@ -109,6 +111,10 @@ extension Engine {
             // The log's C2SP checkpoints (SPEC §5.5) by the same rule, by tree size.
             let logCheckpoints = try await store.logCheckpoints(
                 afterSize: Int64(afterSeq), throughSize: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
+            var noteLines: [JSONValue] = []
+            for checkpoint in logCheckpoints {
+                noteLines.append(.string(try await cosigned(note: checkpoint.note, size: checkpoint.size)))
+            }
             return Reply(result: [
                 "entries": .array(entries.map { entry in
                     [
@@ -124,7 +130,7 @@ extension Engine {
                     ]
                 }),
                 "checkpoints": .array(checkpoints.map { .string($0.jws) }),
-                "logCheckpoints": .array(logCheckpoints.map { .string($0.note) }),
+                "logCheckpoints": .array(noteLines),
             ])
         }
     }

@@ -50,6 +50,8 @@ extension Engine {
             ("signatures", .int(try await store.ledgerSignatureCount())),
         ]
         if let problem = logAlarm.current { members.append(("logProblem", .string(problem))) }
+        let quorum = settings.config.ledger.witnessQuorum
+        if quorum > 0 { members.append(("witnessed", .bool(try await latestCheckpointIsWitnessed(quorum: quorum)))) }
         return .object(members)
     }
 

@@ -1,6 +1,7 @@
 import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
+import StepSignStorage
 
 extension Engine {
     /// `getInclusionProof` (SPEC §5.5): the proof that a signature is leaf `logIndex` of the
@@ -30,7 +31,7 @@ extension Engine {
             "logIndex": .int(index),
             "treeSize": .int(signed.checkpoint.size),
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
-            "checkpoint": .string(signed.note.serialized),
+            "checkpoint": .string(try await cosigned(signed)),
         ])
     }
 
@@ -45,7 +46,53 @@ extension Engine {
         let (signed, hashes) = try await log.checkpoint(size: size, consistencyFrom: fromSize)
         return Reply(result: [
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
-            "checkpoint": .string(signed.note.serialized),
+            "checkpoint": .string(try await cosigned(signed)),
         ])
+    }
+
+    /// A signed checkpoint as served and exported: its note with the witnesses' stored
+    /// cosignatures of its size appended (SPEC §5.6).
+    func cosigned(_ signed: TransparencyLog.Signed) async throws -> String {
+        try await cosigned(note: signed.note.serialized, size: signed.checkpoint.size)
+    }
+
+    /// `note` (of the tree of `size` entries) with the stored cosignatures of that size appended.
+    func cosigned(note: String, size: Int64) async throws -> String {
+        let cosignatures = try await store.logCosignatures(size: size)
+        return note + cosignatures.map { $0.line + "\n" }.joined()
+    }
+
+    /// `admin.addCosignatures` (SPEC §5.6): stores witnesses' cosignature lines of the stored
+    /// checkpoint of `treeSize`, each checked first against the `[[witness]]` keys over that
+    /// checkpoint's text; one line that is not a valid cosignature of a configured witness
+    /// refuses them all (4), so a witness client learns at once that something is wrong.
+    func addCosignatures(treeSize: Int64, lines: [String], context: RequestContext) async throws -> Reply {
+        let witnesses = settings.witnessKeys
+        guard !witnesses.isEmpty else { throw StepSignError(.notSupported, "no [[witness]] is configured") }
+        guard let stored = try await store.logCheckpoints(afterSize: treeSize - 1, throughSize: treeSize).first,
+              let text = try? SignedNote(parsing: stored.note).text
+        else { throw StepSignError.invalid("no checkpoint of tree size \(treeSize) is stored") }
+        var records: [LogCosignatureRecord] = []
+        for line in lines {
+            guard let candidate = try? SignedNote(parsing: text + "\n" + line + "\n"), candidate.signatures.count == 1,
+                  let cosigner = candidate.cosigners(witnesses).first
+            else {
+                throw StepSignError.invalid("\"\(line.prefix(100))\" is not a valid cosignature of the checkpoint of size \(treeSize) by a configured witness")
+            }
+            records.append(LogCosignatureRecord(size: treeSize, witness: cosigner.key.name, line: line, createdAt: context.now))
+        }
+        try await store.addLogCosignatures(records)
+        logger.info("log cosignatures stored", metadata: [
+            "size": "\(treeSize)", "witnesses": "\(records.map(\.witness).joined(separator: ","))",
+        ])
+        return Reply(result: ["stored": .int(Int64(records.count))])
+    }
+
+    /// Whether the last checkpoint this daemon signed carries `ledger.witness_quorum` valid
+    /// cosignatures of the configured witnesses (`status.witnessed`).
+    func latestCheckpointIsWitnessed(quorum: Int) async throws -> Bool {
+        guard let latest = log.latest else { return false }
+        let note = try SignedNote(parsing: try await cosigned(latest))
+        return note.cosigners(settings.witnessKeys).count >= quorum
     }
 }

@@ -3,6 +3,7 @@ import StepSignProtocol
 import NIOConcurrencyHelpers
 import StepSignConfig
 import StepSignCrypto
+import StepSignFormat
 import StepSignStorage
 import StepSignVersion
 import struct Foundation.Date
@@ -66,12 +67,16 @@ public final class Engine: Sendable {
         let policy: PasswordPolicyChecker
         /// The IDV server's keys (`idv.trusted_keys`), or nil when IDV is off.
         let idvKeys: TrustedKeys?
+        /// The `[[witness]]` cosignature keys (SPEC §5.6).
+        let witnessKeys: [NoteVerifierKey]
 
-        init(config: StepSignConfiguration, access: AccessPolicy, policy: PasswordPolicyChecker, idvKeys: TrustedKeys?) {
+        init(config: StepSignConfiguration, access: AccessPolicy, policy: PasswordPolicyChecker, idvKeys: TrustedKeys?,
+             witnessKeys: [NoteVerifierKey]) {
             self.config = config
             self.access = access
             self.policy = policy
             self.idvKeys = idvKeys
+            self.witnessKeys = witnessKeys
         }
     }
 
@@ -141,7 +146,8 @@ public final class Engine: Sendable {
             access: AccessPolicy(config.access),
             policy: PasswordPolicyChecker(policy: config.password.policy,
                                           commonPasswords: try config.password.loadCommonPasswords()),
-            idvKeys: try config.idv.loadTrustedKeys()
+            idvKeys: try config.idv.loadTrustedKeys(),
+            witnessKeys: try config.loadWitnessKeys()
         )
     }
 
@@ -340,7 +346,8 @@ public final class Engine: Sendable {
             return try await getSignature(signatureID, session: session)
         case .getCheckpoint:
             let checkpoint = try await checkpointer.checkpointNow()
-            return Reply(result: ["checkpoint": .string(checkpoint.note), "checkpointJWS": .string(checkpoint.jws)])
+            return Reply(result: ["checkpoint": .string(try await cosigned(checkpoint.note)),
+                                  "checkpointJWS": .string(checkpoint.jws)])
         case let .getInclusionProof(signatureID, treeSize):
             return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)
         case let .getConsistencyProof(fromSize, toSize):

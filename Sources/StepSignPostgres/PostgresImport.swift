@@ -151,6 +151,26 @@ public struct PostgresImport: Sendable {
         }
     }
 
+    /// Witnesses' cosignatures of the log's checkpoints (SPEC §5.6), as the source stored them.
+    public func insertLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws {
+        try await insert(cosignatures, into: "log_cosignatures", columns: "size, witness, line, created_at",
+                         count: 4) { bindings, cosignature in
+            bindings.append(cosignature.size)
+            bindings.append(cosignature.witness)
+            bindings.append(cosignature.line)
+            bindings.append(cosignature.createdAt)
+        }
+    }
+
+    /// Every stored cosignature, by size and witness.
+    public func logCosignatures() async throws -> [LogCosignatureRecord] {
+        var cosignatures: [LogCosignatureRecord] = []
+        let rows = try await connection.query(
+            "SELECT size, witness, line, created_at FROM log_cosignatures ORDER BY size, witness", logger: logger)
+        for try await row in rows { cosignatures.append(try PostgresStore.decodeLogCosignature(row)) }
+        return cosignatures
+    }
+
     /// The log's C2SP checkpoints, by size and instance, and its origin.
     public func logCheckpoints() async throws -> (checkpoints: [LogCheckpointRecord], origin: String?) {
         var checkpoints: [LogCheckpointRecord] = []

@@ -39,6 +39,7 @@ enum PostgresSchema {
         Migration(version: 7, name: "v7-revoked-key-detail", statements: v7),
         Migration(version: 8, name: "v8-merkle-tree", statements: v8),
         Migration(version: 9, name: "v9-log-checkpoints", statements: v9),
+        Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -638,6 +639,28 @@ enum PostgresSchema {
         """,
         """
         CREATE TRIGGER log_origin_no_truncate BEFORE TRUNCATE ON log_origin
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+    ]
+
+    /// Witnesses' cosignatures of the log's checkpoints (SPEC §5.6): one per size and witness,
+    /// append-only.
+    private static let v10: [String] = [
+        """
+        CREATE TABLE log_cosignatures (
+            size bigint NOT NULL CHECK (size >= 0),
+            witness text NOT NULL,
+            line text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (size, witness)
+        )
+        """,
+        """
+        CREATE TRIGGER log_cosignatures_append_only BEFORE UPDATE OR DELETE ON log_cosignatures
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER log_cosignatures_no_truncate BEFORE TRUNCATE ON log_cosignatures
         FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
         """,
     ]

@@ -324,6 +324,16 @@ extension PostgresStore {
         }
     }
 
+    /// A row of `SELECT size, witness, line, created_at FROM log_cosignatures`.
+    static func decodeLogCosignature(_ row: PostgresRow) throws -> LogCosignatureRecord {
+        do {
+            let (size, witness, line, createdAt) = try row.decode((Int64, String, String, Date).self)
+            return LogCosignatureRecord(size: size, witness: witness, line: line, createdAt: createdAt)
+        } catch {
+            throw malformed("log_cosignatures", error)
+        }
+    }
+
     public func claimLogOrigin(_ origin: String) async throws -> String {
         try await withConnection { connection in
             // The insert or the row a daemon stored before. A row committed by a daemon that
@@ -338,6 +348,29 @@ extension PostgresStore {
                 return try row.decode(String.self)
             }
             throw StorageError.malformedRow(table: "log_origin", detail: "no origin after an insert that conflicted")
+        }
+    }
+
+    public func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws {
+        try await withConnection { connection in
+            for cosignature in cosignatures {
+                try await connection.query("""
+                    INSERT INTO log_cosignatures (size, witness, line, created_at)
+                    VALUES (\(cosignature.size), \(cosignature.witness), \(cosignature.line), \(cosignature.createdAt))
+                    ON CONFLICT (size, witness) DO NOTHING
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord] {
+        try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = \(size) ORDER BY witness
+                """, logger: logger)
+            var cosignatures: [LogCosignatureRecord] = []
+            for try await row in rows { cosignatures.append(try Self.decodeLogCosignature(row)) }
+            return cosignatures
         }
     }
 

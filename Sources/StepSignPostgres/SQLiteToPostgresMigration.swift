@@ -73,6 +73,10 @@ public struct SQLiteToPostgresMigration: Sendable {
         let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
         let logCheckpoints = try await store.logCheckpoints(afterSize: -1, throughSize: nil)
         let origin = try await store.logOrigin()
+        var cosignatures: [LogCosignatureRecord] = []
+        for size in Set(logCheckpoints.map(\.size)).sorted() {
+            cosignatures += try await store.logCosignatures(size: size)
+        }
         let head = try await store.ledgerHead()
         let verification = Self.verificationOptions(for: signingKeys, checkpointEntries: checkpointEntries)
         // The copy must verify exactly as the source does (a source with entries of a revoked
@@ -96,6 +100,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             }
             try await copy.insertCheckpoints(checkpoints)
             try await copy.insertLogCheckpoints(logCheckpoints, origin: origin)
+            try await copy.insertLogCosignatures(cosignatures)
             // Last: the database refuses rows signed with a key it knows as revoked.
             try await copy.insertSigningKeys(signingKeys)
             try await copy.sealRecords()
@@ -106,6 +111,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             try Self.expect(try await copy.deviceKeys(), deviceKeys.map(Self.asStored), "device keys")
             try Self.expect(try await copy.signingKeys(), signingKeys.map(Self.asStored), "signing keys")
             try Self.expect(try await copy.checkpoints(), checkpoints.map(Self.asStored), "checkpoints")
+            try Self.expect(try await copy.logCosignatures(), cosignatures.map(Self.asStored), "log cosignatures")
             let copiedLog = try await copy.logCheckpoints()
             try Self.expect(copiedLog.checkpoints, logCheckpoints.map(Self.asStored), "log checkpoints")
             guard copiedLog.origin == origin else {
@@ -189,6 +195,12 @@ public struct SQLiteToPostgresMigration: Sendable {
         key.createdAt = key.createdAt.postgresRounded
         key.revokedAt = key.revokedAt?.postgresRounded
         return key
+    }
+
+    private static func asStored(_ cosignature: LogCosignatureRecord) -> LogCosignatureRecord {
+        var cosignature = cosignature
+        cosignature.createdAt = cosignature.createdAt.postgresRounded
+        return cosignature
     }
 
     private static func asStored(_ checkpoint: LogCheckpointRecord) -> LogCheckpointRecord {

@@ -48,6 +48,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v9-log-checkpoints") { db in
             try db.execute(sql: v9)
         }
+        migrator.registerMigration("v10-log-cosignatures") { db in
+            try db.execute(sql: v10)
+        }
         return migrator
     }
 
@@ -269,5 +272,21 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'the log origin is written once'); END;
         CREATE TRIGGER log_origin_no_delete BEFORE DELETE ON log_origin
         BEGIN SELECT RAISE(ABORT, 'the log origin is written once'); END;
+        """
+
+    /// Witnesses' cosignatures of the log's checkpoints (SPEC §5.6): one per size and witness,
+    /// append-only.
+    private static let v10 = """
+        CREATE TABLE log_cosignatures (
+            size INTEGER NOT NULL CHECK (size >= 0),
+            witness TEXT NOT NULL,
+            line TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (size, witness)
+        ) STRICT;
+        CREATE TRIGGER log_cosignatures_no_update BEFORE UPDATE ON log_cosignatures
+        BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
+        CREATE TRIGGER log_cosignatures_no_delete BEFORE DELETE ON log_cosignatures
+        BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
         """
 }

@@ -301,6 +301,36 @@ extension SQLiteStore {
         }
     }
 
+    public func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws {
+        try await withTaskExecutorPreference(ledgerThread) {
+            try pool.write { db in
+                for cosignature in cosignatures {
+                    try db.execute(sql: """
+                        INSERT INTO log_cosignatures (size, witness, line, created_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (size, witness) DO NOTHING
+                        """, arguments: [cosignature.size, cosignature.witness, cosignature.line,
+                                         cosignature.createdAt.storageSeconds])
+                }
+            }
+        }
+    }
+
+    public func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = ? ORDER BY witness
+                """, arguments: [size]).map { row in
+                do {
+                    return LogCosignatureRecord(size: try row.decode(atIndex: 0), witness: try row.decode(atIndex: 1),
+                                                line: try row.decode(atIndex: 2),
+                                                createdAt: Date(storageSeconds: try row.decode(atIndex: 3)))
+                } catch {
+                    throw StorageError.malformedRow(table: "log_cosignatures", detail: "\(error)")
+                }
+            }
+        }
+    }
+
     public func logOrigin() async throws -> String? {
         try await pool.read { db in try String.fetchOne(db, sql: "SELECT origin FROM log_origin WHERE id = 1") }
     }

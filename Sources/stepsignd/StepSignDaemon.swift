@@ -100,6 +100,7 @@ struct StepSignDaemon: AsyncParsableCommand {
         let clusterRoot: P256PublicKey?
         do {
             clusterRoot = try settings.cluster.loadRootKey()
+            _ = try settings.loadWitnessKeys()
         } catch {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG

@@ -5,7 +5,8 @@ import Testing
 
 /// The log's stored C2SP checkpoints and its one origin (SPEC §5.5), the same contract on both
 /// stores: one note per size and instance (a second is ignored, never replaces the first), read
-/// back by size; the first origin stored wins, also when daemons race to store theirs.
+/// back by size; the first origin stored wins, also when daemons race to store theirs; one
+/// witness cosignature per size and witness, the first kept.
 @Suite struct LogCheckpointStoreTests {
     static let epoch = Date(timeIntervalSince1970: 1_750_000_000)
 
@@ -32,6 +33,17 @@ import Testing
         #expect(all.map(\.note) == ["note 0 a", "note 3 a", "note 3 b", "note 7 a"])
         #expect(try await store.logCheckpoints(afterSize: 0, throughSize: 3).map(\.note) == ["note 3 a", "note 3 b"])
         #expect(try await store.logCheckpoints(afterSize: 3, throughSize: nil).map(\.size) == [7])
+
+        // Witnesses' cosignatures (SPEC §5.6): one per size and witness, the first stays.
+        try await store.addLogCosignatures([
+            LogCosignatureRecord(size: 7, witness: "w2", line: "w2 first", createdAt: epoch),
+            LogCosignatureRecord(size: 7, witness: "w1", line: "w1 first", createdAt: epoch),
+            LogCosignatureRecord(size: 3, witness: "w1", line: "w1 at 3", createdAt: epoch),
+        ])
+        try await store.addLogCosignatures([LogCosignatureRecord(size: 7, witness: "w1", line: "w1 again", createdAt: epoch)])
+        #expect(try await store.logCosignatures(size: 7).map(\.line) == ["w1 first", "w2 first"])
+        #expect(try await store.logCosignatures(size: 3).map(\.line) == ["w1 at 3"])
+        #expect(try await store.logCosignatures(size: 4).isEmpty)
     }
 
     @Test func sqlite() async throws {

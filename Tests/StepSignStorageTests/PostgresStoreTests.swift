@@ -22,7 +22,7 @@ import Testing
             #expect(stores.count == 8)
             // One migration row per version, one name key: every store counts a name alike.
             let versions = try await PostgresTestServer.administer(
-                "SELECT version::text FROM stepsign_schema_migrations ORDER BY version", database: database.name
+                "SELECT m.version::text FROM stepsign_schema_migrations m ORDER BY m.version", database: database.name
             )
             #expect(versions == (1...PostgresSchema.latestVersion).map(String.init))
             _ = try await stores[0].reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
@@ -146,6 +146,7 @@ import Testing
             #expect(try await store.auditLedger().entries == 5)
             #expect(try await store.claimLogOrigin("a.example/log") == "a.example/log")
             try await store.appendLogCheckpoint(LogCheckpointRecord(size: 5, instance: "a", note: "n", createdAt: epoch))
+            try await store.addLogCosignatures([LogCosignatureRecord(size: 5, witness: "w", line: "l", createdAt: epoch)])
             #expect(try await store.removeUser(named: "alice"))
             try await store.close()
 
@@ -156,6 +157,7 @@ import Testing
                         // The log's origin and checkpoints (SPEC §5.5) are written once.
                         "UPDATE log_origin SET origin = 'b.example/log'", "DELETE FROM log_origin",
                         "UPDATE log_checkpoints SET note = 'x'", "DELETE FROM log_checkpoints",
+                        "UPDATE log_cosignatures SET line = 'x'", "DELETE FROM log_cosignatures",
                         // The seal key's check value (SPEC §5.4): deleting it would make the next
                         // start seal whatever rows are unsealed.
                         "DELETE FROM store_secrets WHERE name = 'seal_check'"] {

@@ -115,7 +115,7 @@ final class LedgerCheckpointer: Sendable {
     /// `getCheckpoint`: the head as stored now, signed now, as a JWS and as the log's C2SP
     /// checkpoint; stored when no checkpoint of this process covers it yet (so asking again
     /// and again does not grow the tables).
-    func checkpointNow() async throws -> (jws: String, note: String) {
+    func checkpointNow() async throws -> (jws: String, note: TransparencyLog.Signed) {
         let head = try await store.ledgerHead()
         let record = try sign(seq: head.seq, entryHash: head.entryHash)
         let isNew = state.withLockedValue { head.seq > $0.checkpointed }
@@ -124,8 +124,7 @@ final class LedgerCheckpointer: Sendable {
             remember(record)
             log(record, reason: "getCheckpoint")
         }
-        let note = try await log.checkpointHead()
-        return (record.jws, note.note.serialized)
+        return (record.jws, try await log.checkpointHead())
     }
 
     /// Clean shutdown: a checkpoint of the head, unless this process already made one of it,

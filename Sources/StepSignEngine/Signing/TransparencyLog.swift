@@ -175,6 +175,9 @@ final class TransparencyLog: Sendable {
         return why
     }
 
+    /// The last checkpoint this daemon signed, if any.
+    var latest: Signed? { try? lastSigned() }
+
     /// The kept checkpoint, read from the state file once.
     private func lastSigned() throws -> Signed? {
         if let cached = last.withLockedValue({ $0 }) { return cached }

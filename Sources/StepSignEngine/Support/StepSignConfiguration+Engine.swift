@@ -1,6 +1,7 @@
 import StepSignCommonPasswords
 import StepSignConfig
 import StepSignCrypto
+import StepSignFormat
 
 extension StepSignConfiguration.Password {
     /// The scrypt cost new password hashes are made with (`password.scrypt_n`, `_r`, `_p`).
@@ -64,6 +65,32 @@ extension StepSignConfiguration.Cluster {
             return try P256PublicKey(spkiPEM: trimmed)
         } catch {
             throw RootKeyError(reason: "not a P-256 public key (PEM or JWK): \(error)")
+        }
+    }
+}
+
+extension StepSignConfiguration {
+    /// Why a `[[witness]]` key could not be used.
+    public struct WitnessKeyError: Error, CustomStringConvertible {
+        public var witness: String
+        public var reason: String
+        public var description: String { "witness \(witness): key: \(reason)" }
+    }
+
+    /// The `[[witness]]` cosignature keys (SPEC §5.6), each checked as a C2SP vkey of type 0x04
+    /// whose key ID is its key's, named as its witness.
+    public func loadWitnessKeys() throws(WitnessKeyError) -> [NoteVerifierKey] {
+        try witnesses.map { witness throws(WitnessKeyError) in
+            let key: NoteVerifierKey
+            do {
+                key = try NoteVerifierKey(witness.key)
+            } catch {
+                throw WitnessKeyError(witness: witness.name, reason: "\(error)")
+            }
+            guard key.type == .cosignatureV1, key.name == witness.name else {
+                throw WitnessKeyError(witness: witness.name, reason: "not a cosignature key (type 0x04) named \(witness.name)")
+            }
+            return key
         }
     }
 }

@@ -16,6 +16,9 @@ public enum AdminOperation: Sendable {
     case listKeys
     case auditVerify
     case exportLedger(afterSeq: Int, limit: Int)
+    /// `admin.addCosignatures {treeSize, cosignatures}`: witnesses' cosignature lines of the
+    /// stored checkpoint of that size (SPEC §5.6), what `stepsign-witnessd` sends.
+    case addCosignatures(treeSize: Int, cosignatures: [String])
 
     /// Decodes the admin operation and parameters of `request`.
     public init(_ request: Request) throws(StepSignError) {
@@ -62,6 +65,13 @@ public enum AdminOperation: Sendable {
             try request.allowOnly(["afterSeq", "limit"])
             self = .exportLedger(afterSeq: try request.optionalInt("afterSeq", in: 0...Int.max) ?? 0,
                                  limit: try request.optionalInt("limit", in: 1...10_000) ?? 1000)
+        case "admin.addCosignatures":
+            try request.allowOnly(["treeSize", "cosignatures"])
+            guard let lines = request.member("cosignatures")?.arrayValue, (1...64).contains(lines.count),
+                  lines.allSatisfy({ (1...1024).contains($0.stringValue?.utf8.count ?? 0) })
+            else { throw .invalid("\"cosignatures\" must be 1 to 64 signature lines (strings of at most 1024 bytes)") }
+            self = .addCosignatures(treeSize: try request.int("treeSize", in: 1...Int(Int64.max)),
+                                    cosignatures: lines.compactMap(\.stringValue))
         default:
             throw .invalid("unknown operation \"\(request.op)\"")
         }

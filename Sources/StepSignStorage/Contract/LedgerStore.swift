@@ -44,6 +44,13 @@ public protocol LedgerStore: Sendable {
     /// The log's stored origin, or nil when no daemon has stored one yet.
     func logOrigin() async throws -> String?
 
+    /// Stores witnesses' cosignatures (SPEC §5.6), durably; a witness's cosignature of a size
+    /// already stored is kept (the first one stays).
+    func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws
+
+    /// The stored cosignatures of the checkpoint of `size`, by witness name.
+    func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord]
+
     /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
     /// no upper bound), by seq.
     func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]

@@ -1,0 +1,111 @@
+import Foundation
+import StepSignClient
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+import StepSignTestSupport
+import Testing
+
+/// Witnesses' cosignatures on the real daemon (SPEC §5.6): `admin.addCosignatures` stores only
+/// lines that verify under a configured `[[witness]]` key over the stored checkpoint, they are
+/// carried in `getCheckpoint`, proofs and exports, `status.witnessed` follows
+/// `ledger.witness_quorum`, and `stepsign-verify --witness … --quorum` accepts a proof file from
+/// `stepsign proof` with them.
+@Suite struct WitnessCosignatureTests {
+    struct Witness {
+        var name: String
+        var key: Ed25519PrivateKey
+        var vkey: NoteVerifierKey
+
+        init(_ name: String) throws {
+            self.name = name
+            key = try Ed25519PrivateKey.generate()
+            vkey = try NoteVerifierKey(name: name, ed25519: key.publicKey, type: .cosignatureV1)
+        }
+
+        /// This witness's cosignature line of `note`'s text.
+        func line(_ note: String, at timestamp: UInt64 = 1_790_000_000) throws -> String {
+            var cosigned = try SignedNote(text: try SignedNote(parsing: note).text)
+            try cosigned.cosign(name: name, key: key, timestamp: timestamp)
+            return try #require(cosigned.signatures.first).line
+        }
+
+        var config: String { "[[witness]]\nname = \"\(name)\"\nurl = \"https://\(name)\"\nkey = \"\(vkey.description)\"\n" }
+    }
+
+    /// A daemon whose config ends with `witnesses` as written: the harness merges tables by
+    /// name, which arrays of tables are not.
+    static func daemon(config: String = "", witnesses: String, start: Bool = true) throws -> DaemonHarness {
+        let daemon = try DaemonHarness(config: config, start: false)
+        try DaemonHarness.writeConfig(DaemonHarness.config(config) + "\n" + witnesses, to: daemon.configPath)
+        if start { try daemon.start() }
+        return daemon
+    }
+
+    @Test("cosignatures of configured witnesses are checked, stored, carried in proofs and exports, and count for status and the verifier")
+    func cosignaturesEndToEnd() throws {
+        let w1 = try Witness("w1.example"), w2 = try Witness("w2.example"), stranger = try Witness("w3.example")
+        let daemon = try Self.daemon(config: "[ledger]\nwitness_quorum = 2\n", witnesses: w1.config + w2.config)
+        let connection = try daemon.connect()
+        let signed = try TransparencyLogTests.signLevel0(connection, "witnessed")
+        let checkpoint = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let size = try LogCheckpoint(text: try SignedNote(parsing: checkpoint).text).size
+        #expect(try connection.call("status").result?["witnessed"]?.boolValue == false)
+
+        // Refused, and nothing stored: a line of an unconfigured witness, a forged line of a
+        // configured one, a size with no stored checkpoint.
+        func add(_ lines: [String], size: Int64) throws -> ClientReply {
+            try connection.call("admin.addCosignatures", ["treeSize": size, "cosignatures": lines])
+        }
+        #expect(try add([try w1.line(checkpoint), try stranger.line(checkpoint)], size: size).code == 4)
+        var forged = try SignedNote(text: try SignedNote(parsing: checkpoint).text)
+        try forged.cosign(name: w2.name, key: stranger.key, timestamp: 1)
+        #expect(try add([try #require(forged.signatures.first).line], size: size).code == 4)
+        #expect(try add([try w1.line(checkpoint)], size: size + 100).code == 4)
+        #expect(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue == checkpoint)
+
+        // Both witnesses' lines: stored, carried, counted.
+        let stored = try add([try w1.line(checkpoint), try w2.line(checkpoint)], size: size)
+        #expect(stored.code == 0 && stored.result?["stored"]?.int == 2, "\(stored.code) \(stored.message)")
+        #expect(try connection.call("status").result?["witnessed"]?.boolValue == true)
+        let carried = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        #expect(carried.cosigners([w1.vkey, w2.vkey]).count == 2)
+        let exported = try #require(try connection.call("admin.exportLedger").result?["logCheckpoints"]?.arrayValue)
+        #expect(exported.contains { ($0.stringValue.flatMap { try? SignedNote(parsing: $0) })?.cosigners([w1.vkey, w2.vkey]).count == 2 })
+
+        // The proof file of `stepsign proof` carries them; stepsign-verify counts them.
+        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
+        let proofPath = daemon.directory.appendingPathComponent("witnessed.tlog-proof").path
+        let proof = try Tools.run([Binaries.path("stepsign"), "--socket", daemon.socketPath, "proof", signatureID, "-o", proofPath])
+        #expect(proof.status == 0, "\(proof.stderr)")
+        let (_, jwks) = try daemon.exportLedgerAndKeys()
+        let jwsPath = daemon.directory.appendingPathComponent("witnessed.jws").path
+        try #require(signed["payloadSignature"]?.stringValue).write(toFile: jwsPath, atomically: true, encoding: .utf8)
+        let logKeys = try TransparencyLogTests.logKeys(connection).flatMap { ["--log-key", $0.description] }
+        let verify = { (extra: [String]) in
+            try Tools.run([Binaries.path("stepsign-verify"), "--keys", jwks, "--min-level", "0", "--proof", proofPath]
+                          + logKeys + extra + [jwsPath])
+        }
+        let both = try verify(["--witness", w1.vkey.description, "--witness", w2.vkey.description])
+        #expect(both.status == 0, "\(both.stdout)\(both.stderr)")
+        #expect(both.stdout.contains("cosigned by w1.example, w2.example"), "\(both.stdout)")
+        let three = try verify(["--witness", w1.vkey.description, "--witness", w2.vkey.description,
+                                "--witness", stranger.vkey.description])
+        #expect(three.status == 1, "\(three.stdout)")
+        #expect(three.stdout.contains("the quorum is 3"), "\(three.stdout)")
+    }
+
+    @Test("a witness key that is not a cosignature key, or whose key ID is not its key's, is exit 78")
+    func badWitnessKeyIsExit78() throws {
+        let w1 = try Witness("w1.example")
+        let text = w1.vkey.description
+        // The right shape with another key ID.
+        let wrongID = text.replacingOccurrences(of: "+" + String(text.split(separator: "+")[1]) + "+", with: "+00000000+")
+        let daemon = try Self.daemon(witnesses: "[[witness]]\nname = \"w1.example\"\nurl = \"https://w1\"\nkey = \"\(wrongID)\"\n",
+                                     start: false)
+        let result = try Tools.run([Binaries.path("stepsignd"), "--config", daemon.configPath, "--socket", daemon.socketPath,
+                                    "--state-dir", daemon.stateDirectory])
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("witness w1.example"), "\(result.stderr)")
+    }
+}
