@@ -27,12 +27,13 @@ struct PostgresTransparencyLogTests {
 
     /// Two daemons with endorsed keys on a new database, `entries` signatures made on them in
     /// turn; the database is dropped afterwards.
-    static func withTwoDaemons(entries: Int, _ body: (DaemonHarness, DaemonHarness, PostgresServer.Database) throws -> Void) throws {
+    static func withTwoDaemons(entries: Int, config: String = "",
+                               _ body: (DaemonHarness, DaemonHarness, PostgresServer.Database) throws -> Void) throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()
         defer { database.drop() }
         let root = try ClusterRoot()
-        let daemons = try Cluster.startTwo(on: database, config: "", root: root)
+        let daemons = try Cluster.startTwo(on: database, config: config, root: root)
         for number in 0..<entries { try sign(daemons[number % 2], "entry \(number)") }
         try body(daemons[0], daemons[1], database)
     }
@@ -103,6 +104,21 @@ struct PostgresTransparencyLogTests {
                 ])
                 #expect(refused.code == 15, "\(refused.code) \(refused.message)")
             }
+        }
+    }
+
+    @Test("a witness's cosignature added on one daemon is carried by the other's checkpoint of that size, and counts for its status")
+    func cosignatureSharedByBothDaemons() throws {
+        let witness = try WitnessCosignatureTests.Witness("w1.example")
+        try Self.withTwoDaemons(entries: 4, config: "[ledger]\nwitness_quorum = 1\n" + witness.config) { a, b, _ in
+            let onB = try #require(try b.connect().call("getCheckpoint").result?["checkpoint"]?.stringValue)
+            let size = try LogCheckpoint(text: try SignedNote(parsing: onB).text).size
+            #expect(try b.connect().call("status").result?["witnessed"]?.boolValue == false)
+            let added = try a.connect().call("admin.addCosignatures", ["treeSize": size, "cosignatures": [try witness.line(onB)]])
+            #expect(added.code == 0, "\(added.code) \(added.message)")
+            let carried = try SignedNote(parsing: try #require(try b.connect().call("getCheckpoint").result?["checkpoint"]?.stringValue))
+            #expect(carried.cosigners([witness.vkey]).count == 1)
+            #expect(try b.connect().call("status").result?["witnessed"]?.boolValue == true)
         }
     }
 }

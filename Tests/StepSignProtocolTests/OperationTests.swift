@@ -29,6 +29,8 @@ struct OperationTests {
         #"{"id":1,"op":"getPublicKeys","format":"pem"}"#,
         #"{"id":1,"op":"getSignature","signatureID":"s"}"#,
         #"{"id":1,"op":"getCheckpoint"}"#,
+        #"{"id":1,"op":"getInclusionProof","signatureID":"s","treeSize":3}"#,
+        #"{"id":1,"op":"getConsistencyProof","fromSize":1,"toSize":3}"#,
         #"{"id":1,"op":"status"}"#,
         #"{"id":1,"op":"admin.addUser","user":"u","password":"p","mustChangePassword":true}"#,
         #"{"id":1,"op":"admin.removeUser","user":"u"}"#,
@@ -42,10 +44,11 @@ struct OperationTests {
         #"{"id":1,"op":"admin.endorseKey","endorsement":"e"}"#,
         #"{"id":1,"op":"admin.listKeys"}"#,
         #"{"id":1,"op":"admin.auditVerify"}"#,
+        #"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":["\u2014 w x"]}"#,
         #"{"id":1,"op":"admin.exportLedger","afterSeq":5,"limit":10}"#,
     ]
 
-    @Test("all 33 operations decode with every parameter they take", arguments: complete)
+    @Test("all 36 operations decode with every parameter they take", arguments: complete)
     func decodesComplete(_ line: String) throws {
         _ = try operation(line)
     }
@@ -78,6 +81,8 @@ struct OperationTests {
         #expect(publicKey == nil && label == nil)
     }
 
+    static let cosignatureLines = #""cosignatures" must be 1 to 64 signature lines (strings of at most 1024 bytes)"#
+
     @Test("missing, mistyped and out-of-range parameters are code 4 with their name")
     func badParameters() {
         let cases: [(String, String)] = [
@@ -89,6 +94,17 @@ struct OperationTests {
             (#"{"id":1,"op":"setUserConsentForLDA","consent":"yes"}"#, #""consent" must be true or false"#),
             (#"{"id":1,"op":"admin.exportLedger","limit":0}"#, #""limit" must be an integer from 1 to 10000"#),
             (#"{"id":1,"op":"admin.exportLedger","afterSeq":-1}"#, "\"afterSeq\" must be an integer from 0 to \(Int.max)"),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":3}"#, Self.cosignatureLines),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":[]}"#, Self.cosignatureLines),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":"x"}"#, Self.cosignatureLines),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":[1]}"#, Self.cosignatureLines),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":[""]}"#, Self.cosignatureLines),
+            ("{\"id\":1,\"op\":\"admin.addCosignatures\",\"treeSize\":3,\"cosignatures\":[" + Array(repeating: "\"x\"", count: 65).joined(separator: ",") + "]}",
+             Self.cosignatureLines),
+            ("{\"id\":1,\"op\":\"admin.addCosignatures\",\"treeSize\":3,\"cosignatures\":[\"" + String(repeating: "x", count: 1025) + "\"]}",
+             Self.cosignatureLines),
+            (#"{"id":1,"op":"admin.addCosignatures","treeSize":0,"cosignatures":["x"]}"#, "\"treeSize\" must be an integer from 1 to \(Int64.max)"),
+            (#"{"id":1,"op":"getConsistencyProof"}"#, #"missing parameter "fromSize""#),
         ]
         for (line, message) in cases {
             #expect(throws: StepSignError.invalid(message)) { try operation(line) }
