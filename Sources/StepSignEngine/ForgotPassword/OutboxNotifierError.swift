@@ -1,3 +1,5 @@
+import StepSignSystem
+
 /// Why the outbox could not take a message. No case carries the code.
 public enum OutboxNotifierError: Error, Sendable, CustomStringConvertible {
     /// The user ID has no usable file name (empty, or longer than 255 bytes once escaped).

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import StepSignSystem
 import Glibc
 #endif
 import Logging

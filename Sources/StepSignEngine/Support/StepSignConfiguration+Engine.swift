@@ -1,3 +1,4 @@
+import StepSignSystem
 import StepSignCommonPasswords
 import StepSignConfig
 import StepSignCrypto

@@ -1,3 +1,4 @@
+import StepSignSystem
 import Foundation
 import Logging
 @testable import StepSignEngine

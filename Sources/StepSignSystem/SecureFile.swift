@@ -1,14 +1,13 @@
 #if canImport(Glibc)
 import Glibc
-import StepSignSystem
 #endif
 
 /// Files that hold secrets: created with a fixed mode, written whole, made durable.
-enum SecureFile {
+public enum SecureFile {
     /// Writes `bytes` to `path` atomically: a temporary file with `mode` in the same directory,
     /// `fsync`, `rename`, then `fsync` of the directory, so a crash leaves the old file or the
     /// new one, never half of one.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
         let temporary = path + ".tmp"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -31,7 +30,7 @@ enum SecureFile {
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
+    public static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
         var failure: SystemError?
         bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -48,7 +47,7 @@ enum SecureFile {
     }
 
     /// Reads a whole file.
-    static func read(_ path: String) throws(SystemError) -> [UInt8] {
+    public static func read(_ path: String) throws(SystemError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError("open", path: path) }
         defer { close(fd) }
@@ -65,7 +64,7 @@ enum SecureFile {
     }
 
     /// Creates `path` as a directory with `mode` if it is missing, and sets `mode` if it exists.
-    static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
         if mkdir(path, mode) != 0, errno != EEXIST { throw SystemError("mkdir", path: path) }
         guard chmod(path, mode) == 0 else { throw SystemError("chmod", path: path) }
     }
