@@ -21,7 +21,10 @@
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
 //   CLoadgenShims               <sys/epoll.h>, for the load generator only
 //   StepSignVersion             the version every binary reports (and the Debian package's)
+//   StepSignWitness             a C2SP tlog-witness: the checks, its durable state, its HTTP server
+//                               (SwiftNIO's HTTP/1.1), and the client side's request and reply
 //   stepsignd, stepsign, stepsign-verify
+//   stepsign-witness            a witness of one's own (`serve`, `key`)
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
 import PackageDescription
 
@@ -31,6 +34,7 @@ let package = Package(
         .executable(name: "stepsignd", targets: ["stepsignd"]),
         .executable(name: "stepsign", targets: ["stepsign"]),
         .executable(name: "stepsign-verify", targets: ["stepsign-verify"]),
+        .executable(name: "stepsign-witness", targets: ["stepsign-witness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -131,6 +135,27 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "StepSignWitness",
+            dependencies: [
+                "StepSignFormat", "StepSignCrypto", "StepSignSystem",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "stepsign-witness",
+            dependencies: [
+                "StepSignWitness", "StepSignFormat", "StepSignCrypto", "StepSignVersion",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256,
         // StepSignFormat for the offline proof checks.
         .executableTarget(
@@ -192,6 +217,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
+        .testTarget(
+            name: "StepSignWitnessTests",
+            dependencies: [
+                "StepSignWitness", "StepSignFormat", "StepSignCrypto", "StepSignTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "StepSignIntegrationTests",
             dependencies: [

@@ -1,0 +1,27 @@
+import ArgumentParser
+import StepSignWitness
+
+/// `stepsign-witness key --state-dir DIR [--name NAME]`: prints the witness's verifier key,
+/// making the key (and storing the name) if this is the first use of DIR.
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Print the witness's cosignature verifier key (name+hex8+base64), for [[witness]] key = …"
+    )
+
+    @Option(help: "The witness's state directory.")
+    var stateDir: String
+
+    @Option(help: "The witness's name (the key name of its cosignatures); needed the first time only.")
+    var name: String?
+
+    func run() throws {
+        do {
+            let directory = try WitnessStateDirectory(path: stateDir, name: name)
+            print(directory.verifierKey)
+        } catch {
+            Console.error("stepsign-witness: \(error)")
+            throw ExitCode(78)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Logging
+import ServiceLifecycle
+import StepSignFormat
+import StepSignWitness
+import UnixSignals
+
+/// `stepsign-witness serve --listen HOST:PORT --state-dir DIR --log VKEY [--log VKEY …]`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve C2SP tlog-witness v1's add-checkpoint over HTTP.",
+        discussion: """
+            Each --log key's name is the origin of the log it signs; give several keys of one \
+            origin while a log rotates its key. The state directory keeps, per origin, the latest \
+            checkpoint cosigned (made durable before its cosignature is sent), the witness's \
+            Ed25519 key (made on first start) and its name. Once listening it prints \
+            "listening HOST:PORT" on standard output (PORT 0 picks a free port).
+            """
+    )
+
+    @Option(help: "The address and port to listen on, e.g. 127.0.0.1:7380 or [::1]:7380.")
+    var listen: String
+
+    @Option(help: "The witness's state directory (created 0700 if missing).")
+    var stateDir: String
+
+    @Option(help: "The witness's name (the key name of its cosignatures); needed on first start.")
+    var name: String?
+
+    @Option(name: .customLong("log"), help: "A log's verifier key (origin+hex8+base64), repeatable.")
+    var logs: [String] = []
+
+    @Option(help: "A prefix of the URL path, e.g. /witness for /witness/add-checkpoint.")
+    var prefix: String = ""
+
+    @Option(help: "The most connections open at once.")
+    var maxConnections: Int = 256
+
+    @Option(help: "Close a connection that sends nothing for this many seconds.")
+    var idleTimeout: Int = 30
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    func run() async throws {
+        guard let (host, port) = Self.hostAndPort(listen) else {
+            throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:7380 or [::1]:7380")
+        }
+        guard maxConnections > 0, idleTimeout > 0 else {
+            throw ValidationError("--max-connections and --idle-timeout are positive")
+        }
+        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "stepsign-witness")
+        let witness: Witness
+        do {
+            var keys: [NoteVerifierKey] = []
+            for text in logs {
+                do { keys.append(try NoteVerifierKey(text)) } catch {
+                    throw WitnessSetupError("--log \(text): \(error)")
+                }
+            }
+            let directory = try WitnessStateDirectory(path: stateDir, name: name)
+            witness = try Witness(directory: directory, logKeys: keys, now: { UInt64(time(nil)) }, logger: logger)
+        } catch {
+            Console.error("stepsign-witness: \(error)")
+            throw ExitCode(78)
+        }
+        let server = WitnessHTTPServer(
+            witness: witness, host: host, port: port, prefix: prefix, maxConnections: maxConnections,
+            idleTimeout: .seconds(Int64(idleTimeout)), logger: logger,
+            onListening: { address in
+                let shown = address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "\(address)"
+                Console.out("listening \(shown):\(address.port ?? 0)")
+            })
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: server)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do { try await group.run() } catch {
+            Console.error("stepsign-witness: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// `HOST:PORT` or `[IPv6]:PORT`.
+    static func hostAndPort(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65535).contains(port)
+        else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return (host, port)
+    }
+}
