@@ -25,6 +25,7 @@
 //                               (SwiftNIO's HTTP/1.1), and the client side's request and reply
 //   stepsignd, stepsign, stepsign-verify
 //   stepsign-witness            a witness of one's own (`serve`, `key`)
+//   stepsign-witnessd           submits the daemon's checkpoints to the [[witness]]es (AsyncHTTPClient)
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
 import PackageDescription
 
@@ -35,6 +36,7 @@ let package = Package(
         .executable(name: "stepsign", targets: ["stepsign"]),
         .executable(name: "stepsign-verify", targets: ["stepsign-verify"]),
         .executable(name: "stepsign-witness", targets: ["stepsign-witness"]),
+        .executable(name: "stepsign-witnessd", targets: ["stepsign-witnessd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -43,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -149,7 +152,19 @@ let package = Package(
         .executableTarget(
             name: "stepsign-witness",
             dependencies: [
-                "StepSignWitness", "StepSignFormat", "StepSignCrypto", "StepSignVersion",
+                "StepSignWitness", "StepSignFormat", "StepSignCrypto", "StepSignVersion", "StepSignSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "stepsign-witnessd",
+            dependencies: [
+                "StepSignWitness", "StepSignClient", "StepSignProtocol", "StepSignFormat", "StepSignCrypto",
+                "StepSignConfig", "StepSignVersion", "StepSignSystem",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignSystem
 import StepSignWitness
 
 /// `stepsign-witness key --state-dir DIR [--name NAME]`: prints the witness's verifier key,
@@ -20,7 +21,7 @@ struct KeyCommand: ParsableCommand {
             let directory = try WitnessStateDirectory(path: stateDir, name: name)
             print(directory.verifierKey)
         } catch {
-            Console.error("stepsign-witness: \(error)")
+            StandardStreams.error("stepsign-witness: \(error)")
             throw ExitCode(78)
         }
     }

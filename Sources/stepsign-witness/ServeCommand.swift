@@ -5,6 +5,7 @@ import ArgumentParser
 import Logging
 import ServiceLifecycle
 import StepSignFormat
+import StepSignSystem
 import StepSignWitness
 import UnixSignals
 
@@ -33,6 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("log"), help: "A log's verifier key (origin+hex8+base64), repeatable.")
     var logs: [String] = []
+
+    @Option(name: .customLong("log-file"), help: "A file of log verifier keys, one a line (blank lines and # comments skipped).")
+    var logFiles: [String] = []
 
     @Option(help: "A prefix of the URL path, e.g. /witness for /witness/add-checkpoint.")
     var prefix: String = ""
@@ -63,7 +67,16 @@ struct ServeCommand: AsyncParsableCommand {
         let witness: Witness
         do {
             var keys: [NoteVerifierKey] = []
-            for text in logs {
+            var texts = logs
+            for file in logFiles {
+                let bytes: [UInt8]
+                do { bytes = try SecureFile.read(file) } catch { throw WitnessSetupError("--log-file \(file): \(error)") }
+                // A key has no spaces: each line's first word, unless it starts a comment.
+                texts += String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+                    .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
+                    .filter { !$0.hasPrefix("#") }
+            }
+            for text in texts {
                 do { keys.append(try NoteVerifierKey(text)) } catch {
                     throw WitnessSetupError("--log \(text): \(error)")
                 }
@@ -71,7 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
             let directory = try WitnessStateDirectory(path: stateDir, name: name)
             witness = try Witness(directory: directory, logKeys: keys, now: { UInt64(time(nil)) }, logger: logger)
         } catch {
-            Console.error("stepsign-witness: \(error)")
+            StandardStreams.error("stepsign-witness: \(error)")
             throw ExitCode(78)
         }
         let server = WitnessHTTPServer(
@@ -79,14 +92,14 @@ struct ServeCommand: AsyncParsableCommand {
             idleTimeout: .seconds(Int64(idleTimeout)), logger: logger,
             onListening: { address in
                 let shown = address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "\(address)"
-                Console.out("listening \(shown):\(address.port ?? 0)")
+                StandardStreams.out("listening \(shown):\(address.port ?? 0)")
             })
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: server)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         do { try await group.run() } catch {
-            Console.error("stepsign-witness: \(error)")
+            StandardStreams.error("stepsign-witness: \(error)")
             throw ExitCode(1)
         }
     }

@@ -178,6 +178,65 @@ def test_sysusers_and_tmpfiles_make_the_user_and_private_directories():
         assert (stat.S_IMODE(config.st_mode), config.st_uid, config.st_gid) == (0o750, 0, gid)
 
 
+@needs_systemd_tools
+def test_sysusers_put_the_witness_pusher_in_group_stepsign():
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "etc"))
+        for name in ("stepsign.conf", "stepsign-witnessd.conf"):
+            with open(os.path.join(UNITS, "sysusers.d", name)) as f:
+                subprocess.run(["systemd-sysusers", f"--root={root}", "-"], stdin=f, check=True, capture_output=True)
+        with open(os.path.join(root, "etc", "group")) as f:
+            groups = {line.split(":")[0]: line.strip().split(":") for line in f}
+        assert "stepsign-witnessd" in groups
+        assert "stepsign-witnessd" in groups["stepsign"][3].split(","), groups["stepsign"]
+
+
+# --- the witness units (SPEC 5.6) -------------------------------------------------------------
+
+WITNESS_UNITS = {
+    # unit: (binary, installed path)
+    "stepsign-witnessd.service": ("stepsign-witnessd", "/usr/sbin/stepsign-witnessd"),
+    "stepsign-witness.service": ("stepsign-witness", "/usr/bin/stepsign-witness"),
+}
+
+
+def witness_units_with_built_binaries(directory):
+    paths = []
+    for name, (binary, installed) in WITNESS_UNITS.items():
+        with open(os.path.join(UNITS, name)) as f:
+            text = f.read()
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(text.replace(installed, os.path.abspath(os.path.join(BIN, binary))))
+        paths.append(path)
+    return paths
+
+
+@needs_systemd_tools
+def test_witness_units_pass_verify_and_keep_exposure_at_most_2(tmp_path):
+    units = witness_units_with_built_binaries(str(tmp_path))
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+    for unit in units:
+        report = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--no-pager", unit],
+                                capture_output=True, text=True)
+        match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", report.stdout + report.stderr)
+        assert match and float(match.group(1)) <= MAX_EXPOSURE, report.stdout
+
+
+def test_only_the_pusher_has_the_network_and_it_is_no_daemon_admin_by_default():
+    pusher = os.path.join(UNITS, "stepsign-witnessd.service")
+    assert setting(SERVICE, "PrivateNetwork") == "yes"
+    assert setting(SERVICE, "RestrictAddressFamilies") == "AF_UNIX"
+    assert "PrivateNetwork" not in {k for _, k, _ in unit_settings(pusher)}
+    assert setting(pusher, "RestrictAddressFamilies") == "AF_UNIX AF_INET AF_INET6"
+    assert setting(pusher, "User") == "stepsign-witnessd"
+    assert setting(pusher, "SupplementaryGroups") == "stepsign"
+    witness = os.path.join(UNITS, "stepsign-witness.service")
+    assert setting(witness, "DynamicUser") == "yes" and setting(witness, "StateDirectoryMode") == "0700"
+    assert setting(witness, "RestrictAddressFamilies") == "AF_INET AF_INET6"
+
+
 # --- socket activation ------------------------------------------------------------------------
 
 @pytest.mark.skipif(shutil.which("systemd-socket-activate") is None, reason="systemd-socket-activate missing")
