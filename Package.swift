@@ -21,6 +21,7 @@
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
 //   CLoadgenShims               <sys/epoll.h>, for the load generator only
 //   StepSignVersion             the version every binary reports (and the Debian package's)
+//   StepSignLogClient           a log published as C2SP tlog-tiles, read from a directory or a URL, and checked
 //   StepSignWitness             a C2SP tlog-witness: the checks, its durable state, its HTTP server
 //                               (SwiftNIO's HTTP/1.1), and the client side's request and reply
 //   stepsignd, stepsign, stepsign-verify
@@ -134,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "stepsign-verify",
             dependencies: [
-                "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion", "StepSignSystem",
+                "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion", "StepSignSystem", "StepSignLogClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -147,6 +148,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Reading a log published as C2SP tlog-tiles, from a directory or over HTTP(S), and
+        // checking it against its checkpoint: for stepsign-verify log and stepsign monitor.
+        .target(
+            name: "StepSignLogClient",
+            dependencies: [
+                "StepSignFormat", "StepSignSystem",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -15,19 +15,25 @@ extension StepSignConfiguration {
         /// witnessed, as `status` reports it (SPEC §5.6). 0 (the default): none asked for; at
         /// most the number of witnesses configured.
         public var witnessQuorum: Int
+        /// `tiles_dir`: where the daemon publishes the log as C2SP tlog-tiles (hash tiles, entry
+        /// bundles, `checkpoint`) after each checkpoint, for a static web server (SPEC §5.6).
+        /// "" (the default): not published. An absolute path.
+        public var tilesDir: String
 
-        public init(checkpointEntries: Int = 1000, checkpointSeconds: Int = 60, origin: String = "", witnessQuorum: Int = 0) {
+        public init(checkpointEntries: Int = 1000, checkpointSeconds: Int = 60, origin: String = "", witnessQuorum: Int = 0,
+                    tilesDir: String = "") {
             self.checkpointEntries = checkpointEntries
             self.checkpointSeconds = checkpointSeconds
             self.origin = origin
             self.witnessQuorum = witnessQuorum
+            self.tilesDir = tilesDir
         }
     }
 }
 
 extension StepSignConfiguration.Ledger {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds", "origin", "witness_quorum"])
+        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds", "origin", "witness_quorum", "tiles_dir"])
         let d = Self()
         self.init(
             checkpointEntries: try t.integer("checkpoint_entries", default: d.checkpointEntries, in: 1...1_000_000),
@@ -36,7 +42,10 @@ extension StepSignConfiguration.Ledger {
                 origin.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7f || $0 == "+" || $0.properties.isWhitespace }
                     ? "must be one word of printable characters, without spaces or +" : nil
             },
-            witnessQuorum: try t.integer("witness_quorum", default: d.witnessQuorum, in: 0...64)
+            witnessQuorum: try t.integer("witness_quorum", default: d.witnessQuorum, in: 0...64),
+            tilesDir: try t.string("tiles_dir", default: d.tilesDir) { dir in
+                dir.isEmpty || (dir.hasPrefix("/") && dir != "/" && !dir.contains("\u{0}")) ? nil : "must be an absolute path (or \"\" for none)"
+            }
         )
     }
 }

@@ -82,6 +82,7 @@ extension Engine {
             records.append(LogCosignatureRecord(size: treeSize, witness: cosigner.key.name, line: line, createdAt: context.now))
         }
         try await store.addLogCosignatures(records)
+        if log.latest?.checkpoint.size == treeSize { log.republishLatest() }
         logger.info("log cosignatures stored", metadata: [
             "size": "\(treeSize)", "witnesses": "\(records.map(\.witness).joined(separator: ","))",
         ])

@@ -98,8 +98,11 @@ public final class Engine: Sendable {
         let log = TransparencyLog(origin: logOrigin ?? TransparencyLog.origin(configured: configuration.ledger.origin,
                                                                               instance: configuration.instance),
                                   instance: configuration.instance, store: store, keyring: keyring, alarm: logAlarm,
-                                  logger: logger)
+                                  logger: logger,
+                                  publisher: configuration.ledger.tilesDir.isEmpty ? nil
+                                      : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger))
         self.log = log
+        log.republishLatest()
         let checkpointer = LedgerCheckpointer(keyring: keyring, store: store, log: log, logger: logger) {
             let config = settingsBox.withLockedValue { $0.config }
             return LedgerCheckpointer.Settings(instance: config.instance, entries: config.ledger.checkpointEntries,
@@ -207,10 +210,12 @@ public final class Engine: Sendable {
     }
 
     /// Clean shutdown: logs the level-0 signatures not yet summarized and checkpoints the
-    /// ledger head (SPEC §5.3). Call after the last request.
+    /// ledger head (SPEC §5.3), and publishes it as tiles if `ledger.tiles_dir` is set. Call
+    /// after the last request.
     public func shutdown() async {
         logSummary(levelZeroSummary.flush(now: Date(), force: true))
         await checkpointer.shutdown()
+        await log.publisher?.idle()
     }
 
     /// Logs the summary of level-0 signatures if its minute is over by `now`; the daemon calls

@@ -2,7 +2,7 @@ import ArgumentParser
 import StepSignVersion
 
 /// The root command: `stepsign-verify [verify] …` (the default) and `stepsign-verify ledger …`.
-struct StepSignVerify: ParsableCommand {
+struct StepSignVerify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign-verify",
         abstract: "Verify stepsign signatures and exported ledgers offline, with trusted public keys only.",
@@ -16,7 +16,7 @@ struct StepSignVerify: ParsableCommand {
             stepsign uses the same three.
             """,
         version: StepSignVersion.current,
-        subcommands: [VerifyCommand.self, LedgerCommand.self],
+        subcommands: [VerifyCommand.self, LedgerCommand.self, LogCommand.self],
         defaultSubcommand: VerifyCommand.self
     )
 }

@@ -7,7 +7,14 @@ import Foundation
 
 do {
     var command = try StepSignVerify.parseAsRoot()
-    try command.run()
+    // `log` reads over HTTP, so it is async. Called on its own type: through the existential
+    // `any AsyncParsableCommand`, this top-level code picked the synchronous default `run()`
+    // (which prints the help) over the command's async one.
+    if let log = command as? LogCommand {
+        try await log.run()
+    } else {
+        try command.run()
+    }
 } catch let exitCode as ExitCode {
     StepSignVerify.exit(withError: exitCode)
 } catch {

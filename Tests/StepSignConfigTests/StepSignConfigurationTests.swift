@@ -198,6 +198,15 @@ struct StepSignConfigurationTests {
         #expect(error.message.contains(message), "\(error)")
     }
 
+    @Test func tilesDirIsAnAbsolutePathOrNone() throws {
+        #expect(try StepSignConfiguration.parse("", file: "e.toml").ledger.tilesDir == "")
+        #expect(try StepSignConfiguration.parse("[ledger]\ntiles_dir = \"/var/www/log\"\n", file: "t.toml").ledger.tilesDir == "/var/www/log")
+        for bad in ["tiles", "./tiles", "/"] {
+            let error = try #require(failure("[ledger]\ntiles_dir = \"\(bad)\"\n"))
+            #expect(error.key == "ledger.tiles_dir" && error.message.contains("absolute path"), "\(error)")
+        }
+    }
+
     // MARK: The shipped files
 
     @Test func theDocumentedConfigFileEqualsTheDefaults() throws {
@@ -210,7 +219,7 @@ struct StepSignConfigurationTests {
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
         #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log"])
-        #expect(root["ledger"]?.table?.keys.count == 4)
+        #expect(root["ledger"]?.table?.keys.count == 5)
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)

@@ -40,8 +40,12 @@ final class TransparencyLog: Sendable {
     /// The last checkpoint this daemon signed (read from `stateFile` at the first use).
     private let last = NIOLockedValueBox<Signed??>(nil)
     private let making = SerialExecutionQueue()
+    /// Publishes each new checkpoint as tiles (`ledger.tiles_dir`), if set.
+    let publisher: TilePublisher?
 
-    init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger) {
+    init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
+         publisher: TilePublisher? = nil) {
+        self.publisher = publisher
         self.origin = origin
         self.instance = instance
         self.store = store
@@ -161,6 +165,7 @@ final class TransparencyLog: Sendable {
             logger.info("log checkpoint", metadata: [
                 "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
             ])
+            publisher?.checkpointSigned(signed)
             return signed
         }
     }
@@ -178,6 +183,12 @@ final class TransparencyLog: Sendable {
 
     /// The last checkpoint this daemon signed, if any.
     var latest: Signed? { try? lastSigned() }
+
+    /// Publishes the last checkpoint signed again (at start, and when cosignatures of it
+    /// arrive, so the published `checkpoint` carries them).
+    func republishLatest() {
+        if let publisher, let latest { publisher.checkpointSigned(latest) }
+    }
 
     /// The kept checkpoint, read from the state file once.
     private func lastSigned() throws -> Signed? {
