@@ -129,6 +129,7 @@ let package = Package(
             name: "stepsign",
             dependencies: [
                 "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion", "StepSignSystem",
+                "StepSignLogClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -155,7 +156,7 @@ let package = Package(
         .target(
             name: "StepSignLogClient",
             dependencies: [
-                "StepSignFormat", "StepSignSystem",
+                "StepSignFormat", "StepSignCrypto", "StepSignProtocol", "StepSignSystem",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -243,6 +244,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
+        .testTarget(
+            name: "StepSignLogClientTests",
+            dependencies: ["StepSignLogClient", "StepSignFormat", "StepSignCrypto", "StepSignProtocol"]
+        ),
         .testTarget(
             name: "StepSignWitnessTests",
             dependencies: [

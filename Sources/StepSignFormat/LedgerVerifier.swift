@@ -219,44 +219,10 @@ public struct LedgerVerifier {
         return true
     }
 
-    /// What a verified entry's JWS fixes: the columns it is checked against, and for an
-    /// event (SPEC §5.4) what it changed.
-    struct VerifiedEntry {
-        var jti: String
-        /// The signature's `sub`; an event's `user`, or "" when it names none.
-        var user: String
-        var iat: Int64
-        var peer: SignaturePeer?
-        var kid: String
-        /// The event, when the entry is one.
-        var event: LedgerEvent?
-    }
+    typealias Verification = Result<VerifiedLogEntry, SignatureVerificationError>
 
-    /// A JWS proven by a trusted key, or why not.
-    typealias Verification = Result<VerifiedEntry, SignatureVerificationError>
-
-    /// StepSignSignature.verify's own steps (or LedgerEvent.verify's, by the header's `typ`),
-    /// keeping the header's kid (one parse per entry). Pure, so entries can be verified on
-    /// several threads at once.
-    ///
-    /// One exception: an entry without a `peer` claim was made before the daemon signed
-    /// low-S, so about half of those are high-S; they are accepted (the chain up to the first
-    /// checkpoint above them pins each one's exact string). Entries with `peer` must be low-S.
     static func verifySignature(_ link: LedgerLink, keys: TrustedKeys) -> Verification {
-        do {
-            if LedgerExportEntry.isEvent(link.payloadSignature) {
-                let (event, kid) = try LedgerEvent.verify(link.payloadSignature, trustedKeys: keys)
-                return .success(VerifiedEntry(jti: event.jti, user: event.user ?? "", iat: event.iat, peer: event.peer,
-                                              kid: kid, event: event))
-            }
-            let (jws, kid) = try StepSignSignature.verifiedPayload(link.payloadSignature, type: StepSignSignature.headerType,
-                                                                   trustedKeys: keys, requireLowS: false)
-            let claims = try StepSignSignature.decodeStrictly(SignatureClaims.self, from: jws.payload)
-            guard claims.peer == nil || ECDSALowS.isLowS(jws.signature) else { return .failure(.highS) }
-            return .success(VerifiedEntry(jti: claims.jti, user: claims.sub, iat: claims.iat, peer: claims.peer, kid: kid))
-        } catch {
-            return .failure(error)
-        }
+        VerifiedLogEntry.verify(link.payloadSignature, keys: keys)
     }
 
     private mutating func add(_ link: LedgerLink, verified: Verification?) -> Bool {
@@ -296,7 +262,7 @@ public struct LedgerVerifier {
     /// The signature and column checks of one entry; false when it stopped the walk.
     private mutating func checkEntry(_ link: LedgerLink, verified: Verification) -> Bool {
         let seq = link.seq
-        let claims: VerifiedEntry
+        let claims: VerifiedLogEntry
         switch verified {
         case let .success(result):
             claims = result

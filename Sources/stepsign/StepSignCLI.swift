@@ -6,7 +6,7 @@ import StepSignVersion
 
 /// `stepsign`: the client and admin CLI (SPEC §8).
 @main
-struct StepSignCLI: ParsableCommand {
+struct StepSignCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign",
         abstract: "Ask stepsignd to sign, and administer it.",
@@ -25,16 +25,22 @@ struct StepSignCLI: ParsableCommand {
             """,
         version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
-                      DeviceCommand.self, StatusCommand.self, KeysCommand.self, ProofCommand.self, AdminCommand.self]
+                      DeviceCommand.self, StatusCommand.self, KeysCommand.self, ProofCommand.self, MonitorCommand.self, AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions
 
     /// Parses and runs like ArgumentParser's own `main()`, except that a usage error exits 2,
     /// as in stepsign-verify (SPEC §8), rather than 64.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
+            // `monitor` reads over HTTP, so it is async; called on its own type (through the
+            // existential, the synchronous default `run()`, which prints the help, was chosen).
+            if let monitor = command as? MonitorCommand {
+                try await monitor.run()
+                return
+            }
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

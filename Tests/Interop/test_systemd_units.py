@@ -197,6 +197,7 @@ WITNESS_UNITS = {
     # unit: (binary, installed path)
     "stepsign-witnessd.service": ("stepsign-witnessd", "/usr/sbin/stepsign-witnessd"),
     "stepsign-witness.service": ("stepsign-witness", "/usr/bin/stepsign-witness"),
+    "stepsign-monitor.service": ("stepsign", "/usr/bin/stepsign"),
 }
 
 
@@ -232,6 +233,9 @@ def test_only_the_pusher_has_the_network_and_it_is_no_daemon_admin_by_default():
     assert setting(pusher, "RestrictAddressFamilies") == "AF_UNIX AF_INET AF_INET6"
     assert setting(pusher, "User") == "stepsign-witnessd"
     assert setting(pusher, "SupplementaryGroups") == "stepsign"
+    monitor = os.path.join(UNITS, "stepsign-monitor.service")
+    assert setting(monitor, "RestartPreventExitStatus") == "1 2"
+    assert "--state /var/lib/stepsign-monitor/state" in setting(monitor, "ExecStart")
     witness = os.path.join(UNITS, "stepsign-witness.service")
     assert setting(witness, "DynamicUser") == "yes" and setting(witness, "StateDirectoryMode") == "0700"
     assert setting(witness, "RestrictAddressFamilies") == "AF_INET AF_INET6"

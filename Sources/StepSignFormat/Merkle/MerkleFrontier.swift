@@ -30,6 +30,10 @@ public struct MerkleFrontier: Sendable, Equatable {
     /// The root of the tree.
     public var root: [UInt8] { MerkleTree.rangeHash(hashes) }
 
+    /// The hashes of the right-edge subtrees, largest first: with ``size``, all a tree needs
+    /// to grow (``init(size:hashes:)`` takes them back).
+    public var edgeHashes: [[UInt8]] { hashes }
+
     /// Appends a leaf with hash `leafHash` and returns the complete subtrees it finishes, the
     /// leaf itself first, each with its hash: what the store writes for it.
     public mutating func append(leafHash: [UInt8]) -> [(MerkleNode, [UInt8])] {
