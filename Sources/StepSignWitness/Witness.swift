@@ -17,18 +17,26 @@ public final class Witness: Sendable {
     private let now: @Sendable () -> UInt64
     private let logger: Logger
 
-    /// A witness keeping its state in `directory`, trusting `logKeys` (each key's name is the
-    /// origin of the log it signs; several keys may share an origin). `now` gives the time in
-    /// seconds since the epoch that cosignatures carry.
-    public init(directory: WitnessStateDirectory, logKeys: [NoteVerifierKey],
+    /// A witness keeping its state in `directory`, trusting `logKeys`, each for the log of its
+    /// name's origin (stepsign's logs name their keys after their origin; several keys may
+    /// share one). `now` gives the time in seconds since the epoch that cosignatures carry.
+    public convenience init(directory: WitnessStateDirectory, logKeys: [NoteVerifierKey],
+                            now: @escaping @Sendable () -> UInt64, logger: Logger) throws(WitnessSetupError) {
+        try self.init(directory: directory, logs: logKeys.map { (origin: $0.name, key: $0) }, now: now, logger: logger)
+    }
+
+    /// A witness trusting each `key` for the log of `origin` (a log whose key is named otherwise
+    /// than its origin, as sum.golang.org's key signs "go.sum database tree").
+    public init(directory: WitnessStateDirectory, logs: [(origin: String, key: NoteVerifierKey)],
                 now: @escaping @Sendable () -> UInt64, logger: Logger) throws(WitnessSetupError) {
-        guard !logKeys.isEmpty else { throw WitnessSetupError("no log to witness (--log VKEY)") }
+        guard !logs.isEmpty else { throw WitnessSetupError("no log to witness (--log VKEY)") }
         var keysByOrigin: [String: [NoteVerifierKey]] = [:]
-        for key in logKeys {
+        for (origin, key) in logs {
             guard key.type != .cosignatureV1 else {
                 throw WitnessSetupError("\(key.name)'s key is a cosignature key, not a log's key")
             }
-            keysByOrigin[key.name, default: []].append(key)
+            guard !origin.isEmpty, !origin.contains("\n") else { throw WitnessSetupError("an origin is one non-empty line") }
+            keysByOrigin[origin, default: []].append(key)
         }
         var logs: [String: WitnessedLog] = [:]
         for (origin, keys) in keysByOrigin {

@@ -32,10 +32,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The witness's name (the key name of its cosignatures); needed on first start.")
     var name: String?
 
-    @Option(name: .customLong("log"), help: "A log's verifier key (origin+hex8+base64), repeatable.")
+    @Option(name: .customLong("log"), help: "A log's verifier key (name+hex8+base64), whose name is the log's origin; or \"ORIGIN VKEY\" for a key named otherwise. Repeatable.")
     var logs: [String] = []
 
-    @Option(name: .customLong("log-file"), help: "A file of log verifier keys, one a line (blank lines and # comments skipped).")
+    @Option(name: .customLong("log-file"), help: "A file of --log values, one a line (blank lines and # comments skipped).")
     var logFiles: [String] = []
 
     @Option(help: "A prefix of the URL path, e.g. /witness for /witness/add-checkpoint.")
@@ -66,23 +66,28 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "stepsign-witness")
         let witness: Witness
         do {
-            var keys: [NoteVerifierKey] = []
+            var keys: [(origin: String, key: NoteVerifierKey)] = []
             var texts = logs
             for file in logFiles {
                 let bytes: [UInt8]
                 do { bytes = try SecureFile.read(file) } catch { throw WitnessSetupError("--log-file \(file): \(error)") }
-                // A key has no spaces: each line's first word, unless it starts a comment.
-                texts += String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-                    .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
-                    .filter { !$0.hasPrefix("#") }
+                texts += String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+                    .filter { !$0.allSatisfy(\.isWhitespace) && !$0.hasPrefix("#") }
             }
             for text in texts {
-                do { keys.append(try NoteVerifierKey(text)) } catch {
+                // A key has no spaces: the last word is the key, what comes before it the origin.
+                let words = text.split(whereSeparator: \.isWhitespace)
+                guard let last = words.last else { continue }
+                do {
+                    let key = try NoteVerifierKey(String(last))
+                    let origin = words.count > 1 ? words.dropLast().joined(separator: " ") : key.name
+                    keys.append((origin, key))
+                } catch {
                     throw WitnessSetupError("--log \(text): \(error)")
                 }
             }
             let directory = try WitnessStateDirectory(path: stateDir, name: name)
-            witness = try Witness(directory: directory, logKeys: keys, now: { UInt64(time(nil)) }, logger: logger)
+            witness = try Witness(directory: directory, logs: keys, now: { UInt64(time(nil)) }, logger: logger)
         } catch {
             StandardStreams.error("stepsign-witness: \(error)")
             throw ExitCode(78)
