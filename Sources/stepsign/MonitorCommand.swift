@@ -82,7 +82,16 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let feed = try MonitorFeed(global: global, tiles: tiles, url: url)
-        defer { feed.close() }
+        do {
+            try await follow(feed)
+        } catch {
+            await feed.close()
+            throw error
+        }
+        await feed.close()
+    }
+
+    private func follow(_ feed: MonitorFeed) async throws {
         let trust: (keys: TrustedKeys, logKeys: [NoteVerifierKey])
         do { trust = try loadTrust(feed) } catch {
             StandardStreams.error("stepsign: \(error)")

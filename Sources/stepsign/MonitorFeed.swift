@@ -24,8 +24,9 @@ final class MonitorFeed {
         }
     }
 
-    func close() {
-        if case let .published(_, http?) = source { Task { try? await http.shutdown() } }
+    /// Closes the HTTP client's connections (AsyncHTTPClient requires it before the client goes).
+    func close() async {
+        if case let .published(_, http?) = source { try? await http.shutdown() }
     }
 
     /// The daemon's published keys (the socket only).

@@ -226,6 +226,16 @@ http {{
         assert verify_log(log, url + "/").returncode == 0
         missing = verify_log(log, f"http://127.0.0.1:{port}/nothing-here")
         assert missing.returncode == 1 and "no checkpoint" in json.loads(missing.stdout)["problem"]
+        # The monitor follows the same URL (SPEC 5.6): one line per entry, from index 0.
+        keys = tmp_path / "keys.json"
+        keys.write_text(run(CLI, "--socket", log["daemon"].socket, "keys", "export").stdout)
+        log_keys = tmp_path / "log-keys"
+        log_keys.write_text("\n".join(log["log_keys"]) + "\n")
+        monitored = run(CLI, "monitor", "--url", url, "--state", str(tmp_path / "monitor.state"), "--keys", str(keys),
+                        "--log-key", str(log_keys), "--once")
+        assert monitored.returncode == 0, monitored.stderr
+        lines = [json.loads(line) for line in monitored.stdout.splitlines()]
+        assert [line["index"] for line in lines] == list(range(published_size(log["tiles"])))
     finally:
         server.terminate()
         server.wait(timeout=30)
