@@ -57,12 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections > 0, idleTimeout > 0 else {
             throw ValidationError("--max-connections and --idle-timeout are positive")
         }
-        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        guard StandardErrorLogging.bootstrap(level: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         let logger = Logger(label: "stepsign-witness")
         let witness: Witness
         do {

@@ -9,6 +9,7 @@ import ServiceLifecycle
 import StepSignConfig
 import StepSignFormat
 import StepSignVersion
+import StepSignWitness
 
 /// `stepsign-witnessd --config FILE [--socket PATH] [--interval SECONDS] [--once]`: submits the
 /// log's checkpoints to the `[[witness]]`es of FILE and stores their cosignatures (SPEC §5.6).
@@ -51,12 +52,7 @@ struct StepSignWitnessd: AsyncParsableCommand {
 
     func run() async throws {
         guard interval > 0, timeout > 0 else { throw ValidationError("--interval and --timeout are positive") }
-        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        guard StandardErrorLogging.bootstrap(level: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         let logger = Logger(label: "stepsign-witnessd")
         let settings: StepSignConfiguration
         var targets: [WitnessTarget] = []

@@ -125,3 +125,30 @@ def cli(daemon, *args, **kwargs):
     """`stepsign --socket <daemon's> ARGS`, its output captured."""
     return subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60,
                           **kwargs)
+
+
+def sign_level_0(client, count, tag):
+    """`count` level-0 signatures of USER (no step-up), payloads "TAG N"."""
+    for n in range(count):
+        reply = client.call("authenticateUserAndSignData", user=USER, payload=f"{tag} {n}", reason="interop",
+                            authLevel=0, authenticatorType=0)
+        assert reply["events"][-1]["status"]["code"] == 100, reply
+
+
+def published_size(tiles):
+    """The tree size of the checkpoint published in a tiles directory (-1: none yet)."""
+    try:
+        with open(os.path.join(tiles, "checkpoint")) as f:
+            return int(f.read().split("\n")[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def wait_for_tiles(tiles, size, timeout=60):
+    """Waits until the daemon has published the tiles of a tree of `size` entries."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if published_size(tiles) == size:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the tiles were not published at size {size} (now {published_size(tiles)})")

@@ -11,40 +11,23 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from conftest import BIN, CLI, Daemon, PASSWORD, USER
+from conftest import CLI, Daemon, PASSWORD, USER, sign_level_0, wait_for_tiles
 
 
 def run(*args, **kwargs):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=300, **kwargs)
 
 
-def sign_level_0(client, count, tag):
-    for n in range(count):
-        reply = client.call("authenticateUserAndSignData", user=USER, payload=f"{tag} {n}", reason="monitor",
-                            authLevel=0, authenticatorType=0)
-        assert reply["events"][-1]["status"]["code"] == 100, reply
 
 
 def head(client):
     return int(client.call("getCheckpoint")["result"]["checkpoint"].split("\n")[1])
 
 
-def wait_for_tiles(tiles, size, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with open(os.path.join(tiles, "checkpoint")) as f:
-                if int(f.read().split("\n")[1]) == size:
-                    return
-        except (OSError, IndexError, ValueError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError("tiles not published")
 
 
 def monitor(socket_path, state, *extra):

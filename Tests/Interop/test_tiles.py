@@ -19,7 +19,7 @@ import time
 import pytest
 from pymerkle import InmemoryTree
 
-from conftest import BIN, CLI, Daemon, PASSWORD, USER
+from conftest import BIN, CLI, Daemon, PASSWORD, USER, published_size, sign_level_0, wait_for_tiles
 
 VERIFY = os.path.join(BIN, "stepsign-verify")
 
@@ -28,28 +28,10 @@ def run(*args, **kwargs):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=120, **kwargs)
 
 
-def sign_level_0(client, count, tag):
-    for n in range(count):
-        reply = client.call("authenticateUserAndSignData", user=USER, payload=f"{tag} {n}", reason="tiles",
-                            authLevel=0, authenticatorType=0)
-        assert reply["events"][-1]["status"]["code"] == 100, reply
 
 
-def published_size(tiles):
-    try:
-        with open(os.path.join(tiles, "checkpoint")) as f:
-            return int(f.read().split("\n")[1])
-    except (OSError, IndexError, ValueError):
-        return -1
 
 
-def wait_for_size(tiles, size, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if published_size(tiles) == size:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the tiles were not published at size {size} (now {published_size(tiles)})")
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +45,7 @@ def log():
         assert client.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
         sign_level_0(client, 300, "artifact")
         size = int(client.call("getCheckpoint")["result"]["checkpoint"].split("\n")[1])
-        wait_for_size(tiles, size)
+        wait_for_tiles(tiles, size)
         log_keys = run(CLI, "--socket", daemon.socket, "keys", "export", "--log-keys").stdout.split()
         try:
             yield {"directory": directory, "tiles": tiles, "daemon": daemon, "client": client, "size": size,

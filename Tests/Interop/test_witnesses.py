@@ -19,7 +19,6 @@ import tempfile
 import time
 
 import pytest
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from conftest import BIN, CLI, Daemon, PASSWORD, USER, secret_file
@@ -236,9 +235,9 @@ def test_every_status_of_the_protocol_over_http(setup):
     assert w.post("hello")[0] == 400
     # 403: the checkpoint's text changed under its signatures.
     lines = note.split("\n")
-    assert w.post(f"old 0\n\n" + "\n".join([lines[0], str(size + 5)] + lines[2:]))[0] == 403
+    assert w.post("old 0\n\n" + "\n".join([lines[0], str(size + 5)] + lines[2:]))[0] == 403
     # 404: another origin, another path; 405: another method.
-    assert w.post(f"old 0\n\n" + note.replace(lines[0], "other.example/log"))[0] == 404
+    assert w.post("old 0\n\n" + note.replace(lines[0], "other.example/log"))[0] == 404
     assert w.post(f"old 0\n\n{note}", path="/other")[0] == 404
     assert w.post(None, method="GET")[0] == 405
     # 413: a body larger than any request, refused before it is read.
