@@ -260,3 +260,69 @@ def test_the_witness_refuses_a_second_process_on_its_state_and_a_bad_log_key(set
     bad = run(WITNESS, "serve", "--listen", "127.0.0.1:0", "--state-dir", str(tmp_path / "w"), "--name", "x.test/w",
               "--log", w.vkey)
     assert bad.returncode == 78 and "cosignature key" in bad.stderr
+
+
+class FakeWitness:
+    """An HTTP server on the loopback that answers every add-checkpoint with (status, body)."""
+
+    def __init__(self, status, body):
+        import http.server
+        import threading
+
+        answer = (status, body)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                payload = answer[1].encode()
+                self.send_response(answer[0])
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.4", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.mark.parametrize("case", ["unreachable", "server error", "forged cosignature", "unknown origin"])
+def test_the_pusher_retries_what_may_pass_and_alarms_on_what_will_not(setup, tmp_path, case):
+    real = setup["witnesses"][0]
+    fake = None
+    if case == "unreachable":
+        url = f"http://127.0.0.4:{free_port('127.0.0.4')}"
+    else:
+        status, body = {"server error": (503, "busy\n"), "unknown origin": (404, "unknown origin\n"),
+                        # A line of the witness's name and key ID whose signature is not its own.
+                        "forged cosignature": (200, "\u2014 " + real.name + " " + base64.b64encode(
+                            bytes.fromhex(real.vkey.split("+")[1]) + bytes(72)).decode() + "\n")}[case]
+        fake = FakeWitness(status, body)
+        url = f"http://127.0.0.4:{fake.port}"
+    config = tmp_path / "pusher.toml"
+    daemon_config_text = open(os.path.join(setup["daemon"].directory, "stepsignd.toml")).read()
+    config.write_text(daemon_config_text.split("[ledger]")[0] + "[ledger]\nwitness_quorum = 1\n"
+                      + f'[[witness]]\nname = "{real.name}"\nurl = "{url}"\nkey = "{real.vkey}"\n')
+    try:
+        sign(setup["directory"], setup["daemon"], f"pusher {case}")
+        result = run(WITNESSD, "--config", str(config), "--socket", setup["daemon"].socket, "--once", "--timeout", "5")
+        outcome = json.loads(result.stdout.splitlines()[0])
+        if case in ("unreachable", "server error"):
+            assert (result.returncode, outcome["outcome"]) == (75, "retry"), result.stdout + result.stderr
+        else:
+            assert (result.returncode, outcome["outcome"]) == (1, "alarm"), result.stdout + result.stderr
+            assert "witness alarm" in result.stderr
+        # Nothing unverified was stored: the daemon's checkpoint carries no line of the fake.
+        note = setup["client"].call("getCheckpoint")["result"]["checkpoint"]
+        assert base64.b64encode(bytes(72)).decode()[:20] not in note
+    finally:
+        if fake:
+            fake.stop()
