@@ -110,7 +110,8 @@ public final class Engine: Sendable {
         }
         self.checkpointer = checkpointer
         let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
-                                  landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0) })
+                                  keptCheckpointSize: { log.latest?.checkpoint.size },
+                                  landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
         self.signer = Signer(keyring: keyring, ledger: ledger)
         self.events = EventRecorder(keyring: keyring, ledger: ledger)
         let events = self.events

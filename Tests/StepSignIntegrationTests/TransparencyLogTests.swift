@@ -4,6 +4,7 @@ import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
 import StepSignTestSupport
+import Synchronization
 import Testing
 
 /// The ledger as a transparency log, on the real daemon (SPEC §5.5): every signature's
@@ -167,6 +168,42 @@ struct TransparencyLogTests {
         ])
         #expect(refused.code == 15, "\(refused)")
         #expect(try again.call("admin.auditVerify").code == 0)
+    }
+
+    @Test("checkpoints asked for while many connections sign (a witness's pusher) are no cut: every signature is answered")
+    func checkpointsDuringLoadAreNoCut() throws {
+        let daemon = try DaemonHarness()
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        let stop = Atomic<Bool>(false)
+        // One connection asks for the head's checkpoint again and again, as the pusher does.
+        DispatchQueue.global().async(group: group) {
+            guard let connection = try? daemon.connect() else { return }
+            while !stop.load(ordering: .relaxed) {
+                _ = try? connection.call("getConsistencyProof", ["fromSize": 0])
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 16) { worker in
+            guard let connection = try? daemon.connect() else {
+                failures.withLock { $0.append("no connection") }
+                return
+            }
+            for number in 0..<40 {
+                let reply = try? connection.call("authenticateUserAndSignData", [
+                    "user": "alice", "payload": "load \(worker) \(number)", "reason": "log", "authLevel": 0,
+                    "authenticatorType": 0,
+                ])
+                if reply?.event("onAuthenticateUserAndSignData") == nil {
+                    failures.withLock { $0.append("\(reply.map { "\($0.code) \($0.message)" } ?? "no reply")") }
+                }
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        let seen = failures.withLock { $0 }
+        #expect(seen.isEmpty, "\(seen.count) signings failed, first: \(seen.first ?? "")")
+        let status = try #require(try daemon.connect().call("status").result)
+        #expect(status["logProblem"] == nil || status["logProblem"] == .null, "\(status)")
     }
 
     /// The log's C2SP checkpoints in an export, by size, each checked against `keys`.

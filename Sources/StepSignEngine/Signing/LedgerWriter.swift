@@ -41,15 +41,21 @@ final class LedgerWriter: Sendable {
 
     /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
     private let refusal: @Sendable () -> String?
+    /// The size of the last checkpoint this daemon signed (nil: none), read before a batch
+    /// is committed.
+    private let keptCheckpointSize: @Sendable () -> Int64?
     /// Why a batch committed at this first seq must not be acknowledged (SPEC §5.5: it landed
-    /// below a checkpoint this daemon signed, so the log was cut behind its back), or nil.
-    private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64) -> String?
+    /// below a checkpoint this daemon had signed before the commit, so the log was cut behind
+    /// its back), or nil.
+    private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String?
 
     init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil },
-         landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64) -> String? = { _ in nil }) {
+         keptCheckpointSize: @escaping @Sendable () -> Int64? = { nil },
+         landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String? = { _, _ in nil }) {
         self.store = store
         self.checkpointer = checkpointer
         self.refusal = refusal
+        self.keptCheckpointSize = keptCheckpointSize
         self.landedBelowCheckpoint = landedBelowCheckpoint
     }
 
@@ -122,6 +128,9 @@ final class LedgerWriter: Sendable {
             // transaction: one signature per that many entries.
             let made = NIOLockedValueBox<[LedgerCheckpointRecord]>([])
             let checkpointer = self.checkpointer
+            // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
+            // witness's pusher) may already cover this batch's rows, which is no cut.
+            let keptBefore = keptCheckpointSize()
             let stored = try await store.appendLedger(batch.map(\.0), checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
                 guard let checkpointer else { throw LedgerWriterError.noCheckpointer }
                 let record = try checkpointer.sign(seq: seq, entryHash: hash)
@@ -131,7 +140,7 @@ final class LedgerWriter: Sendable {
             guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
             // Committed on a log shorter than one this daemon signed: no signature made on a
             // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
-            if let first = stored.first, let why = landedBelowCheckpoint(first.seq) {
+            if let first = stored.first, let keptBefore, let why = landedBelowCheckpoint(first.seq, keptBefore) {
                 throw StorageError.ledgerTreeBroken(why)
             }
             for ((_, waiter), entry) in zip(batch, stored) {

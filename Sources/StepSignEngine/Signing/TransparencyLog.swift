@@ -170,13 +170,13 @@ final class TransparencyLog: Sendable {
         }
     }
 
-    /// Why entries committed from `firstSeq` on are on a cut log: they took places the last
-    /// checkpoint this daemon signed already covers (the log's newest entries were removed
-    /// behind its back, and the store numbered on from the cut). Raises the alarm; nil when
-    /// they follow it.
-    func landedBelowCheckpoint(firstSeq: Int64) -> String? {
-        guard let kept = try? lastSigned(), firstSeq - 1 < kept.checkpoint.size else { return nil }
-        let why = "entries were appended at log index \(firstSeq - 1), below the \(kept.checkpoint.size) of the checkpoint this daemon signed: the log was cut or rolled back"
+    /// Why entries committed from `firstSeq` on are on a cut log: they took places that the
+    /// checkpoint this daemon had signed before their commit, of `keptSize` entries, already
+    /// covers (the log's newest entries were removed behind its back, and the store numbered on
+    /// from the cut). Raises the alarm; nil when they follow it.
+    func landedBelowCheckpoint(firstSeq: Int64, keptSize: Int64) -> String? {
+        guard firstSeq - 1 < keptSize else { return nil }
+        let why = "entries were appended at log index \(firstSeq - 1), below the \(keptSize) of the checkpoint this daemon signed: the log was cut or rolled back"
         alarm.report(why)
         return why
     }
