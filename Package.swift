@@ -21,6 +21,7 @@
 //   CSystemShims                system calls Swift cannot import (prctl, pipe2, posix_spawn closefrom)
 //   CLoadgenShims               <sys/epoll.h>, for the load generator only
 //   StepSignVersion             the version every binary reports (and the Debian package's)
+//   StepSignNIO                 SwiftNIO helpers both servers share (a task executor on an event loop)
 //   StepSignLogClient           a log published as C2SP tlog-tiles, read from a directory or a URL, and checked
 //   StepSignWitness             a C2SP tlog-witness: the checks, its durable state, its HTTP server
 //                               (SwiftNIO's HTTP/1.1), and the client side's request and reply
@@ -59,6 +60,8 @@ let package = Package(
         // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
         .systemLibrary(name: "CLoadgenShims"),
         .target(name: "StepSignVersion"),
+        // SwiftNIO helpers of the two servers (the daemon's socket, the witness's HTTP).
+        .target(name: "StepSignNIO", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "StepSignCrypto",
             dependencies: ["CLibcrypto", "COpenSSLShims", "StepSignProtocol"]
@@ -101,7 +104,7 @@ let package = Package(
         .target(
             name: "StepSignServer",
             dependencies: [
-                "StepSignEngine", "StepSignProtocol", "CSystemShims",
+                "StepSignEngine", "StepSignProtocol", "CSystemShims", "StepSignNIO",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -143,7 +146,7 @@ let package = Package(
         .target(
             name: "StepSignWitness",
             dependencies: [
-                "StepSignFormat", "StepSignCrypto", "StepSignSystem",
+                "StepSignFormat", "StepSignCrypto", "StepSignSystem", "StepSignNIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -239,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "StepSignServerTests",
             dependencies: [
-                "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignTestSupport",
+                "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignTestSupport", "StepSignNIO",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),

@@ -5,15 +5,16 @@ import NIOCore
 ///
 /// Without it every request would hop from the event loop to the cooperative pool and back
 /// (two thread wake-ups per request, the dominant cost on a small machine). Work that blocks
-/// (scrypt, child processes) is sent to `NIOThreadPool` by the engine, never run here.
-final class EventLoopTaskExecutor: TaskExecutor, Sendable {
+/// (scrypt, child processes, a witness's fsync) is sent to `NIOThreadPool`, never run here.
+/// The daemon's socket server and the witness's HTTP server share it.
+public final class EventLoopTaskExecutor: TaskExecutor, Sendable {
     private let eventLoop: any EventLoop
 
-    init(_ eventLoop: any EventLoop) {
+    public init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute {
             job.runSynchronously(on: self.asUnownedTaskExecutor())

@@ -7,6 +7,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import StepSignNIO
 import StepSignEngine
 import Synchronization
 import struct Foundation.Date

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import StepSignNIO
 import Synchronization
 
 /// The witness's HTTP/1.1 server (SwiftNIO): `POST <prefix>/add-checkpoint` of C2SP
@@ -68,7 +69,10 @@ public final class WitnessHTTPServer: Service, Sendable {
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
                         let open = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-                        group.addTask {
+                        // The connection's task runs on its event loop (no hop per read or
+                        // write); only the check and its fsync go to the thread pool.
+                        let executor = EventLoopTaskExecutor(connection.channel.eventLoop)
+                        group.addTask(executorPreference: executor) {
                             defer { self.openConnections.wrappingSubtract(1, ordering: .relaxed) }
                             guard open <= self.maxConnections else {
                                 try? await connection.channel.close()

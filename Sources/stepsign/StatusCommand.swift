@@ -23,6 +23,9 @@ struct StatusCommand: ParsableCommand {
             print("stepsignd \(result["version"] ?? "?"), up \(Self.duration(result["uptimeSeconds"]?.int ?? 0))")
             print("active key \(result["activeKid"]?.stringValue ?? "none")")
             print("\(result["signatures"] ?? 0) signatures")
+            if let witnessed = result["witnessed"]?.boolValue {
+                print("latest checkpoint \(witnessed ? "witnessed" : "not witnessed") (ledger.witness_quorum)")
+            }
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import StepSignProtocol
 import NIOCore
 import NIOPosix
-@testable import StepSignServer
+import StepSignNIO
 import Testing
 
 @Suite("Event loop task executor")
