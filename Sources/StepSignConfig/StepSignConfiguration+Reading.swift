@@ -7,7 +7,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage", "cluster", "witness",
+            "ledger", "storage", "cluster", "witness", "stepup",
         ])
         let d = StepSignConfiguration.default
         let witnesses = try Witness.all(root)
@@ -30,7 +30,8 @@ extension StepSignConfiguration {
             ledger: parsedLedger,
             storage: try Storage(try root.table("storage")),
             cluster: try Cluster(try root.table("cluster")),
-            witnesses: witnesses
+            witnesses: witnesses,
+            stepUp: try StepUp(try root.table("stepup"))
         )
     }
 }

@@ -31,6 +31,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var cluster: Cluster
     /// `[[witness]]`: the witnesses that cosign the log's checkpoints (SPEC §5.6), in order.
     public var witnesses: [Witness]
+    /// `[stepup]`: the step-up reuse window (SPEC §3.4).
+    public var stepUp: StepUp
 
     public init(
         instance: String = "stepsign",
@@ -45,7 +47,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         ledger: Ledger = Ledger(),
         storage: Storage = Storage(),
         cluster: Cluster = Cluster(),
-        witnesses: [Witness] = []
+        witnesses: [Witness] = [],
+        stepUp: StepUp = StepUp()
     ) {
         self.instance = instance
         self.server = server
@@ -60,6 +63,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.storage = storage
         self.witnesses = witnesses
         self.cluster = cluster
+        self.stepUp = stepUp
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

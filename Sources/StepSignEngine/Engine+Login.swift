@@ -139,6 +139,7 @@ extension Engine {
     func logOff(session: inout Session, context: RequestContext) async throws -> Reply {
         let login = try await requireLogin(&session, context: context)
         session.end()
+        stepUpReuse.end(user: login.user, scope: StepUpReuseWindows.scope(of: session, settings: context.config.stepUp))
         logger.info("logged off", metadata: ["user": "\(login.user)"])
         return Reply(events: [.onUserLoggedOff(user: login.user), .getUser])
     }

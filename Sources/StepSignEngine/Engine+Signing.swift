@@ -36,6 +36,7 @@ extension Engine {
             }
             return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
         case .strongestEnrolled:
+            if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
@@ -46,6 +47,7 @@ extension Engine {
             guard context.idvKeys != nil else {
                 throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
             }
+            if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
             guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
                 throw StepSignError(.userBlocked, "the user is blocked")
             }
@@ -84,7 +86,8 @@ extension Engine {
         switch try await answerer.check(answer, for: signing, using: stepUp, context: context) {
         case .accepted:
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: answerer.used, session: &session, context: context)
+            return try await finishSigning(signing, authenticatorUsed: answerer.used, steppedUp: true, session: &session,
+                                           context: context)
         case .passwordMustBeReplaced:
             session.pending = nil
             logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
@@ -133,12 +136,16 @@ extension Engine {
     }
 
     /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
-    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, session: inout Session, context: RequestContext) async throws -> Reply {
+    /// `steppedUp`: the user has just stepped up for it, which opens a reuse window when
+    /// `[stepup]` allows one; `reusedFrom`: it reused the window of that signature.
+    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
+                               reusedFrom: String? = nil, session: inout Session, context: RequestContext) async throws -> Reply {
         let details: SigningDetails
         let entry: LedgerEntry
         do {
             (details, entry) = try await signer.sign(signing, instance: context.config.instance,
-                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now)
+                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now,
+                                                     reusedFrom: reusedFrom)
         } catch StorageError.signingKeyRevoked(let kid) {
             // Another daemon revoked this one's key and the keyring made a new one: record it
             // (SPEC §5.4) before the caller's retry is signed with it.
@@ -146,6 +153,8 @@ extension Engine {
             throw StorageError.signingKeyRevoked(kid)
         }
         session.signatureIDs.insert(details.dataSignatureID)
+        if steppedUp { try await openReuseWindow(signing, authenticatorUsed: authenticatorUsed, signatureID: details.dataSignatureID,
+                                                 session: session, context: context) }
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
         // its line at debug and is counted for the summary line of its minute. Strings are
         // passed as they are (no interpolation copies).
@@ -154,10 +163,40 @@ extension Engine {
             "user": .string(signing.user), "signatureID": .string(details.dataSignatureID), "kid": .string(entry.kid),
             "seq": "\(entry.seq)", "authLevel": "\(signing.authLevel)", "authenticatorUsed": .string(authenticatorUsed),
             "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
+            "reusedFrom": reusedFrom.map { .string($0) } ?? "",
         ])
         if signing.authLevel == 0 {
             logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
         }
         return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
+    }
+
+    /// Signs `signing` in an open step-up reuse window of its user (SPEC §3.4), or returns nil
+    /// when there is none for it (then it steps up as usual). The user's record is read for
+    /// its credentials: a changed password, an expiry, a block or a broken seal end the window.
+    private func signReusingStepUp(_ signing: SigningRequest, session: inout Session, context: RequestContext) async throws -> Reply? {
+        let settings = context.config.stepUp
+        guard settings.reuseSeconds > 0, stepUpReuse.count > 0,
+              let record = try await store.user(named: signing.user), record.sealFailure == nil,
+              !record.isBlocked(at: context.now), !record.passwordExpired, !record.mustChangePassword,
+              let window = stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
+                                            scope: StepUpReuseWindows.scope(of: session, settings: settings),
+                                            credentialToken: record.credentialToken, now: context.now, settings: settings)
+        else { return nil }
+        return try await finishSigning(signing, authenticatorUsed: window.authenticatorUsed, reusedFrom: window.signatureID,
+                                       session: &session, context: context)
+    }
+
+    /// Opens the reuse window of a step-up that just signed `signing`, when `[stepup]` allows
+    /// one at its level.
+    private func openReuseWindow(_ signing: SigningRequest, authenticatorUsed: String, signatureID: String,
+                                 session: Session, context: RequestContext) async throws {
+        let settings = context.config.stepUp
+        guard settings.reusable(level: signing.authLevel), let record = try await store.user(named: signing.user) else { return }
+        stepUpReuse.open(StepUpReuseWindows.Window(level: signing.authLevel, type: signing.authenticatorType,
+                                                   authenticatorUsed: authenticatorUsed, signatureID: signatureID,
+                                                   credentialToken: record.credentialToken, openedAt: context.now,
+                                                   seconds: settings.reuseSeconds, maxUses: settings.reuseMaxUses),
+                         user: signing.user, scope: StepUpReuseWindows.scope(of: session, settings: settings), settings: settings)
     }
 }

@@ -47,6 +47,8 @@ public final class Engine: Sendable {
     let signer: Signer
     /// Records changes of who may sign in the ledger (SPEC §5.4).
     let events: EventRecorder
+    /// The step-up reuse windows (SPEC §3.4), in memory.
+    let stepUpReuse: StepUpReuseWindows
     let checkpointer: LedgerCheckpointer
     /// Level-0 signatures, summarized once a minute (``flushSigningSummary(now:)``).
     let levelZeroSummary = SigningSummary()
@@ -113,7 +115,9 @@ public final class Engine: Sendable {
                                   keptCheckpointSize: { log.latest?.checkpoint.size },
                                   landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
         self.signer = Signer(keyring: keyring, ledger: ledger)
-        self.events = EventRecorder(keyring: keyring, ledger: ledger)
+        let stepUpReuse = StepUpReuseWindows()
+        self.stepUpReuse = stepUpReuse
+        self.events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: { stepUpReuse.end(user: $0) })
         let events = self.events
         let sealAlarm = SealAlarm(logger: logger)
         self.sealAlarm = sealAlarm

@@ -25,11 +25,13 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
     /// Who asked: `{uid, pid, comm}`. Nil only in signatures made before the claim existed
     /// (see docs/decisions.md: such ledger entries are accepted, their peer columns unsigned).
     public var peer: SignaturePeer?
+    /// The step-up this signature reused (SPEC §3.4); nil when it stepped up itself, or needed none.
+    public var stepUp: StepUpClaim?
 
     /// Claims with the given values.
     public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
                 reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String,
-                peer: SignaturePeer? = nil) {
+                peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil) {
         self.iss = iss
         self.sub = sub
         self.jti = jti
@@ -41,6 +43,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         self.authenticatorType = authenticatorType
         self.authenticatorUsed = authenticatorUsed
         self.peer = peer
+        self.stepUp = stepUp
     }
 
     /// The claims as compact JSON, members in declaration order, written by hand (no
@@ -59,6 +62,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         writer.member("authenticatorType", authenticatorType)
         writer.member("authenticatorUsed", authenticatorUsed)
         peer?.write(into: &writer)
+        stepUp?.write(into: &writer)
         writer.endObject()
         return writer.bytes
     }

@@ -12,6 +12,9 @@ public struct VerifiedLogEntry: Sendable {
     public var peer: SignaturePeer?
     /// The signing key's ID (the header's `kid`).
     public var kid: String
+    /// A signature's authentication level (0: the user was not authenticated, the name is a
+    /// label); nil for an event.
+    public var authLevel: Int?
     /// The event, when the entry is one.
     public var event: LedgerEvent?
 
@@ -27,13 +30,14 @@ public struct VerifiedLogEntry: Sendable {
             if LedgerExportEntry.isEvent(jws) {
                 let (event, kid) = try LedgerEvent.verify(jws, trustedKeys: keys)
                 return .success(VerifiedLogEntry(jti: event.jti, user: event.user ?? "", iat: event.iat, peer: event.peer,
-                                                 kid: kid, event: event))
+                                                 kid: kid, authLevel: nil, event: event))
             }
             let (compact, kid) = try StepSignSignature.verifiedPayload(jws, type: StepSignSignature.headerType,
                                                                        trustedKeys: keys, requireLowS: false)
             let claims = try StepSignSignature.decodeStrictly(SignatureClaims.self, from: compact.payload)
             guard claims.peer == nil || ECDSALowS.isLowS(compact.signature) else { return .failure(.highS) }
-            return .success(VerifiedLogEntry(jti: claims.jti, user: claims.sub, iat: claims.iat, peer: claims.peer, kid: kid))
+            return .success(VerifiedLogEntry(jti: claims.jti, user: claims.sub, iat: claims.iat, peer: claims.peer, kid: kid,
+                                             authLevel: claims.authLevel))
         } catch {
             return .failure(error)
         }

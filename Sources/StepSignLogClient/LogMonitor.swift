@@ -6,7 +6,8 @@ import StepSignProtocol
 /// entry's JWS verifies with a trusted key (else an untrusted key, or a bad entry), a revoked
 /// key signs nothing from its revocation index on, and once the log has events, every user and
 /// signing key an entry names came in by its event (`userAdded`; `signingKeyCreated`,
-/// `signingKeyEndorsed`, `signingKeyRotated`). Each entry is reported as one JSON line.
+/// `signingKeyEndorsed`, `signingKeyRotated`); a level-0 signature's user is a label (no one
+/// was authenticated) and needs no event. Each entry is reported as one JSON line.
 public struct LogMonitor: Sendable {
     public private(set) var state: MonitorState
     public let keys: TrustedKeys
@@ -42,8 +43,9 @@ public struct LogMonitor: Sendable {
         guard state.kids.contains(verified.kid) else {
             throw MonitorAlarm(.keyWithoutEvent, index: index, "key \(verified.kid) signs, but no event of the log brought it in")
         }
-        if !verified.user.isEmpty, verified.event?.kind != .userAdded, verified.event?.kind != .userRemoved,
-           !state.users.contains(verified.user) {
+        // A level-0 signature authenticated nobody: its user is a label, not a user of the daemon.
+        if !verified.user.isEmpty, verified.authLevel != 0, verified.event?.kind != .userAdded,
+           verified.event?.kind != .userRemoved, !state.users.contains(verified.user) {
             throw MonitorAlarm(.userWithoutEvent, index: index, "user \"\(verified.user)\" appears, but no userAdded event of the log brought it in (or it was removed)")
         }
         if verified.event?.kind == .userRemoved { state.users.remove(verified.user) }
@@ -75,7 +77,7 @@ public struct LogMonitor: Sendable {
                             ("details", .object(event.details))])
         }
         return .object([("index", .int(index)), ("type", .string("signature")), ("jti", .string(entry.jti)),
-                        ("user", .string(entry.user)), ("kid", .string(entry.kid)), ("iat", .int(entry.iat)),
-                        ("peer", peer)])
+                        ("user", .string(entry.user)), ("authLevel", entry.authLevel.map { .int(Int64($0)) } ?? .null),
+                        ("kid", .string(entry.kid)), ("iat", .int(entry.iat)), ("peer", peer)])
     }
 }

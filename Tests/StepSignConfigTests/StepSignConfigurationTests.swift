@@ -198,6 +198,23 @@ struct StepSignConfigurationTests {
         #expect(error.message.contains(message), "\(error)")
     }
 
+    @Test("[stepup] is off by default and reads its four keys, each checked")
+    func stepUpReuse() throws {
+        let off = try StepSignConfiguration.parse("", file: "e.toml").stepUp
+        #expect(off == .init(reuseSeconds: 0, reuseMaxUses: 10, reuseScope: .session, reuseLevels: [1]))
+        #expect(!off.reusable(level: 1))
+        let on = try StepSignConfiguration.parse(
+            "[stepup]\nreuse_seconds = 300\nreuse_max_uses = 50\nreuse_scope = \"peer\"\nreuse_levels = [1, 4]\n", file: "s.toml").stepUp
+        #expect(on == .init(reuseSeconds: 300, reuseMaxUses: 50, reuseScope: .peer, reuseLevels: [1, 4]))
+        #expect(on.reusable(level: 4) && !on.reusable(level: 2))
+        for (text, key) in [("reuse_seconds = 86401", "stepup.reuse_seconds"), ("reuse_max_uses = 0", "stepup.reuse_max_uses"),
+                            ("reuse_scope = \"uid\"", "stepup.reuse_scope"), ("reuse_levels = [0]", "stepup.reuse_levels"),
+                            ("reuse_levels = [1, 1]", "stepup.reuse_levels"), ("reuse = 1", "stepup.reuse")] {
+            let error = try #require(failure("[stepup]\n" + text + "\n"))
+            #expect(error.key == key, "\(error)")
+        }
+    }
+
     @Test func tilesDirIsAnAbsolutePathOrNone() throws {
         #expect(try StepSignConfiguration.parse("", file: "e.toml").ledger.tilesDir == "")
         #expect(try StepSignConfiguration.parse("[ledger]\ntiles_dir = \"/var/www/log\"\n", file: "t.toml").ledger.tilesDir == "/var/www/log")
@@ -218,7 +235,8 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log"])
+        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log", "stepup"])
+        #expect(root["stepup"]?.table?.keys.count == 4)
         #expect(root["ledger"]?.table?.keys.count == 5)
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])

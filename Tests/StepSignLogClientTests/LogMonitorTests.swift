@@ -14,10 +14,10 @@ import Testing
         var peer: SignaturePeer { SignaturePeer(uid: 1000, pid: 42, comm: "release") }
         var next: Int64 = 0
 
-        func signature(user: String, key other: P256PrivateKey? = nil) throws -> [UInt8] {
+        func signature(user: String, key other: P256PrivateKey? = nil, level: Int = 1) throws -> [UInt8] {
             let signer = other ?? key
             let claims = SignatureClaims(iss: "test", sub: user, jti: try UUIDv7.generate(unixMilliseconds: 1_700_000_000_000),
-                                         iat: 1_700_000_000, payload: "p", payloadLength: 1, reason: "r", authLevel: 1,
+                                         iat: 1_700_000_000, payload: "p", payloadLength: 1, reason: "r", authLevel: level,
                                          authenticatorType: 0, authenticatorUsed: "password", peer: peer)
             return Array(try StepSignSignature.make(claims: claims, key: signer, kid: signer.publicKey.thumbprint).utf8)
         }
@@ -57,6 +57,9 @@ import Testing
         _ = try monitor.check(index: 0, entry: log.event(.signingKeyCreated, details: [("kid", .string(log.kid))]))
         let alarm = Self.alarm { _ = try monitor.check(index: 1, entry: log.signature(user: "mallory")) }
         #expect(alarm?.kind == .userWithoutEvent && alarm?.index == 1)
+        // At level 0 nobody was authenticated: the name is a label, and needs no event.
+        let label = try monitor.check(index: 1, entry: log.signature(user: "build-bot", level: 0))
+        #expect(label["authLevel"]?.intValue == 0)
         // A removed user signs no more.
         _ = try monitor.check(index: 1, entry: log.event(.userAdded, user: "bob"))
         _ = try monitor.check(index: 2, entry: log.event(.userRemoved, user: "bob"))

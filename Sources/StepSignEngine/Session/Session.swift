@@ -1,4 +1,5 @@
 import StepSignStorage
+import Synchronization
 import struct Foundation.Date
 
 /// What one connection knows between its requests (SPEC §3: a connection is a session).
@@ -8,6 +9,10 @@ import struct Foundation.Date
 public struct Session: Sendable {
     /// Who is connected.
     public let peer: Peer
+    /// This connection's number, unique in the daemon's life: the scope of a step-up reuse
+    /// window of `reuse_scope = "session"` (SPEC §3.4).
+    let id: UInt64
+    private static let nextID = Atomic<UInt64>(1)
     /// Whether the peer may use `admin.*` operations under the access lists in force: the
     /// engine decides it again for every request (``Engine/handle(line:session:now:)``), so a
     /// reload applies to open connections.
@@ -28,6 +33,7 @@ public struct Session: Sendable {
     init(peer: Peer, isAdmin: Bool) {
         self.peer = peer
         self.isAdmin = isAdmin
+        self.id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
     /// Forgets the login and any open challenge (the session ended).

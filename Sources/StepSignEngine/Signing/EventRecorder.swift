@@ -13,6 +13,9 @@ import struct Foundation.Date
 struct EventRecorder: Sendable {
     let keyring: Keyring
     let ledger: LedgerWriter
+    /// Told of every event that names a user, once it is durable (the user's step-up reuse
+    /// windows end, SPEC §3.4).
+    var onUserEvent: @Sendable (String) -> Void = { _ in }
 
     /// The daemon itself, as the peer of the events it records on its own (its start, a key
     /// made because another daemon revoked its own).
@@ -30,9 +33,11 @@ struct EventRecorder: Sendable {
         let event = LedgerEvent(iss: instance, jti: jti, kind: kind, user: user, peer: signedPeer,
                                 iat: Int64(now.timeIntervalSince1970), details: details)
         let jws = try event.signed(key: key, kid: kid)
-        return try await ledger.append(LedgerAppend(
+        let entry = try await ledger.append(LedgerAppend(
             signatureID: jti, user: user ?? "", iat: event.iat, kid: kid, jws: jws,
             peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: LedgerAppend.eventAuthLevel))
+        if let user { onUserEvent(user) }
+        return entry
     }
 
     /// Records a `signingKeyCreated` event for each key the keyring made on its own since

@@ -12,7 +12,7 @@ struct Signer: Sendable {
     /// Signs `request` for its user at `now` (the request's time: `iat` and the time in the
     /// UUIDv7 signature ID) and returns the reply details once the row is committed.
     func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
-              now: Date) async throws -> (SigningDetails, LedgerEntry) {
+              now: Date, reusedFrom: String? = nil) async throws -> (SigningDetails, LedgerEntry) {
         let (kid, key) = keyring.signer
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
         let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
@@ -21,7 +21,8 @@ struct Signer: Sendable {
             payload: request.payload, payloadLength: request.payloadLength, reason: request.reason,
             authLevel: request.authLevel, authenticatorType: request.authenticatorType,
             authenticatorUsed: authenticatorUsed,
-            peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
+            peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm),
+            stepUp: reusedFrom.map { StepUpClaim(reusedFrom: $0) }
         )
         let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
         let entry: LedgerEntry
@@ -38,6 +39,7 @@ struct Signer: Sendable {
         }
         var details = request.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed)
         details.logIndex = entry.seq - 1
+        details.reusedFrom = reusedFrom
         return (details, entry)
     }
 }

@@ -13,6 +13,9 @@ public struct SigningDetails: Sendable, Equatable {
     /// The signature's index in the transparency log (its ledger seq − 1, SPEC §5.5); nil when
     /// nothing was signed (the member is left out).
     public var logIndex: Int64?
+    /// The signature whose step-up this one reused (SPEC §3.4), as the claims' `stepUp`; nil
+    /// (the member left out) when it stepped up itself.
+    public var reusedFrom: String?
 
     public init(dataPayload: String, dataPayloadLength: Int, reason: String, payloadSignature: String,
                 dataSignatureID: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
@@ -39,6 +42,12 @@ public struct SigningDetails: Sendable, Equatable {
         writer.member("authenticatorType", authenticatorType)
         writer.member("authenticatorUsed", authenticatorUsed)
         if let logIndex { writer.member("logIndex", logIndex) }
+        if let reusedFrom {
+            writer.key("stepUp")
+            writer.beginObject()
+            writer.member("reusedFrom", reusedFrom)
+            writer.endObject()
+        }
         writer.endObject()
     }
 }
