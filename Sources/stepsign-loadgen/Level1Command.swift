@@ -74,7 +74,7 @@ struct Level1Command: ParsableCommand {
     }
 
     /// The first line of `path` (the password; never on the command line).
-    private static func firstLine(of path: String) -> String {
+    static func firstLine(of path: String) -> String {
         guard let file = fopen(path, "r") else { fail("cannot read \(path)") }
         var line = [CChar](repeating: 0, count: 256)
         _ = fgets(&line, Int32(line.count), file)
