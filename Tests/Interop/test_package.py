@@ -43,6 +43,7 @@ OVERRIDDEN_TAGS = {
     "spelling-error-in-binary",
     "package-supports-alternative-init-but-no-init.d-script",
     "hardening-no-fortify-functions",
+    "embedded-library",
 }
 
 
