@@ -12,12 +12,10 @@ import Glibc
 /// measured alternately and the host's changing speed falls on both.
 struct Level1Command: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "level1", abstract: "Level-1 round trips with the password.")
-    @Option(help: "The socket path.")
-    var socket: String
-    @Option(help: "The user to sign for.")
-    var user: String
-    @Option(name: .customLong("password-file"), help: "A file whose first line is the user's password.")
-    var passwordFile: String
+    @OptionGroup var target: StepUpTarget
+    var socket: String { target.socket }
+    var user: String { target.user }
+    var passwordFile: String { target.passwordFile }
     @Option(help: "Round trips to make.")
     var iterations = 20
     @Option(help: "Stop after this many seconds.")
@@ -82,4 +80,14 @@ struct Level1Command: ParsableCommand {
         return String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             .split(separator: "\n").first.map(String.init) ?? ""
     }
+}
+
+/// Where the level-1 modes sign, and with which password.
+struct StepUpTarget: ParsableArguments {
+    @Option(help: "The socket path.")
+    var socket: String
+    @Option(help: "The user to sign for.")
+    var user: String
+    @Option(name: .customLong("password-file"), help: "A file whose first line is the user's password.")
+    var passwordFile: String
 }

@@ -11,12 +11,7 @@ import Glibc
 struct ReuseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "reuse",
                                                     abstract: "Reused level-1 requests against level-0 ones, alternating.")
-    @Option(help: "The socket path.")
-    var socket: String
-    @Option(help: "The user to sign for.")
-    var user: String
-    @Option(name: .customLong("password-file"), help: "A file whose first line is the user's password.")
-    var passwordFile: String
+    @OptionGroup var target: StepUpTarget
     @Option(help: "Reused requests (and as many level-0 ones).")
     var iterations = 2000
     @Option(name: .customLong("payload-bytes"), help: "Bytes of payload per request.")
@@ -24,9 +19,10 @@ struct ReuseCommand: ParsableCommand {
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
-        let fd = connectUnix(socket)
+        let fd = connectUnix(target.socket)
         let reader = LineReader(fd: fd)
-        let password = Level1Command.firstLine(of: passwordFile)
+        let password = Level1Command.firstLine(of: target.passwordFile)
+        let user = target.user
         var id = 0
         func request(level: Int, _ serial: Int) -> String {
             id += 1
