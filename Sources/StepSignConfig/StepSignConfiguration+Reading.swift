@@ -83,8 +83,10 @@ extension StepSignConfiguration.Access {
 
 extension StepSignConfiguration.Signing {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["allow_level_0"])
-        self.init(allowLevel0: try t.bool("allow_level_0", default: Self().allowLevel0))
+        try t.rejectUnknown(["allow_level_0", "max_batch_items"])
+        self.init(allowLevel0: try t.bool("allow_level_0", default: Self().allowLevel0),
+                  maxBatchItems: try t.integer("max_batch_items", default: Self().maxBatchItems,
+                                               in: 1...Self.maximumBatchItems))
     }
 }
 

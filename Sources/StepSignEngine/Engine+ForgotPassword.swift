@@ -99,9 +99,8 @@ extension Engine {
         guard case let .ldaConsent(user, _)? = session.pending else {
             throw StepSignError.wrongState("no LDA consent is asked for")
         }
-        guard consent, let device = try await deviceKeys.challenge(user: user, payload: DeviceChallengeText.loginPayload,
-                                                              reason: DeviceChallengeText.loginReason, peer: session.peer,
-                                                              config: context.config)
+        guard consent, let device = try await deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
+                                                                   peer: session.peer, config: context.config)
         else {
             return Reply(events: [askForNewPassword(user: user, session: &session, context: context)])
         }
@@ -126,8 +125,8 @@ extension Engine {
             return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
-              let fresh = try await deviceKeys.challenge(user: user, payload: DeviceChallengeText.loginPayload,
-                                                    reason: DeviceChallengeText.loginReason, peer: session.peer, config: context.config)
+              let fresh = try await deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
+                                                         peer: session.peer, config: context.config)
         else {
             session.pending = nil
             return Reply(events: [

@@ -8,10 +8,25 @@ import struct Foundation.Date
 extension Engine {
     /// `authenticateUserAndSignData` (SPEC §3.2): checks, then one step-up challenge or the result.
     func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, context: RequestContext) async throws -> Reply {
-        let payload = parameters.payload, reason = parameters.reason, named = parameters.user
+        let payload = parameters.payload, reason = parameters.reason
         let level = parameters.authLevel, type = parameters.authenticatorType
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
+        let user = try await signingUser(named: parameters.user, session: &session, context: context)
+        let signing = SigningRequest(user: user, payload: payload, payloadLength: payloadLength, reason: reason,
+                                     authLevel: level, authenticatorType: type)
+        let requirement = try signingRequirement(level: level, type: type, context: context)
+        if requirement == .none {
+            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
+        }
+        if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
+        return try await openFirstStepUp(.one(signing), requirement: requirement, session: &session, context: context)
+    }
+
+    /// The user a signing request signs for: the session's login's (the request may only name
+    /// it again), or the one it names when the session is not logged in. No authentication
+    /// may be open in the session (213).
+    func signingUser(named: String?, session: inout Session, context: RequestContext) async throws -> String {
         let user: String
         if let login = try await currentLogin(&session, context: context) {
             guard named == nil || named == login.user else {
@@ -26,44 +41,53 @@ extension Engine {
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
-        let signing = SigningRequest(user: user, payload: payload, payloadLength: payloadLength, reason: reason,
-                                     authLevel: level, authenticatorType: type)
+        return user
+    }
 
-        switch try AuthenticationMatrix.requirement(level: level, type: type) {
+    /// The step-up (level, type) asks for, refused when this configuration cannot give it:
+    /// level 0 without `allow_level_0`, level 4 without an IDV issuer (170).
+    func signingRequirement(level: Int, type: Int, context: RequestContext) throws -> AuthenticationMatrix.Requirement {
+        let requirement = try AuthenticationMatrix.requirement(level: level, type: type)
+        switch requirement {
         case .none:
             guard context.config.signing.allowLevel0 else {
                 throw StepSignError(.notSupported, "level 0 signing is disabled (signing.allow_level_0)")
             }
-            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
-        case .strongestEnrolled:
-            if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
-            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
-                throw StepSignError(.userBlocked, "the user is blocked")
-            }
-            let device = try await deviceKeys.challenge(user: user, payload: payload, reason: reason, peer: session.peer, config: context.config)
-            let authenticator: any StepUpAuthenticator = device.map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
-            return openStepUp(authenticator, for: signing, attemptsLeft: attemptsLeft, session: &session, context: context)
         case .idvBiometric:
             guard context.idvKeys != nil else {
                 throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
             }
-            if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
-            guard let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) else {
-                throw StepSignError(.userBlocked, "the user is blocked")
-            }
-            return openStepUp(try IDVBiometricStepUp(for: signing, peer: session.peer), for: signing,
-                              attemptsLeft: attemptsLeft, session: &session, context: context)
+        case .strongestEnrolled:
+            break
         }
+        return requirement
     }
 
-    /// Opens the step-up challenge of `signing` with `authenticator` and asks for its answer
+    /// Opens the first step-up challenge of `work` (a blocked user: 148): the user's device
+    /// key, else the password, for `.strongestEnrolled`; the IDV server for `.idvBiometric`.
+    func openFirstStepUp(_ work: SigningWork, requirement: AuthenticationMatrix.Requirement, session: inout Session,
+                         context: RequestContext) async throws -> Reply {
+        guard let attemptsLeft = try await passwords.attemptsLeft(user: work.user, config: context.config, now: context.now) else {
+            throw StepSignError(.userBlocked, "the user is blocked")
+        }
+        let authenticator: any StepUpAuthenticator
+        switch requirement {
+        case .idvBiometric:
+            authenticator = try IDVBiometricStepUp(for: work.subject, peer: session.peer)
+        default:
+            let device = try await deviceKeys.challenge(for: work.subject, peer: session.peer, config: context.config)
+            authenticator = device.map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
+        }
+        return openStepUp(authenticator, for: work, attemptsLeft: attemptsLeft, session: &session, context: context)
+    }
+
+    /// Opens the step-up challenge of `work` with `authenticator` and asks for its answer
     /// (again, with status 102, after a wrong answer).
-    private func openStepUp(_ authenticator: any StepUpAuthenticator, for signing: SigningRequest, attemptsLeft: Int,
+    private func openStepUp(_ authenticator: any StepUpAuthenticator, for work: SigningWork, attemptsLeft: Int,
                             status: Status = .success, openedAt: Date? = nil, session: inout Session,
                             context: RequestContext) -> Reply {
-        session.pending = .signing(SigningChallenge(request: signing, authenticator: authenticator,
-                                                    openedAt: openedAt ?? context.now))
-        return Reply(events: [authenticator.event(user: signing.user, attemptsLeft: attemptsLeft, status: status)])
+        session.pending = .signing(SigningChallenge(work: work, authenticator: authenticator, openedAt: openedAt ?? context.now))
+        return Reply(events: [authenticator.event(for: work.subject, attemptsLeft: attemptsLeft, status: status)])
     }
 
     /// The step-up challenge of a signing in `session`, if one is open and `answer` answers
@@ -82,30 +106,30 @@ extension Engine {
                       session: inout Session, context: RequestContext) async throws -> Reply {
         // A signing opened by a login signs as its user: the login must still hold.
         _ = try await currentLogin(&session, context: context)
-        let signing = challenge.request
-        switch try await answerer.check(answer, for: signing, using: stepUp, context: context) {
+        let work = challenge.work
+        switch try await answerer.check(answer, for: work.subject, using: stepUp, context: context) {
         case .accepted:
             session.pending = nil
-            return try await finishSigning(signing, authenticatorUsed: answerer.used, steppedUp: true, session: &session,
-                                           context: context)
+            switch work {
+            case let .one(signing):
+                return try await finishSigning(signing, authenticatorUsed: answerer.used, steppedUp: true, session: &session,
+                                               context: context)
+            case let .batch(batch):
+                return try await finishBatch(batch, authenticatorUsed: answerer.used, session: &session, context: context)
+            }
         case .passwordMustBeReplaced:
             session.pending = nil
-            logger.info("step-up password must be replaced first", metadata: ["user": "\(signing.user)"])
-            return Reply(events: [
-                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: answerer.used), status: .passwordExpired),
-            ])
+            logger.info("step-up password must be replaced first", metadata: ["user": "\(work.user)"])
+            return Reply(events: [work.unsigned(status: .passwordExpired, authenticatorUsed: answerer.used)])
         case let .rejected(attemptsLeft):
-            let fresh = try await answerer.retry(for: signing, using: stepUp, context: context)
-            return openStepUp(fresh ?? answerer, for: signing, attemptsLeft: attemptsLeft,
+            let fresh = try await answerer.retry(for: work.subject, using: stepUp, context: context)
+            return openStepUp(fresh ?? answerer, for: work, attemptsLeft: attemptsLeft,
                               status: .authenticationFailed(attemptsLeft: attemptsLeft),
                               openedAt: fresh == nil ? challenge.openedAt : nil, session: &session, context: context)
         case .exhausted:
             session.pending = nil
-            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(signing.user)"])
-            return Reply(events: [
-                .onAuthenticateUserAndSignData(details: signing.details(authenticatorUsed: answerer.used),
-                                               status: .attemptsExhausted),
-            ])
+            logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(work.user)"])
+            return Reply(events: [work.unsigned(status: .attemptsExhausted, authenticatorUsed: answerer.used)])
         }
     }
 

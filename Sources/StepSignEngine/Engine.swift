@@ -319,6 +319,8 @@ public final class Engine: Sendable {
         switch try Operation(request) {
         case let .authenticateUserAndSignData(parameters):
             return try await authenticateUserAndSignData(parameters, session: &session, context: context)
+        case let .authenticateUserAndSignBatch(parameters):
+            return try await authenticateUserAndSignBatch(parameters, session: &session, context: context)
         case let .setPassword(password, mode):
             return try await setPassword(password, mode: mode, session: &session, context: context)
         case let .setUser(user):

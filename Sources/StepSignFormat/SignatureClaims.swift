@@ -27,11 +27,13 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
     public var peer: SignaturePeer?
     /// The step-up this signature reused (SPEC §3.4); nil when it stepped up itself, or needed none.
     public var stepUp: StepUpClaim?
+    /// The batch this signature is one item of (SPEC §3.4); nil for a signature of one payload.
+    public var batch: BatchClaim?
 
     /// Claims with the given values.
     public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
                 reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String,
-                peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil) {
+                peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil, batch: BatchClaim? = nil) {
         self.iss = iss
         self.sub = sub
         self.jti = jti
@@ -44,12 +46,13 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         self.authenticatorUsed = authenticatorUsed
         self.peer = peer
         self.stepUp = stepUp
+        self.batch = batch
     }
 
     /// The claims as compact JSON, members in declaration order, written by hand (no
     /// `JSONEncoder`) because this runs for every signature.
     public var jsonBytes: [UInt8] {
-        var writer = JSONWriter(capacity: 256 + (peer?.comm.utf8.count ?? 0) + payload.utf8.count + reason.utf8.count + sub.utf8.count + iss.utf8.count)
+        var writer = JSONWriter(capacity: 256 + (batch == nil ? 0 : 128) + (peer?.comm.utf8.count ?? 0) + payload.utf8.count + reason.utf8.count + sub.utf8.count + iss.utf8.count)
         writer.beginObject()
         writer.member("iss", iss)
         writer.member("sub", sub)
@@ -63,6 +66,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         writer.member("authenticatorUsed", authenticatorUsed)
         peer?.write(into: &writer)
         stepUp?.write(into: &writer)
+        batch?.write(into: &writer)
         writer.endObject()
         return writer.bytes
     }

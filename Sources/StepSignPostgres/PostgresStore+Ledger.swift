@@ -292,7 +292,7 @@ extension PostgresStore {
     }
 
     public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
-        try await withConnection { connection in
+        _ = try await withConnection { connection in
             try await connection.query("""
                 INSERT INTO log_checkpoints (size, instance, note, created_at)
                 VALUES (\(checkpoint.size), \(checkpoint.instance), \(checkpoint.note), \(checkpoint.createdAt))

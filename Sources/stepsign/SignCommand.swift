@@ -12,7 +12,8 @@ struct SignCommand: ParsableCommand {
     @Option(help: "The user to sign for.") var user: String
     @Option(help: "authLevel: 0 none, 1 password or device key, 4 IDV biometric.") var level: Int = 1
     @Option(help: "authenticatorType (0, or 1 with level 4).") var type: Int = 0
-    @Option(help: "Why the payload is signed (1-100 characters).") var reason: String
+    @Option(help: "Why the payload is signed (1-100 characters); with --batch, the reason of lines that give none.")
+    var reason: String?
     @Option(help: "The payload (1-500 characters); else --payload-file, else stdin.") var payload: String?
     @Option(name: .customLong("payload-file"), help: ArgumentHelp("Read the payload from a file (- is stdin).", valueName: "file"))
     var payloadFile: String?
@@ -24,7 +25,9 @@ struct SignCommand: ParsableCommand {
     var deviceKey: String?
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce and the challenge (base64url operation text) as its arguments; it prints the assertion, which must carry txn = base64url(SHA-256(text)).")
     var idvCommand: String?
-    @Flag(help: "Print the signing details as JSON instead of the JWS.") var json = false
+    @Option(help: ArgumentHelp("Sign every payload of this file behind one step-up: JSON lines of {\"payload\", \"reason\"} (- is stdin). Prints one JWS a line, in order.", valueName: "file"))
+    var batch: String?
+    @Flag(help: "Print the signing details as JSON instead of the JWS (with --batch: one line per signature).") var json = false
     @Option(name: .customLong("proof-out"), help: ArgumentHelp("Also write the proof that the signature is in the log (a C2SP tlog-proof, checked before it is written) to this file.", valueName: "file"))
     var proofOut: String?
 
@@ -32,8 +35,17 @@ struct SignCommand: ParsableCommand {
         if payload != nil, payloadFile != nil {
             throw ValidationError("--payload and --payload-file cannot be used together")
         }
+        if let batch {
+            if payload != nil || payloadFile != nil { throw ValidationError("--batch cannot be used with --payload or --payload-file") }
+            if proofOut != nil { throw ValidationError("--batch cannot be used with --proof-out (ask `stepsign proof` per signature)") }
+            if batch == "-", PasswordReader(file: passwordFile, descriptor: passwordFD).readsStdin {
+                throw ValidationError("the batch is read from stdin, so the password cannot be: give --batch FILE")
+            }
+        } else if reason == nil {
+            throw ValidationError("missing --reason")
+        }
         try SecretSources.validate(["--password-file": passwordFile], ["--password-fd": passwordFD])
-        let payloadFromStdin = payload == nil && (payloadFile == nil || payloadFile == "-")
+        let payloadFromStdin = batch == nil && payload == nil && (payloadFile == nil || payloadFile == "-")
         if payloadFromStdin, PasswordReader(file: passwordFile, descriptor: passwordFD).readsStdin {
             throw ValidationError("the payload is read from stdin, so the password cannot be: give --payload or --payload-file FILE")
         }
@@ -41,70 +53,70 @@ struct SignCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            if let batch { return try signBatch(BatchFile(path: batch, defaultReason: reason)) }
             let payloadText = try readPayload()
-            let passwords = PasswordReader(file: passwordFile, descriptor: passwordFD)
             let connection = try global.connect()
-            var reply = try connection.call("authenticateUserAndSignData", [
-                "user": user, "payload": payloadText, "reason": reason, "authLevel": level, "authenticatorType": type,
+            let first = try connection.call("authenticateUserAndSignData", [
+                "user": user, "payload": payloadText, "reason": reason ?? "", "authLevel": level, "authenticatorType": type,
             ]).requireAccepted("signing")
-            while true {
-                guard let event = reply.events.last, let name = event["event"]?.stringValue else {
-                    throw CLIError("the daemon sent no event")
-                }
-                switch name {
-                case "getPassword":
-                    let attemptsLeft = event["attemptsLeft"]?.int ?? 0
-                    let status = event["status"]
-                    if let code = status?["code"]?.int, code != 100 {
-                        let message = status?["message"]?.stringValue ?? "status \(code)"
-                        // A scripted password will not do better: stop, saying why once.
-                        if passwords.isScripted { throw CLIError(message) }
-                        FileHandle.standardError.write(Data("stepsign: \(message)\n".utf8))
-                    }
-                    let password = try passwords.read(prompt: "Password for \(user) (\(attemptsLeft) attempts left): ")
-                    reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
-                        .requireAccepted("password")
-                case "getLDASignature":
-                    try reportRetry(event)
-                    guard let deviceKey else {
-                        FileHandle.standardError.write(Data("stepsign: no --device-key; answering with the password instead\n".utf8))
-                        let password = try passwords.read(prompt: "Password for \(user): ")
-                        reply = try connection.call("setPassword", ["password": password, "challengeMode": 12])
-                            .requireAccepted("password")
-                        continue
-                    }
-                    let answer = try DeviceAnswer.sign(event, keyFile: deviceKey)
-                    reply = try connection.call("setLDASignature", ["deviceKeyId": answer.kid, "signature": answer.signature])
-                        .requireAccepted("device signature")
-                case "getIDVBiometric":
-                    try reportRetry(event)
-                    guard let idvCommand else { throw CLIError("the daemon asks for an IDV assertion; give --idv-command") }
-                    let nonce = event["nonce"]?.stringValue ?? ""
-                    let challenge = event["challenge"]?.stringValue ?? ""
-                    let assertion = try IDVCommand.run(idvCommand, nonce: nonce, challenge: challenge)
-                    reply = try connection.call("setIDVBiometricAssertion", ["assertion": assertion])
-                        .requireAccepted("IDV assertion")
-                case "onAuthenticateUserAndSignData":
-                    let status = event["status"] ?? [:]
-                    let details = event["details"] ?? [:]
-                    guard status["code"]?.int == 100 else {
-                        throw CLIError("not signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
-                    }
-                    if json {
-                        JSONOutput.print(details)
-                    } else {
-                        print(details["payloadSignature"]?.stringValue ?? "")
-                    }
-                    // After the signature is printed: a proof that fails loses no signature.
-                    if let proofOut {
-                        try writeProof(details, on: connection, to: proofOut)
-                    }
-                    return
-                default:
-                    throw CLIError("this client cannot answer \(name) yet")
-                }
+            let event = try responder().answer(first, on: connection, until: "onAuthenticateUserAndSignData")
+            let status = event["status"] ?? [:]
+            let details = event["details"] ?? [:]
+            guard status["code"]?.int == 100 else {
+                throw CLIError("not signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
+            }
+            if json {
+                JSONOutput.print(details)
+            } else {
+                print(details["payloadSignature"]?.stringValue ?? "")
+            }
+            // After the signature is printed: a proof that fails loses no signature.
+            if let proofOut {
+                try writeProof(details, on: connection, to: proofOut)
             }
         }
+    }
+
+    /// `--batch`: one `authenticateUserAndSignBatch`; the manifest of its challenge is checked
+    /// against the file (and shown to a person typing the password) before it is answered.
+    private func signBatch(_ file: BatchFile) throws {
+        let connection = try global.connect()
+        let first = try connection.call("authenticateUserAndSignBatch", [
+            ("items", file.parameter), ("authLevel", .int(Int64(level))), ("authenticatorType", .int(Int64(type))),
+            ("user", .string(user)),
+        ]).requireAccepted("signing the batch")
+        var shown = false
+        var answering = responder()
+        let interactive = !answering.passwords.isScripted
+        answering.inspect = { event in
+            guard let manifest = event["manifest"] else { throw CLIError("the daemon's batch challenge has no manifest; not answered") }
+            try file.check(manifest: manifest)
+            if interactive, !shown {
+                FileHandle.standardError.write(Data("stepsign: \(BatchFile.describe(manifest))\n".utf8))
+                shown = true
+            }
+        }
+        let event = try answering.answer(first, on: connection, until: "onAuthenticateUserAndSignBatch")
+        let status = event["status"] ?? [:]
+        guard status["code"]?.int == 100 else {
+            throw CLIError("nothing signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
+        }
+        let signatures = event["signatures"]?.arrayValue ?? []
+        guard signatures.count == file.items.count else {
+            throw CLIError("the daemon returned \(signatures.count) signatures for \(file.items.count) items")
+        }
+        for details in signatures {
+            if json {
+                JSONOutput.print(details)
+            } else {
+                print(details["payloadSignature"]?.stringValue ?? "")
+            }
+        }
+    }
+
+    private func responder() -> StepUpResponder {
+        StepUpResponder(user: user, passwords: PasswordReader(file: passwordFile, descriptor: passwordFD),
+                        deviceKey: deviceKey, idvCommand: idvCommand)
     }
 
     /// `--proof-out`: the new signature's inclusion proof, asked on the session that made it and
@@ -120,12 +132,6 @@ struct SignCommand: ParsableCommand {
             throw CLIError("signed, but the daemon's inclusion proof of \(signatureID) does not check: \(error); nothing written to \(path)")
         }
         try ProofFile.write(proof, to: path)
-    }
-
-    /// A retried device or IDV challenge: say why; a scripted answer will not do better.
-    private func reportRetry(_ event: JSONValue) throws {
-        guard let status = event["status"], let code = status["code"]?.int, code != 100 else { return }
-        throw CLIError("not accepted: \(status["message"]?.stringValue ?? "status \(code)")")
     }
 
     private func readPayload() throws -> String {

@@ -35,7 +35,7 @@ final class EngineFlowTests: Sendable {
     func passwordStepUpSigns() async throws {
         var session = Session(peer: peer, isAdmin: false)
         let challenge = await send(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#, &session)
-        guard case let .getPassword(user, mode, attempts, status, _)? = challenge.events.first else {
+        guard case let .getPassword(user, mode, attempts, status, _, _)? = challenge.events.first else {
             Issue.record("no getPassword: \(challenge.events)"); return
         }
         #expect(user == "alice" && mode == .stepUpForSigning && attempts == 3 && status.code == .success)

@@ -31,20 +31,15 @@ struct DeviceKeys: Sendable {
         return key
     }
 
-    /// A fresh device challenge for `user`, or nil if the user has no usable device key.
+    /// A fresh device challenge for `subject`, or nil if its user has no usable device key.
     // Not inlined nor optimized: inlined into its async callers, it crashes the Swift 6.3.1
     // optimizer in release builds (signal 11 while splitting the caller's coroutine).
     @_optimize(none)
-    func challenge(user: String, payload: String, reason: String, peer: Peer,
-                   config: StepSignConfiguration) async throws -> DeviceChallenge? {
-        let keyIDs = try await activeIDs(user: user, config: config)
+    func challenge(for subject: StepUpSubject, peer: Peer, config: StepSignConfiguration) async throws -> DeviceChallenge? {
+        let keyIDs = try await activeIDs(user: subject.user, config: config)
         guard !keyIDs.isEmpty else { return nil }
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
-        return DeviceChallenge(
-            nonce: nonce,
-            bytes: DeviceChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer),
-            deviceKeyIDs: keyIDs
-        )
+        return DeviceChallenge(nonce: nonce, bytes: subject.deviceChallengeText(nonce: nonce, peer: peer), deviceKeyIDs: keyIDs)
     }
 
     /// Whether `signature` (base64url r||s) by enrolled key `kid` is over exactly `challenge`.

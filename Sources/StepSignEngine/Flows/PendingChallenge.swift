@@ -6,7 +6,7 @@ import StepSignProtocol
 /// Every flow is a state here, so a request that does not answer the open challenge is
 /// refused with error 11 and one that starts a second authentication with 213.
 enum PendingChallenge: Sendable {
-    /// `authenticateUserAndSignData` is waiting for a step-up answer.
+    /// `authenticateUserAndSignData` or `authenticateUserAndSignBatch` is waiting for a step-up answer.
     case signing(SigningChallenge)
     /// A login-flow password challenge: verify (0), set after an activation code (1), update
     /// while logged in (2), or update on expiry (4).
@@ -52,8 +52,40 @@ struct ActivationChallenge: Sendable {
 
 /// A signing request waiting for its step-up (challenge mode 12).
 struct SigningChallenge: Sendable {
-    var request: SigningRequest
+    var work: SigningWork
     /// The authenticator whose challenge is open.
     var authenticator: any StepUpAuthenticator
     var openedAt: Date
+}
+
+/// What a step-up signs once it is answered: one payload, or a batch (SPEC §3.4).
+enum SigningWork: Sendable {
+    case one(SigningRequest)
+    case batch(SigningBatch)
+
+    var user: String {
+        switch self {
+        case let .one(request): request.user
+        case let .batch(batch): batch.user
+        }
+    }
+
+    /// What the step-up approves.
+    var subject: StepUpSubject {
+        switch self {
+        case let .one(request): request.subject
+        case let .batch(batch): batch.subject
+        }
+    }
+
+    /// The outcome event when nothing is signed: the password must be replaced first (118) or
+    /// the attempts ran out (153).
+    func unsigned(status: Status, authenticatorUsed: String) -> Event {
+        switch self {
+        case let .one(request):
+            .onAuthenticateUserAndSignData(details: request.details(authenticatorUsed: authenticatorUsed), status: status)
+        case let .batch(batch):
+            batch.unsigned(status: status)
+        }
+    }
 }

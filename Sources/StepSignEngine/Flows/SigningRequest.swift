@@ -76,6 +76,9 @@ struct SigningRequest: Sendable {
         }
     }
 
+    /// What its step-up approves: this payload and reason.
+    var subject: StepUpSubject { StepUpSubject(user: user, operation: .payload(payload, reason: reason)) }
+
     func details(signature: String = "", signatureID: String = "", authenticatorUsed: String) -> SigningDetails {
         SigningDetails(
             dataPayload: payload, dataPayloadLength: payloadLength, reason: reason,

@@ -3,9 +3,10 @@ import StepSignStorage
 
 /// Appends signatures and events to the ledger with group commit: one writer for every store.
 ///
-/// Callers queue their row and wait; a drain task takes every queued row (up to `maxBatch`),
+/// Callers queue their rows (one signature's, or a batch's: a group never split between
+/// transactions) and wait; a drain task takes every queued group (up to `maxBatch` rows),
 /// commits them in one durable transaction (``LedgerStore/appendLedger(_:checkpointEvery:signCheckpoint:)``)
-/// and resumes each caller with its entry. While one transaction commits, new rows queue up
+/// and resumes each caller with its entries. While one transaction commits, new rows queue up
 /// for the next, so throughput does not collapse to one `fsync` (or one round trip) per
 /// signature, and a row is acknowledged only after the transaction that holds it is durable
 /// (SPEC §5).
@@ -21,10 +22,16 @@ import StepSignStorage
 /// Timed checkpoints (`ledger.checkpoint_seconds`) are made between batches when due; when
 /// the queue empties with one still to come, a task sleeps until it is due and drains then.
 final class LedgerWriter: Sendable {
-    private typealias Waiter = CheckedContinuation<LedgerEntry, any Error>
+    private typealias Waiter = CheckedContinuation<[LedgerEntry], any Error>
+
+    /// Rows one caller appends together (one signature, or a batch's), and the caller.
+    private struct Group {
+        var rows: [LedgerAppend]
+        var waiter: Waiter
+    }
 
     private struct State {
-        var queue: [(LedgerAppend, Waiter)] = []
+        var queue: [Group] = []
         /// Whether a drain task runs (set by the append that starts it, cleared by the task
         /// when it finds the queue empty).
         var draining = false
@@ -33,7 +40,8 @@ final class LedgerWriter: Sendable {
     }
 
     private let store: any LedgerStore
-    /// The most rows one transaction takes, so one commit never holds callers too long.
+    /// The most rows one transaction takes, so one commit never holds callers too long (a
+    /// caller's group larger than this goes in a transaction of its own).
     private let maxBatch = 1024
     private let state = NIOLockedValueBox(State())
     /// Makes the checkpoints (SPEC §5.3); nil makes none.
@@ -63,10 +71,19 @@ final class LedgerWriter: Sendable {
     /// the transaction that holds it is durable. Refused (``StorageError/ledgerTreeBroken(_:)``)
     /// while the log is refused.
     func append(_ entry: LedgerAppend) async throws -> LedgerEntry {
+        guard let stored = try await append(all: [entry]).first else { throw LedgerWriterError.shortBatch }
+        return stored
+    }
+
+    /// Appends `entries` in order, in one transaction (all of them are in the ledger, next to
+    /// each other, or none), and returns them as stored once it is durable (SPEC §3.4: a
+    /// batch is committed together or not at all).
+    func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
         if let why = refusal() { throw StorageError.ledgerTreeBroken(why) }
+        guard !entries.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let start = state.withLockedValue { state in
-                state.queue.append((entry, waiter))
+                state.queue.append(Group(rows: entries, waiter: waiter))
                 defer { state.draining = true }
                 return !state.draining
             }
@@ -90,11 +107,17 @@ final class LedgerWriter: Sendable {
         }
     }
 
-    /// Takes up to `maxBatch` queued rows; nil (and the drain ends) when none are queued.
-    private func takeBatch() -> [(LedgerAppend, Waiter)]? {
-        let (batch, checkpointDue) = state.withLockedValue { state -> ([(LedgerAppend, Waiter)]?, Double?) in
+    /// Takes queued groups, whole, up to `maxBatch` rows (at least one group); nil (and the
+    /// drain ends) when none are queued.
+    private func takeBatch() -> [Group]? {
+        let (batch, checkpointDue) = state.withLockedValue { state -> ([Group]?, Double?) in
             guard state.queue.isEmpty else {
-                let count = min(state.queue.count, maxBatch)
+                var count = 0, rows = 0
+                for group in state.queue {
+                    if count > 0 && rows + group.rows.count > maxBatch { break }
+                    count += 1
+                    rows += group.rows.count
+                }
                 defer { state.queue.removeFirst(count) }
                 return (Array(state.queue.prefix(count)), nil)
             }
@@ -121,8 +144,8 @@ final class LedgerWriter: Sendable {
         }
     }
 
-    /// Commits one batch and resumes its callers: each with its entry, or all with the error.
-    private func commit(_ batch: [(LedgerAppend, Waiter)]) async {
+    /// Commits one batch and resumes its callers: each with its entries, or all with the error.
+    private func commit(_ batch: [Group]) async {
         do {
             // Checkpoints at multiples of `checkpoint_entries` are signed inside the batch's
             // transaction: one signature per that many entries.
@@ -131,27 +154,30 @@ final class LedgerWriter: Sendable {
             // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
             // witness's pusher) may already cover this batch's rows, which is no cut.
             let keptBefore = keptCheckpointSize()
-            let stored = try await store.appendLedger(batch.map(\.0), checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
+            let rows = batch.count == 1 ? batch[0].rows : batch.flatMap(\.rows)
+            let stored = try await store.appendLedger(rows, checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
                 guard let checkpointer else { throw LedgerWriterError.noCheckpointer }
                 let record = try checkpointer.sign(seq: seq, entryHash: hash)
                 made.withLockedValue { $0.append(record) }
                 return record
             }
-            guard stored.count == batch.count else { throw LedgerWriterError.shortBatch }
+            guard stored.count == rows.count else { throw LedgerWriterError.shortBatch }
             // Committed on a log shorter than one this daemon signed: no signature made on a
             // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
             if let first = stored.first, let keptBefore, let why = landedBelowCheckpoint(first.seq, keptBefore) {
                 throw StorageError.ledgerTreeBroken(why)
             }
-            for ((_, waiter), entry) in zip(batch, stored) {
-                waiter.resume(returning: entry)
+            var next = 0
+            for group in batch {
+                group.waiter.resume(returning: Array(stored[next..<next + group.rows.count]))
+                next += group.rows.count
             }
             if let checkpointer, let last = stored.last {
                 checkpointer.didCommit(last: last, made: made.withLockedValue { $0 })
             }
         } catch {
-            for (_, waiter) in batch {
-                waiter.resume(throwing: error)
+            for group in batch {
+                group.waiter.resume(throwing: error)
             }
         }
     }

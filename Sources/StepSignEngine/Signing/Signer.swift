@@ -42,4 +42,46 @@ struct Signer: Sendable {
         details.reusedFrom = reusedFrom
         return (details, entry)
     }
+
+    /// Signs every item of `batch` for its user at `now` (SPEC §3.4): one batch ID, each item
+    /// its own signature ID, JWS (claims `batch: {id, index, count, root}`) and ledger entry,
+    /// all committed in one transaction or none. Returns the reply's signatures, in order,
+    /// once that transaction is durable.
+    func sign(_ batch: SigningBatch, instance: String, authenticatorUsed: String, peer: Peer,
+              now: Date) async throws -> (BatchSignatures, [LedgerEntry]) {
+        let (kid, key) = keyring.signer
+        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        let batchID = try UUIDv7.generate(unixMilliseconds: milliseconds)
+        let signaturePeer = SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
+        let ledgerPeer = LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
+        var appends: [LedgerAppend] = []
+        var signatures: [SigningDetails] = []
+        appends.reserveCapacity(batch.items.count)
+        signatures.reserveCapacity(batch.items.count)
+        for (index, item) in batch.items.enumerated() {
+            let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
+            let claims = SignatureClaims(
+                iss: instance, sub: item.user, jti: signatureID, iat: Int64(milliseconds / 1000),
+                payload: item.payload, payloadLength: item.payloadLength, reason: item.reason,
+                authLevel: item.authLevel, authenticatorType: item.authenticatorType,
+                authenticatorUsed: authenticatorUsed, peer: signaturePeer,
+                batch: BatchClaim(id: batchID, index: index, count: batch.items.count, root: batch.manifest.root)
+            )
+            let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
+            appends.append(LedgerAppend(signatureID: signatureID, user: item.user, iat: claims.iat, kid: kid, jws: jws,
+                                        peer: ledgerPeer, authLevel: item.authLevel))
+            signatures.append(item.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed))
+        }
+        let entries: [LedgerEntry]
+        do {
+            entries = try await ledger.append(all: appends)
+        } catch StorageError.signingKeyRevoked(let revoked) {
+            if revoked == kid { try? await keyring.refresh() }
+            throw StorageError.signingKeyRevoked(revoked)
+        }
+        for (index, entry) in entries.enumerated() {
+            signatures[index].logIndex = entry.seq - 1
+        }
+        return (BatchSignatures(batchID: batchID, manifest: batch.manifest, signatures: signatures), entries)
+    }
 }

@@ -45,9 +45,9 @@ final class SigningSummary: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    /// Counts one level-0 signature by `uid`/`comm` at `now`; returns the window that ended
-    /// before it, if one did (this signature then opens the next).
-    func record(uid: UInt32, comm: String, now: Date) -> Window? {
+    /// Counts `count` level-0 signatures (one, or a batch's) by `uid`/`comm` at `now`; returns
+    /// the window that ended before them, if one did (they then open the next).
+    func record(uid: UInt32, comm: String, now: Date, count: Int = 1) -> Window? {
         state.withLockedValue { state in
             var ended: Window?
             if let start = state.start, now.timeIntervalSince(start) >= Self.windowSeconds {
@@ -55,12 +55,12 @@ final class SigningSummary: Sendable {
             }
             if state.start == nil { state.start = now }
             let peer = Window.Peer(uid: uid, comm: comm)
-            if let count = state.counts[peer] {
-                state.counts[peer] = count + 1
+            if let counted = state.counts[peer] {
+                state.counts[peer] = counted + count
             } else if state.counts.count < Self.maxPeers {
-                state.counts[peer] = 1
+                state.counts[peer] = count
             } else {
-                state.otherPeers += 1
+                state.otherPeers += count
             }
             return ended
         }

@@ -10,9 +10,9 @@ struct DeviceKeyStepUp: StepUpAuthenticator {
 
     var used: String { "lda" }
 
-    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
-        .getLDASignature(user: user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(challenge.bytes),
-                         deviceKeys: challenge.deviceKeyIDs, attemptsLeft: attemptsLeft, status: status)
+    func event(for subject: StepUpSubject, attemptsLeft: Int, status: Status) -> Event {
+        .getLDASignature(user: subject.user, challengeMode: .stepUpForSigning, challenge: Base64URL.encode(challenge.bytes),
+                         deviceKeys: challenge.deviceKeyIDs, attemptsLeft: attemptsLeft, status: status, manifest: subject.manifest)
     }
 
     func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
@@ -23,16 +23,16 @@ struct DeviceKeyStepUp: StepUpAuthenticator {
         }
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func check(_ answer: StepUpAnswer, for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .deviceSignature(kid, signature) = answer else {
             throw StepSignError.wrongState("the open challenge is not a device key challenge")
         }
         guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-        let outcome = try await dependencies.passwords.checkWithAttempt(user: signing.user, context: context,
+        let outcome = try await dependencies.passwords.checkWithAttempt(user: subject.user, context: context,
                                                                         logger: dependencies.logger) {
             guard try await dependencies.deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge,
-                                                                     user: signing.user, config: context.config),
+                                                                     user: subject.user, config: context.config),
                   try await dependencies.singleUse.useOnce("lda-nonce:" + challenge.nonce,
                                                            expiresAt: context.challengeExpiry, now: context.now)
             else { return "device signature rejected (key \(kid))" }
@@ -43,10 +43,9 @@ struct DeviceKeyStepUp: StepUpAuthenticator {
 
     /// A fresh device challenge, or the password when no device key is left (all revoked
     /// meanwhile).
-    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func retry(for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
-        try await dependencies.deviceKeys.challenge(user: signing.user, payload: signing.payload, reason: signing.reason,
-                                                    peer: context.peer, config: context.config)
+        try await dependencies.deviceKeys.challenge(for: subject, peer: context.peer, config: context.config)
             .map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
     }
 }

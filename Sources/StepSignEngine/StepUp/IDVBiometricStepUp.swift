@@ -9,17 +9,16 @@ struct IDVBiometricStepUp: StepUpAuthenticator {
 
     var used: String { "idv-biometric" }
 
-    /// A new challenge for `signing` asked by `peer`: a fresh nonce and the operation text.
-    init(for signing: SigningRequest, peer: Peer) throws {
+    /// A new challenge for `subject` asked by `peer`: a fresh nonce and the operation text.
+    init(for subject: StepUpSubject, peer: Peer) throws {
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 16))
-        challenge = IDVChallenge(nonce: nonce, text: IDVChallengeText.bytes(nonce: nonce, user: signing.user,
-                                                                            payload: signing.payload,
-                                                                            reason: signing.reason, peer: peer))
+        challenge = IDVChallenge(nonce: nonce, text: subject.idvChallengeText(nonce: nonce, peer: peer))
     }
 
-    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
-        .getIDVBiometric(user: user, challengeMode: .stepUpForSigning, nonce: challenge.nonce,
-                         challenge: Base64URL.encode(challenge.text), attemptsLeft: attemptsLeft, status: status)
+    func event(for subject: StepUpSubject, attemptsLeft: Int, status: Status) -> Event {
+        .getIDVBiometric(user: subject.user, challengeMode: .stepUpForSigning, nonce: challenge.nonce,
+                         challenge: Base64URL.encode(challenge.text), attemptsLeft: attemptsLeft, status: status,
+                         manifest: subject.manifest)
     }
 
     func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
@@ -27,23 +26,23 @@ struct IDVBiometricStepUp: StepUpAuthenticator {
         return nil
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func check(_ answer: StepUpAnswer, for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .idvAssertion(assertion) = answer else { throw StepSignError.wrongState("no IDV biometric challenge is open") }
         guard let keys = context.idvKeys else {
             throw StepSignError(.notSupported, "IDV biometric step-up is not configured (idv.issuer)")
         }
-        let outcome = try await dependencies.passwords.checkWithAttempt(user: signing.user, context: context,
+        let outcome = try await dependencies.passwords.checkWithAttempt(user: subject.user, context: context,
                                                                         logger: dependencies.logger) {
-            try await rejection(of: assertion, keys: keys, user: signing.user, dependencies: dependencies, context: context)
+            try await rejection(of: assertion, keys: keys, user: subject.user, dependencies: dependencies, context: context)
                 .map { "IDV assertion rejected (\($0.rawValue))" }
         }
         return StepUpOutcome(outcome)
     }
 
-    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func retry(for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
-        try IDVBiometricStepUp(for: signing, peer: context.peer)
+        try IDVBiometricStepUp(for: subject, peer: context.peer)
     }
 
     /// Why `assertion` does not approve this challenge (the signing for `user`), or nil when it

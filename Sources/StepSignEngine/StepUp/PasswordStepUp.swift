@@ -8,8 +8,9 @@ import StepSignProtocol
 struct PasswordStepUp: StepUpAuthenticator {
     var used: String { "password" }
 
-    func event(user: String, attemptsLeft: Int, status: Status) -> Event {
-        .getPassword(user: user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: status, info: [])
+    func event(for subject: StepUpSubject, attemptsLeft: Int, status: Status) -> Event {
+        .getPassword(user: subject.user, challengeMode: .stepUpForSigning, attemptsLeft: attemptsLeft, status: status, info: [],
+                     manifest: subject.manifest)
     }
 
     func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)? {
@@ -17,10 +18,10 @@ struct PasswordStepUp: StepUpAuthenticator {
         return nil
     }
 
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func check(_ answer: StepUpAnswer, for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
         guard case let .password(password) = answer else { throw StepSignError.wrongState("no password challenge is open") }
-        let user = signing.user
+        let user = subject.user
         switch try await dependencies.passwords.verify(user: user, password: password, peer: context.peer,
                                                        config: context.config, now: context.now) {
         case let .accepted(record):
@@ -37,7 +38,7 @@ struct PasswordStepUp: StepUpAuthenticator {
         }
     }
 
-    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func retry(for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)? {
         nil
     }

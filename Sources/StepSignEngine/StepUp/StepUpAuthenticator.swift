@@ -11,26 +11,26 @@ protocol StepUpAuthenticator: Sendable {
     /// `authenticatorUsed` of a signature this authenticator's answer approved.
     var used: String { get }
 
-    /// The mode-12 event that asks `user` for this authenticator's answer: the first time
-    /// (status 100) and after a wrong answer (102).
-    func event(user: String, attemptsLeft: Int, status: Status) -> Event
+    /// The mode-12 event that asks `subject`'s user for this authenticator's answer: the
+    /// first time (status 100) and after a wrong answer (102); a batch's carries its manifest.
+    func event(for subject: StepUpSubject, attemptsLeft: Int, status: Status) -> Event
 
     /// The authenticator that checks `answer` while this one's challenge is open: itself,
     /// another one (a device key challenge may be answered with the password), or nil when
     /// `answer` does not answer this challenge.
     func answerer(for answer: StepUpAnswer) -> (any StepUpAuthenticator)?
 
-    /// Checks `answer` to `signing` under SPEC §5.1's rule: an attempt of the user is
+    /// Checks `answer` to the step-up for `subject` under SPEC §5.1's rule: an attempt of the user is
     /// reserved first, the answer looked at only if one was granted, and given back if right.
     /// Throws (nothing counted) when the answer cannot be checked at all, e.g. its
     /// authenticator was switched off by a reload.
-    func check(_ answer: StepUpAnswer, for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func check(_ answer: StepUpAnswer, for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome
 
     /// The challenge to show after a wrong answer: a fresh one (a new nonce, so an answer to
     /// the old one cannot be replayed, and a new `challenge_timeout_seconds`), or nil to ask
     /// again with the same challenge, whose time keeps running.
-    func retry(for signing: SigningRequest, using dependencies: StepUpDependencies,
+    func retry(for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> (any StepUpAuthenticator)?
 }
 

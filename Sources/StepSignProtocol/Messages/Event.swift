@@ -1,20 +1,24 @@
 /// A callback the SDK would have raised, carried in a reply's `events` (SPEC §3.1).
 public enum Event: Sendable, Equatable {
     case getUser
-    case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)])
+    /// `manifest`: what a batch's step-up approves (SPEC §3.4); nil for everything else.
+    case getPassword(user: String, challengeMode: ChallengeMode, attemptsLeft: Int, status: Status, info: [(String, String)],
+                     manifest: BatchManifest? = nil)
     case getActivationCode(user: String, verificationKey: String, attemptsLeft: Int, status: Status)
     case getUserConsentForLDA(user: String, challengeMode: ChallengeMode)
     /// `challenge` is base64url without padding, as it goes on the wire.
     case getLDASignature(user: String, challengeMode: ChallengeMode, challenge: String, deviceKeys: [String],
-                         attemptsLeft: Int, status: Status)
+                         attemptsLeft: Int, status: Status, manifest: BatchManifest? = nil)
     /// `challenge` is base64url without padding, as it goes on the wire.
     case getIDVBiometric(user: String, challengeMode: ChallengeMode, nonce: String, challenge: String, attemptsLeft: Int,
-                         status: Status)
+                         status: Status, manifest: BatchManifest? = nil)
     case onUserLoggedIn(user: String, sessionID: String)
     case onUserLoggedOff(user: String)
     case onCredentialsAvailableForUpdate(user: String, options: [String])
     case onUpdateCredentialResponse(user: String, credType: String, status: Status)
     case onAuthenticateUserAndSignData(details: SigningDetails, status: Status)
+    /// The outcome of a batch (SPEC §3.4).
+    case onAuthenticateUserAndSignBatch(batch: BatchSignatures, status: Status)
 
     public static func == (lhs: Event, rhs: Event) -> Bool { lhs.jsonBytes == rhs.jsonBytes }
 
@@ -32,6 +36,7 @@ public enum Event: Sendable, Equatable {
         case .onCredentialsAvailableForUpdate: "onCredentialsAvailableForUpdate"
         case .onUpdateCredentialResponse: "onUpdateCredentialResponse"
         case .onAuthenticateUserAndSignData: "onAuthenticateUserAndSignData"
+        case .onAuthenticateUserAndSignBatch: "onAuthenticateUserAndSignBatch"
         }
     }
 
@@ -41,13 +46,14 @@ public enum Event: Sendable, Equatable {
         switch self {
         case .getUser:
             writer.member("event", "getUser")
-        case let .getPassword(user, mode, attemptsLeft, status, info):
+        case let .getPassword(user, mode, attemptsLeft, status, info, manifest):
             writer.member("event", "getPassword")
             writer.member("user", user)
             writer.member("challengeMode", mode.rawValue)
             writer.member("attemptsLeft", attemptsLeft)
             status.write(as: "status", to: &writer)
             writer.member("info", .object(info.map { ($0.0, .string($0.1)) }))
+            manifest?.write(as: "manifest", to: &writer)
         case let .getActivationCode(user, verificationKey, attemptsLeft, status):
             writer.member("event", "getActivationCode")
             writer.member("user", user)
@@ -58,7 +64,7 @@ public enum Event: Sendable, Equatable {
             writer.member("event", "getUserConsentForLDA")
             writer.member("user", user)
             writer.member("challengeMode", mode.rawValue)
-        case let .getLDASignature(user, mode, challenge, deviceKeys, attemptsLeft, status):
+        case let .getLDASignature(user, mode, challenge, deviceKeys, attemptsLeft, status, manifest):
             writer.member("event", "getLDASignature")
             writer.member("user", user)
             writer.member("challengeMode", mode.rawValue)
@@ -66,7 +72,8 @@ public enum Event: Sendable, Equatable {
             writer.member("deviceKeys", .array(deviceKeys.map { .string($0) }))
             writer.member("attemptsLeft", attemptsLeft)
             status.write(as: "status", to: &writer)
-        case let .getIDVBiometric(user, mode, nonce, challenge, attemptsLeft, status):
+            manifest?.write(as: "manifest", to: &writer)
+        case let .getIDVBiometric(user, mode, nonce, challenge, attemptsLeft, status, manifest):
             writer.member("event", "getIDVBiometric")
             writer.member("user", user)
             writer.member("challengeMode", mode.rawValue)
@@ -74,6 +81,7 @@ public enum Event: Sendable, Equatable {
             writer.member("challenge", challenge)
             writer.member("attemptsLeft", attemptsLeft)
             status.write(as: "status", to: &writer)
+            manifest?.write(as: "manifest", to: &writer)
         case let .onCredentialsAvailableForUpdate(user, options):
             writer.member("event", "onCredentialsAvailableForUpdate")
             writer.member("user", user)
@@ -102,6 +110,17 @@ public enum Event: Sendable, Equatable {
             writer.member("code", 0)
             writer.member("message", "Success")
             writer.endObject()
+        case let .onAuthenticateUserAndSignBatch(batch, status):
+            writer.member("event", "onAuthenticateUserAndSignBatch")
+            writer.member("batchID", batch.batchID)
+            batch.manifest.write(as: "manifest", to: &writer)
+            writer.key("signatures")
+            writer.beginArray()
+            for details in batch.signatures {
+                details.write(to: &writer)
+            }
+            writer.endArray()
+            status.write(as: "status", to: &writer)
         }
         writer.endObject()
     }

@@ -32,6 +32,11 @@ public struct SigningDetails: Sendable, Equatable {
     /// Writes `"key":{…}` with the members in the order of SPEC §3.1.
     func write<Output>(as key: StaticString, to writer: inout JSONWriter<Output>) {
         writer.key(key)
+        write(to: &writer)
+    }
+
+    /// Writes the object `{…}` with the members in the order of SPEC §3.1.
+    func write<Output>(to writer: inout JSONWriter<Output>) {
         writer.beginObject()
         writer.member("dataPayload", dataPayload)
         writer.member("dataPayloadLength", dataPayloadLength)

@@ -3,6 +3,8 @@
 /// parameter is an error and not silently ignored.
 public enum Operation: Sendable {
     case authenticateUserAndSignData(SignDataParameters)
+    /// Several payloads behind one step-up (SPEC §3.4).
+    case authenticateUserAndSignBatch(SignBatchParameters)
     case setUser(user: String)
     case setPassword(password: String, challengeMode: Int)
     case updatePassword(currentPassword: String, newPassword: String, challengeMode: Int)
@@ -50,6 +52,13 @@ public enum Operation: Sendable {
             self = .authenticateUserAndSignData(SignDataParameters(
                 payload: try request.string("payload"),
                 reason: try request.string("reason"),
+                authLevel: try request.int("authLevel", in: 0...100),
+                authenticatorType: try request.int("authenticatorType", in: 0...100),
+                user: try request.optionalString("user")))
+        case "authenticateUserAndSignBatch":
+            try request.allowOnly(["items", "authLevel", "authenticatorType", "user"])
+            self = .authenticateUserAndSignBatch(SignBatchParameters(
+                items: try SignBatchParameters.items(request.member("items")),
                 authLevel: try request.int("authLevel", in: 0...100),
                 authenticatorType: try request.int("authenticatorType", in: 0...100),
                 user: try request.optionalString("user")))

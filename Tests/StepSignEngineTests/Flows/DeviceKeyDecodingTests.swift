@@ -39,7 +39,7 @@ final class DeviceKeyDecodingTests: Sendable {
 
         var session = Session(peer: Self.peer, isAdmin: false)
         let challenge = await engine.handle(line: Array(Self.open.utf8), session: &session)
-        guard case let .getLDASignature(_, _, _, deviceKeys, _, _)? = challenge.events.first else {
+        guard case let .getLDASignature(_, _, _, deviceKeys, _, _, _)? = challenge.events.first else {
             Issue.record("no getLDASignature: \(challenge.line)"); return
         }
         #expect(Set(deviceKeys) == [device.publicKey.thumbprint, "broken"])
@@ -47,7 +47,7 @@ final class DeviceKeyDecodingTests: Sendable {
         let signature = Base64URL.encode([UInt8](repeating: 1, count: 64))
         let refused = await engine.handle(
             line: Array(#"{"id":3,"op":"setLDASignature","deviceKeyId":"broken","signature":"\#(signature)"}"#.utf8), session: &session)
-        guard case let .getLDASignature(_, _, _, _, attemptsLeft, status)? = refused.events.first else {
+        guard case let .getLDASignature(_, _, _, _, attemptsLeft, status, _)? = refused.events.first else {
             Issue.record("no retry: \(refused.line)"); return
         }
         #expect(status.code == .authenticationFailed)

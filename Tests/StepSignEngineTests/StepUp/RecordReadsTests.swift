@@ -40,7 +40,7 @@ final class RecordReadsTests: Sendable {
     @Test("a right password: one read, and the answer signs")
     func rightPassword() async throws {
         let counting = CountingCredentials(engine.store)
-        let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing,
+        let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .accepted)
         #expect(counting.userReads == 1)
@@ -50,7 +50,7 @@ final class RecordReadsTests: Sendable {
     func passwordToReplace() async throws {
         _ = try await engine.store.expirePassword(named: "alice")
         let counting = CountingCredentials(engine.store)
-        let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing,
+        let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .passwordMustBeReplaced)
         #expect(counting.userReads == 1)
@@ -59,7 +59,7 @@ final class RecordReadsTests: Sendable {
     @Test("a wrong password: one read, one attempt gone")
     func wrongPassword() async throws {
         let counting = CountingCredentials(engine.store)
-        let outcome = try await PasswordStepUp().check(.password("not-the-password"), for: signing,
+        let outcome = try await PasswordStepUp().check(.password("not-the-password"), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .rejected(attemptsLeft: engine.config.password.maxAttempts - 1))
         #expect(counting.userReads == 1)

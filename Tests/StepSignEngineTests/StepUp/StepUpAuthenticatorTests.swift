@@ -48,7 +48,7 @@ final class StepUpAuthenticatorTests: Sendable {
         let password: any StepUpAuthenticator = PasswordStepUp()
         let device: any StepUpAuthenticator = DeviceKeyStepUp(challenge: DeviceChallenge(nonce: "n", bytes: [1], deviceKeyIDs: ["k"]))
         let signing = SigningRequest(user: "alice", payload: "p", payloadLength: 1, reason: "r", authLevel: 4, authenticatorType: 1)
-        let idv: any StepUpAuthenticator = try IDVBiometricStepUp(for: signing, peer: Self.peer)
+        let idv: any StepUpAuthenticator = try IDVBiometricStepUp(for: signing.subject, peer: Self.peer)
         let answers: [StepUpAnswer] = [.password("x"), .deviceSignature(kid: "k", signature: "s"), .idvAssertion("a")]
         #expect(answers.map { password.answerer(for: $0)?.used } == ["password", nil, nil])
         #expect(answers.map { device.answerer(for: $0)?.used } == ["password", "lda", nil])
@@ -61,7 +61,7 @@ final class StepUpAuthenticatorTests: Sendable {
         _ = await send(Self.open, &session, at: Self.t0)
         let wrong = await send(#"{"id":2,"op":"setPassword","password":"nope","challengeMode":12}"#, &session,
                                at: Self.t0.addingTimeInterval(10))
-        guard case let .getPassword(_, mode, attemptsLeft, status, _)? = wrong.events.first else {
+        guard case let .getPassword(_, mode, attemptsLeft, status, _, _)? = wrong.events.first else {
             Issue.record("no getPassword: \(wrong.line)"); return
         }
         #expect(mode == .stepUpForSigning && status.code == .authenticationFailed && attemptsLeft == engine.config.password.maxAttempts - 1)
@@ -80,7 +80,7 @@ final class StepUpAuthenticatorTests: Sendable {
         let bogus = Base64URL.encode([UInt8](repeating: 7, count: 64))
         let later = Self.t0.addingTimeInterval(10)
         let wrong = await send(#"{"id":2,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(bogus)"}"#, &session, at: later)
-        guard case let .getLDASignature(_, _, text, _, _, status)? = wrong.events.first else {
+        guard case let .getLDASignature(_, _, text, _, _, status, _)? = wrong.events.first else {
             Issue.record("no getLDASignature: \(wrong.line)"); return
         }
         #expect(status.code == .authenticationFailed)
@@ -91,7 +91,7 @@ final class StepUpAuthenticatorTests: Sendable {
         // The old challenge's signature no longer answers.
         let stale = Base64URL.encode(try device.signatureES256(for: first.bytes))
         let replayed = await send(#"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(stale)"}"#, &session, at: later)
-        guard case let .getLDASignature(_, _, _, _, _, again)? = replayed.events.first else {
+        guard case let .getLDASignature(_, _, _, _, _, again, _)? = replayed.events.first else {
             Issue.record("no getLDASignature: \(replayed.line)"); return
         }
         #expect(again.code == .authenticationFailed)
@@ -109,7 +109,7 @@ final class StepUpAuthenticatorTests: Sendable {
         let right = Base64URL.encode(try device.signatureES256(
             for: try #require((Self.openChallenge(session)?.authenticator as? DeviceKeyStepUp)?.challenge).bytes))
         let refused = await send(#"{"id":4,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#, &session, at: Self.t0)
-        guard case let .getPassword(_, mode, _, status, _)? = refused.events.first else {
+        guard case let .getPassword(_, mode, _, status, _, _)? = refused.events.first else {
             Issue.record("no getPassword: \(refused.line)"); return
         }
         #expect(mode == .stepUpForSigning && status.code == .authenticationFailed)

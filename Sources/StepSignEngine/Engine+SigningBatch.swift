@@ -1,0 +1,55 @@
+import Logging
+import StepSignProtocol
+import StepSignStorage
+
+extension Engine {
+    /// `authenticateUserAndSignBatch` (SPEC §3.4): up to `signing.max_batch_items` payloads
+    /// behind one step-up, whose challenge shows and binds the batch's manifest; then every
+    /// item signed and committed together, or none.
+    ///
+    /// A batch neither uses nor opens a step-up reuse window: its step-up approves exactly
+    /// the manifest it showed (docs/decisions.md).
+    func authenticateUserAndSignBatch(_ parameters: SignBatchParameters, session: inout Session,
+                                      context: RequestContext) async throws -> Reply {
+        let user = try await signingUser(named: parameters.user, session: &session, context: context)
+        let batch = try SigningBatch(user: user, parameters: parameters, maxItems: context.config.signing.maxBatchItems)
+        let requirement = try signingRequirement(level: batch.authLevel, type: batch.authenticatorType, context: context)
+        if requirement == .none {
+            return try await finishBatch(batch, authenticatorUsed: "none", session: &session, context: context)
+        }
+        return try await openFirstStepUp(.batch(batch), requirement: requirement, session: &session, context: context)
+    }
+
+    /// Signs every item of `batch`, waits for the one durable transaction that holds them all,
+    /// and answers `onAuthenticateUserAndSignBatch`.
+    func finishBatch(_ batch: SigningBatch, authenticatorUsed: String, session: inout Session,
+                     context: RequestContext) async throws -> Reply {
+        let signed: BatchSignatures
+        let entries: [LedgerEntry]
+        do {
+            (signed, entries) = try await signer.sign(batch, instance: context.config.instance, authenticatorUsed: authenticatorUsed,
+                                                      peer: session.peer, now: context.now)
+        } catch StorageError.signingKeyRevoked(let kid) {
+            try? await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+            throw StorageError.signingKeyRevoked(kid)
+        }
+        for details in signed.signatures {
+            session.signatureIDs.insert(details.dataSignatureID)
+        }
+        // One audit line per batch behind a step-up; a level-0 batch is counted for the
+        // summary line of its minute. Each signature's claims name the batch.
+        let level: Logger.Level = batch.authLevel == 0 ? .debug : .notice
+        logger.log(level: level, "signed batch", metadata: [
+            "user": .string(batch.user), "batchID": .string(signed.batchID), "count": "\(batch.items.count)",
+            "root": .string(batch.manifest.root), "kid": .string(entries.first?.kid ?? ""),
+            "firstSeq": "\(entries.first?.seq ?? 0)", "lastSeq": "\(entries.last?.seq ?? 0)",
+            "authLevel": "\(batch.authLevel)", "authenticatorUsed": .string(authenticatorUsed),
+            "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
+        ])
+        if batch.authLevel == 0 {
+            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
+                                               count: batch.items.count))
+        }
+        return Reply(events: [.onAuthenticateUserAndSignBatch(batch: signed, status: .success)])
+    }
+}
