@@ -11,12 +11,14 @@ import Testing
 /// row is durably committed; counters are stored).
 ///
 /// Each round starts load on several connections — pipelined level-0 signings, level-1
-/// password signings, wrong step-up passwords for a user of the round, key rotations — kills
+/// password signings and batches, wrong step-up passwords for a user of the round, key rotations — kills
 /// the daemon with SIGKILL at a random moment, checks the files with the daemon down, restarts
 /// it and checks what is provable:
 /// - every signature acknowledged (status 100 received before the kill) is in the ledger with
 ///   the very JWS the client got, and `getSignature` as admin finds it;
 /// - the ledger verifies (`admin.auditVerify`) and `status.signatures` equals its length;
+/// - every batch in the ledger is whole: all its items, next to each other (SPEC §3.4), and a
+///   batch acknowledged is there with every signature the client got;
 /// - a user's stored failures lie between the failures acknowledged (a 102 received) and those
 ///   plus the one answer in flight at the kill; earlier rounds' users keep their counts exactly;
 ///   the user with only right answers has all attempts left but the one in flight at the kill;
@@ -71,6 +73,8 @@ struct CrashSafetyTests {
             let acknowledged = ledger.drain()
             let missing = acknowledged.filter { bySignatureID[$0.key] != $0.value }
             #expect(missing.isEmpty, "round \(round): \(missing.count) acknowledged signatures not in the ledger as sent: \(missing.keys.prefix(3))")
+            let batches = BatchCompleteness.check(newEntries.map { .init(seq: $0.seq, jws: $0.jws) })
+            #expect(batches.broken.isEmpty, "round \(round): batches not whole: \(batches.broken.prefix(3))")
             acknowledgedTotal += acknowledged.count
             verifiedCount = fresh.last?.seq ?? verifiedCount
             anchorHash = fresh.last?.entryHash ?? anchorHash
@@ -93,7 +97,7 @@ struct CrashSafetyTests {
                 #expect(Self.maxAttempts - (try attemptsLeft(admin, user: user)) == count, "\(user) kept its count")
             }
             failuresSoFar[mallory] = stored
-            print("crash round \(round): \(load.signatureIDs.count) signatures acknowledged, ledger \(verifiedCount), "
+            print("crash round \(round): \(load.signatureIDs.count) signatures acknowledged, \(batches.whole) batches whole, ledger \(verifiedCount), "
                   + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight)), rotations \(load.rotatedKids.count)")
             // Alice only answers right, but an answer's attempt is taken before it is checked
             // (SPEC §5.1), so the one in flight at the kill may stay counted, never more.
@@ -238,6 +242,7 @@ final class Load: @unchecked Sendable {
     func start() {
         for worker in 0..<3 { spawn { try self.pipelinedLevelZero(worker) } }
         spawn { try self.passwordSignings() }
+        spawn { try self.batches() }
         spawn { try self.wrongPasswords() }
         if rotating { spawn { try self.rotations() } }
     }
@@ -259,6 +264,15 @@ final class Load: @unchecked Sendable {
     }
 
     private func record(_ reply: ClientReply) {
+        if let batch = reply.event("onAuthenticateUserAndSignBatch") {
+            guard batch["status"]?["code"]?.int == 100 else { return }
+            for details in batch["signatures"]?.arrayValue ?? [] {
+                guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else { continue }
+                ledger.add(id: id, jws: jws)
+                lock.withLock { ids.append(id) }
+            }
+            return
+        }
         guard reply.statusCode(of: "onAuthenticateUserAndSignData") == 100,
               let details = reply.event("onAuthenticateUserAndSignData")?["details"],
               let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue
@@ -287,6 +301,21 @@ final class Load: @unchecked Sendable {
         let client = try RawClient(socketPath: socketPath)
         while isRunning {
             let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
+            guard challenge.code == 0 else { return }
+            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+        }
+    }
+
+    /// Level-1 batches of 1 to 200 items answered with the right password: all of a batch is
+    /// in the ledger, or none.
+    private func batches() throws {
+        let client = try RawClient(socketPath: socketPath)
+        var batch = 0
+        while isRunning {
+            batch += 1
+            let count = Int.random(in: 1...200)
+            let items = (0..<count).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
+            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"alice","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30)
             guard challenge.code == 0 else { return }
             record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
         }

@@ -75,6 +75,8 @@ struct PostgresCrashSafetyTests {
             let acknowledged = ledger.drain()
             let missing = acknowledged.filter { bySignatureID[$0.key] != $0.value }
             #expect(missing.isEmpty, "round \(round): \(missing.count) acknowledged signatures not in the ledger as sent: \(missing.keys.prefix(3))")
+            let batches = BatchCompleteness.check(newEntries.map { .init(seq: $0.seq, jws: $0.jws) })
+            #expect(batches.broken.isEmpty, "round \(round): batches not whole: \(batches.broken.prefix(3))")
             acknowledgedTotal += acknowledged.count
             verifiedCount = fresh.last?.seq ?? verifiedCount
             anchorHash = fresh.last?.entryHash ?? anchorHash
