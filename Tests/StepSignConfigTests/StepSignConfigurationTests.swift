@@ -215,6 +215,16 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test("signing.max_batch_items: 1000 by default, 1 to 10000")
+    func maxBatchItems() throws {
+        #expect(try StepSignConfiguration.parse("", file: "e.toml").signing.maxBatchItems == 1000)
+        #expect(try StepSignConfiguration.parse("[signing]\nmax_batch_items = 1\n", file: "b.toml").signing.maxBatchItems == 1)
+        for bad in ["0", "10001", "\"many\""] {
+            let error = try #require(failure("[signing]\nmax_batch_items = \(bad)\n"))
+            #expect(error.key == "signing.max_batch_items", "\(error)")
+        }
+    }
+
     @Test func tilesDirIsAnAbsolutePathOrNone() throws {
         #expect(try StepSignConfiguration.parse("", file: "e.toml").ledger.tilesDir == "")
         #expect(try StepSignConfiguration.parse("[ledger]\ntiles_dir = \"/var/www/log\"\n", file: "t.toml").ledger.tilesDir == "/var/www/log")
