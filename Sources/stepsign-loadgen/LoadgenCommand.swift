@@ -21,7 +21,8 @@ struct LoadgenCommand: ParsableCommand {
             as completed_per_socket.
             """,
         subcommands: [SignCommand.self, AgentCommand.self, Level1Command.self, ES256Command.self, HoldCommand.self,
-                      AttackCommand.self, VerifyProofsCommand.self, WitnessLoadCommand.self, ReuseCommand.self]
+                      AttackCommand.self, VerifyProofsCommand.self, WitnessLoadCommand.self, ReuseCommand.self,
+                      BatchCommand.self]
     )
 }
 
