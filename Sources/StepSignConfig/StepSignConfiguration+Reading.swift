@@ -7,7 +7,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage", "cluster", "witness", "stepup",
+            "ledger", "storage", "cluster", "witness", "stepup", "approval",
         ])
         let d = StepSignConfiguration.default
         let witnesses = try Witness.all(root)
@@ -31,7 +31,8 @@ extension StepSignConfiguration {
             storage: try Storage(try root.table("storage")),
             cluster: try Cluster(try root.table("cluster")),
             witnesses: witnesses,
-            stepUp: try StepUp(try root.table("stepup"))
+            stepUp: try StepUp(try root.table("stepup")),
+            approvals: try ApprovalRule.all(root)
         )
     }
 }

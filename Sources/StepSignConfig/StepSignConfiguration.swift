@@ -33,6 +33,9 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var witnesses: [Witness]
     /// `[stepup]`: the step-up reuse window (SPEC §3.4).
     public var stepUp: StepUp
+    /// `[[approval]]`: rules for requests that need approval by several people (SPEC §3.4),
+    /// first match wins; none by default.
+    public var approvals: [ApprovalRule]
 
     public init(
         instance: String = "stepsign",
@@ -48,7 +51,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         storage: Storage = Storage(),
         cluster: Cluster = Cluster(),
         witnesses: [Witness] = [],
-        stepUp: StepUp = StepUp()
+        stepUp: StepUp = StepUp(),
+        approvals: [ApprovalRule] = []
     ) {
         self.instance = instance
         self.server = server
@@ -64,6 +68,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.witnesses = witnesses
         self.cluster = cluster
         self.stepUp = stepUp
+        self.approvals = approvals
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

@@ -101,6 +101,12 @@ extension Engine {
             return try await auditVerify(context: context)
         case let .addCosignatures(treeSize, cosignatures):
             return try await addCosignatures(treeSize: Int64(treeSize), lines: cosignatures, context: context)
+        case let .addGroupMember(group, user):
+            return try await addGroupMember(group: group, user: user, context: context)
+        case let .removeGroupMember(group, user):
+            return try await removeGroupMember(group: group, user: user, context: context)
+        case .listGroups:
+            return try await listGroups()
         case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the

@@ -13,8 +13,9 @@ extension Engine {
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
         try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
         let user = try await signingUser(named: parameters.user, session: &session, context: context)
-        let signing = SigningRequest(user: user, payload: payload, payloadLength: payloadLength, reason: reason,
+        var signing = SigningRequest(user: user, payload: payload, payloadLength: payloadLength, reason: reason,
                                      authLevel: level, authenticatorType: type)
+        signing.approvalRule = context.config.approvalRule(reason: reason, level: level)
         let requirement = try signingRequirement(level: level, type: type, context: context)
         if requirement == .none {
             return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
@@ -116,6 +117,8 @@ extension Engine {
                                                context: context)
             case let .batch(batch):
                 return try await finishBatch(batch, authenticatorUsed: answerer.used, session: &session, context: context)
+            case let .approval(decision):
+                return try await finishApproval(decision, authenticatorUsed: answerer.used, session: &session, context: context)
             }
         case .passwordMustBeReplaced:
             session.pending = nil
@@ -159,11 +162,17 @@ extension Engine {
         return try await answerStepUp(answer, to: challenge, answerer: answerer, session: &session, context: context)
     }
 
-    /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`.
+    /// Signs, waits for the durable ledger row, and answers `onAuthenticateUserAndSignData`;
+    /// or, for a request an `[[approval]]` rule matches, stores it to wait for its approvers.
     /// `steppedUp`: the user has just stepped up for it, which opens a reuse window when
     /// `[stepup]` allows one; `reusedFrom`: it reused the window of that signature.
     private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
                                reusedFrom: String? = nil, session: inout Session, context: RequestContext) async throws -> Reply {
+        if let rule = signing.approvalRule {
+            // Not signed yet: the request waits for its approvers (SPEC §3.4).
+            return try await requestApproval(signing, rule: rule, authenticatorUsed: authenticatorUsed, session: session,
+                                             context: context)
+        }
         let details: SigningDetails
         let entry: LedgerEntry
         do {

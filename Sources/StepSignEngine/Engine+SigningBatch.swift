@@ -13,6 +13,9 @@ extension Engine {
                                       context: RequestContext) async throws -> Reply {
         let user = try await signingUser(named: parameters.user, session: &session, context: context)
         let batch = try SigningBatch(user: user, parameters: parameters, maxItems: context.config.signing.maxBatchItems)
+        if let index = batch.items.firstIndex(where: { context.config.approvalRule(reason: $0.reason, level: $0.authLevel) != nil }) {
+            throw StepSignError(.notSupported, "items[\(index)] needs approval by several people ([[approval]]); sign it on its own")
+        }
         let requirement = try signingRequirement(level: batch.authLevel, type: batch.authenticatorType, context: context)
         if requirement == .none {
             return try await finishBatch(batch, authenticatorUsed: "none", session: &session, context: context)

@@ -366,6 +366,14 @@ public final class Engine: Sendable {
             return try await getConsistencyProof(from: Int64(fromSize), to: toSize.map(Int64.init))
         case .status:
             return Reply(result: try await statusResult(now: now))
+        case .listApprovals:
+            return try await listApprovals(session: &session, context: context)
+        case let .approveRequest(approvalID):
+            return try await answerApproval(approvalID, kind: .approve, session: &session, context: context)
+        case let .denyRequest(approvalID, reason):
+            return try await answerApproval(approvalID, kind: .deny(reason: reason), session: &session, context: context)
+        case let .getApproval(approvalID, waitSeconds):
+            return try await getApproval(approvalID, waitSeconds: waitSeconds, session: &session, context: context)
         case let .admin(operation):
             return try await handleAdmin(operation, context: context)
         }

@@ -19,6 +19,10 @@ public struct LedgerEvent: Sendable, Equatable {
         case deviceKeyEnrolled, deviceKeyRevoked
         case signingKeyCreated, signingKeyEndorsed, signingKeyRotated, signingKeyRevoked
         case configurationLoaded
+        /// Membership of the stepsign user groups approver lists name (SPEC §3.4).
+        case groupMemberAdded, groupMemberRemoved
+        /// The steps of a request that needs approval by several people (SPEC §3.4).
+        case approvalRequested, approvalGranted, approvalDenied, approvalExpired, approvalSigned
     }
 
     /// The daemon instance that recorded it.

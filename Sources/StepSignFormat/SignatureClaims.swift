@@ -29,11 +29,14 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
     public var stepUp: StepUpClaim?
     /// The batch this signature is one item of (SPEC §3.4); nil for a signature of one payload.
     public var batch: BatchClaim?
+    /// The approvals it waited for (SPEC §3.4); nil when no `[[approval]]` rule matched.
+    public var approvals: [ApprovalClaim]?
 
     /// Claims with the given values.
     public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
                 reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String,
-                peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil, batch: BatchClaim? = nil) {
+                peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil, batch: BatchClaim? = nil,
+                approvals: [ApprovalClaim]? = nil) {
         self.iss = iss
         self.sub = sub
         self.jti = jti
@@ -47,6 +50,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         self.peer = peer
         self.stepUp = stepUp
         self.batch = batch
+        self.approvals = approvals
     }
 
     /// The claims as compact JSON, members in declaration order, written by hand (no
@@ -67,6 +71,12 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         peer?.write(into: &writer)
         stepUp?.write(into: &writer)
         batch?.write(into: &writer)
+        if let approvals {
+            writer.key("approvals")
+            writer.beginArray()
+            for approval in approvals { approval.write(into: &writer) }
+            writer.endArray()
+        }
         writer.endObject()
         return writer.bytes
     }

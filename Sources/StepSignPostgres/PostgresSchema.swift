@@ -40,6 +40,7 @@ enum PostgresSchema {
         Migration(version: 8, name: "v8-merkle-tree", statements: v8),
         Migration(version: 9, name: "v9-log-checkpoints", statements: v9),
         Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
+        Migration(version: 11, name: "v11-approvals-and-groups", statements: v11),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -662,6 +663,60 @@ enum PostgresSchema {
         """
         CREATE TRIGGER log_cosignatures_no_truncate BEFORE TRUNCATE ON log_cosignatures
         FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+    ]
+
+    /// Requests waiting for approval by several people, their approvals, and the user groups
+    /// approver lists name (SPEC §3.4). Each request, approval and membership is sealed.
+    private static let v11: [String] = [
+        """
+        CREATE TABLE approvals (
+            id text PRIMARY KEY,
+            requester text NOT NULL,
+            payload text NOT NULL,
+            payload_length integer NOT NULL,
+            reason text NOT NULL,
+            auth_level integer NOT NULL,
+            auth_type integer NOT NULL,
+            authenticator_used text NOT NULL,
+            peer_uid bigint NOT NULL,
+            peer_pid integer NOT NULL,
+            peer_comm text NOT NULL,
+            approvers text NOT NULL,
+            required integer NOT NULL,
+            approver_level integer NOT NULL,
+            approver_type integer NOT NULL,
+            rule_key text NOT NULL,
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            seal bytea NOT NULL,
+            state text NOT NULL CHECK (state IN ('pending', 'approved', 'signed', 'denied', 'expired')),
+            signature_id text,
+            decided_by text,
+            decision_reason text,
+            decided_at timestamptz
+        )
+        """,
+        "CREATE INDEX approvals_pending ON approvals (state, expires_at)",
+        """
+        CREATE TABLE approval_votes (
+            approval_id text NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+            approver text NOT NULL,
+            auth_level integer NOT NULL,
+            authenticator text NOT NULL,
+            at timestamptz NOT NULL,
+            seal bytea NOT NULL,
+            PRIMARY KEY (approval_id, approver)
+        )
+        """,
+        """
+        CREATE TABLE group_members (
+            group_name text NOT NULL,
+            user_name text NOT NULL,
+            added_seq bigint NOT NULL,
+            seal bytea NOT NULL,
+            PRIMARY KEY (group_name, user_name)
+        )
         """,
     ]
 }

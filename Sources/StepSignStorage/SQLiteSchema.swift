@@ -51,6 +51,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v10-log-cosignatures") { db in
             try db.execute(sql: v10)
         }
+        migrator.registerMigration("v11-approvals-and-groups") { db in
+            try db.execute(sql: v11)
+        }
         return migrator
     }
 
@@ -288,5 +291,53 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
         CREATE TRIGGER log_cosignatures_no_delete BEFORE DELETE ON log_cosignatures
         BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
+        """
+
+    /// Requests waiting for approval by several people, their approvals, and the user groups
+    /// approver lists name (SPEC §3.4). Each request, approval and membership is sealed.
+    private static let v11 = """
+        CREATE TABLE approvals (
+            id TEXT PRIMARY KEY,
+            requester TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            payload_length INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            auth_level INTEGER NOT NULL,
+            auth_type INTEGER NOT NULL,
+            authenticator_used TEXT NOT NULL,
+            peer_uid INTEGER NOT NULL,
+            peer_pid INTEGER NOT NULL,
+            peer_comm TEXT NOT NULL,
+            approvers TEXT NOT NULL,
+            required INTEGER NOT NULL,
+            approver_level INTEGER NOT NULL,
+            approver_type INTEGER NOT NULL,
+            rule_key TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            seal BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'signed', 'denied', 'expired')),
+            signature_id TEXT,
+            decided_by TEXT,
+            decision_reason TEXT,
+            decided_at REAL
+        ) STRICT;
+        CREATE INDEX approvals_pending ON approvals (state, expires_at);
+        CREATE TABLE approval_votes (
+            approval_id TEXT NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+            approver TEXT NOT NULL,
+            auth_level INTEGER NOT NULL,
+            authenticator TEXT NOT NULL,
+            at REAL NOT NULL,
+            seal BLOB NOT NULL,
+            PRIMARY KEY (approval_id, approver)
+        ) STRICT;
+        CREATE TABLE group_members (
+            group_name TEXT NOT NULL,
+            user_name TEXT NOT NULL,
+            added_seq INTEGER NOT NULL,
+            seal BLOB NOT NULL,
+            PRIMARY KEY (group_name, user_name)
+        ) STRICT;
         """
 }

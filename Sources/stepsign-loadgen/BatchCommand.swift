@@ -16,7 +16,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Items per batch (the request must fit one 64 KiB line).")
     var items = 1000
     @Option(name: .customLong("payload-bytes"), help: "Bytes of payload per item.")
-    var payloadBytes = 32
+    var payloadBytes = 24
     @Option(help: "Stop starting batches after this many seconds.")
     var seconds = 10.0
 

@@ -164,11 +164,12 @@ struct StepSignDaemon: AsyncParsableCommand {
         let server = SocketServer(engine: engine, listener: listener, logger: logger,
                                   onListening: { notify(["READY=1", "STATUS=\(listening)"]) })
         // One group; its order is the shutdown order, reversed: the signals stop first, then
-        // the socket server (every request in flight is answered), the watchdog and the
-        // summary timer, and last the engine (final checkpoint) and the store.
+        // the socket server (every request in flight is answered), the watchdog, the
+        // summary and approval-expiry timers, and last the engine (final checkpoint) and the store.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: EngineService(engine: engine, store: store, logger: logger)),
             .init(service: SigningSummaryService(engine: engine)),
+            .init(service: ApprovalExpiryService(engine: engine)),
         ]
         if let notifier, notifier.watchdogInterval != nil {
             services.append(.init(service: WatchdogService(notifier: notifier, logger: logger)))

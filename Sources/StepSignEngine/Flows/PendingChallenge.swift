@@ -62,11 +62,15 @@ struct SigningChallenge: Sendable {
 enum SigningWork: Sendable {
     case one(SigningRequest)
     case batch(SigningBatch)
+    /// Not a signing: an approver's answer to a request (SPEC §3.4), behind its own step-up.
+    case approval(ApprovalDecision)
 
+    /// Whose step-up it is.
     var user: String {
         switch self {
         case let .one(request): request.user
         case let .batch(batch): batch.user
+        case let .approval(decision): decision.approver
         }
     }
 
@@ -75,6 +79,7 @@ enum SigningWork: Sendable {
         switch self {
         case let .one(request): request.subject
         case let .batch(batch): batch.subject
+        case let .approval(decision): decision.subject
         }
     }
 
@@ -86,6 +91,9 @@ enum SigningWork: Sendable {
             .onAuthenticateUserAndSignData(details: request.details(authenticatorUsed: authenticatorUsed), status: status)
         case let .batch(batch):
             batch.unsigned(status: status)
+        case let .approval(decision):
+            .onApprovalResponse(approvalID: decision.request.id, decision: decision.name, state: decision.request.state.rawValue,
+                                approvals: decision.request.votes.count, required: decision.request.rule.required, status: status)
         }
     }
 }

@@ -1,3 +1,4 @@
+import StepSignConfig
 import StepSignProtocol
 
 /// A validated `authenticateUserAndSignData` request.
@@ -9,6 +10,9 @@ struct SigningRequest: Sendable {
     var reason: String
     var authLevel: Int
     var authenticatorType: Int
+    /// The `[[approval]]` rule whose approvals it waits for once its requester stepped up
+    /// (SPEC §3.4); nil when none matches.
+    var approvalRule: StepSignConfiguration.ApprovalRule? = nil
 
     /// Longest payload, in characters (extended grapheme clusters, as Swift counts them).
     static let payloadLimit = 500

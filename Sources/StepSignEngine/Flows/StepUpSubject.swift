@@ -7,6 +7,8 @@ struct StepUpSubject: Sendable {
     enum Operation: Sendable {
         case payload(String, reason: String)
         case batch(BatchManifest)
+        /// An approver's answer to a request (SPEC §3.4).
+        case approval(ApprovalDecision)
     }
 
     var user: String
@@ -25,6 +27,8 @@ struct StepUpSubject: Sendable {
             DeviceChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer)
         case let .batch(manifest):
             DeviceChallengeText.batchBytes(nonce: nonce, user: user, manifest: manifest, peer: peer)
+        case let .approval(decision):
+            decision.text(version: ApprovalDecision.deviceVersion, nonce: nonce)
         }
     }
 
@@ -35,6 +39,8 @@ struct StepUpSubject: Sendable {
             IDVChallengeText.bytes(nonce: nonce, user: user, payload: payload, reason: reason, peer: peer)
         case let .batch(manifest):
             IDVChallengeText.batchBytes(nonce: nonce, user: user, manifest: manifest, peer: peer)
+        case let .approval(decision):
+            decision.text(version: ApprovalDecision.idvVersion, nonce: nonce)
         }
     }
 }

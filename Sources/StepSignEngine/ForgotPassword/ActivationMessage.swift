@@ -9,7 +9,7 @@ import StepSignProtocol
 ///
 /// `description` and the mirror leave the code out, so a message that ends up in a log line
 /// or a test failure does not reveal it.
-public struct ActivationMessage: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
+public struct ActivationMessage: NotifierMessage, Equatable, CustomStringConvertible, CustomReflectable {
     /// The user the code is for.
     public var user: String
     /// The key the client shows next to the prompt; the message repeats it.

@@ -27,7 +27,7 @@ public struct CommandNotifier: CodeNotifier {
         self.timeout = timeout
     }
 
-    public func deliver(_ message: ActivationMessage) async throws {
+    public func deliver(_ message: some NotifierMessage) async throws {
         let argv = self.argv
         let timeout = self.timeout
         let input = message.jsonLine

@@ -38,7 +38,7 @@ public struct OutboxNotifier: CodeNotifier {
         OutboxFileName.escape(user).map { directory + "/" + $0 }
     }
 
-    public func deliver(_ message: ActivationMessage) async throws {
+    public func deliver(_ message: some NotifierMessage) async throws {
         guard let name = OutboxFileName.escape(message.user) else {
             throw OutboxNotifierError.unusableUserName(message.user)
         }

@@ -11,18 +11,22 @@ struct Signer: Sendable {
 
     /// Signs `request` for its user at `now` (the request's time: `iat` and the time in the
     /// UUIDv7 signature ID) and returns the reply details once the row is committed.
+    /// `signatureID`: the ID reserved for it (an approved request's, SPEC §3.4), else a new
+    /// one; `approvals`: the approvals it waited for, as the claims record them.
     func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
-              now: Date, reusedFrom: String? = nil) async throws -> (SigningDetails, LedgerEntry) {
+              now: Date, reusedFrom: String? = nil, signatureID reserved: String? = nil,
+              approvals: [ApprovalClaim]? = nil) async throws -> (SigningDetails, LedgerEntry) {
         let (kid, key) = keyring.signer
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
+        let signatureID = try reserved ?? UUIDv7.generate(unixMilliseconds: milliseconds)
         let claims = SignatureClaims(
             iss: instance, sub: request.user, jti: signatureID, iat: Int64(milliseconds / 1000),
             payload: request.payload, payloadLength: request.payloadLength, reason: request.reason,
             authLevel: request.authLevel, authenticatorType: request.authenticatorType,
             authenticatorUsed: authenticatorUsed,
             peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm),
-            stepUp: reusedFrom.map { StepUpClaim(reusedFrom: $0) }
+            stepUp: reusedFrom.map { StepUpClaim(reusedFrom: $0) },
+            approvals: approvals
         )
         let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
         let entry: LedgerEntry

@@ -19,6 +19,12 @@ public enum Event: Sendable, Equatable {
     case onAuthenticateUserAndSignData(details: SigningDetails, status: Status)
     /// The outcome of a batch (SPEC §3.4).
     case onAuthenticateUserAndSignBatch(batch: BatchSignatures, status: Status)
+    /// A request that waits for approval by several people (SPEC §3.4); nothing is signed yet.
+    /// `expiresAt` is RFC 3339.
+    case onApprovalPending(approvalID: String, required: Int, approvers: [String], expiresAt: String)
+    /// An approver's answer to a request was taken (or refused with `status`): the request's
+    /// `state` and how many approvals it has.
+    case onApprovalResponse(approvalID: String, decision: String, state: String, approvals: Int, required: Int, status: Status)
 
     public static func == (lhs: Event, rhs: Event) -> Bool { lhs.jsonBytes == rhs.jsonBytes }
 
@@ -37,6 +43,8 @@ public enum Event: Sendable, Equatable {
         case .onUpdateCredentialResponse: "onUpdateCredentialResponse"
         case .onAuthenticateUserAndSignData: "onAuthenticateUserAndSignData"
         case .onAuthenticateUserAndSignBatch: "onAuthenticateUserAndSignBatch"
+        case .onApprovalPending: "onApprovalPending"
+        case .onApprovalResponse: "onApprovalResponse"
         }
     }
 
@@ -120,6 +128,20 @@ public enum Event: Sendable, Equatable {
                 details.write(to: &writer)
             }
             writer.endArray()
+            status.write(as: "status", to: &writer)
+        case let .onApprovalPending(approvalID, required, approvers, expiresAt):
+            writer.member("event", "onApprovalPending")
+            writer.member("approvalID", approvalID)
+            writer.member("required", required)
+            writer.member("approvers", .array(approvers.map { .string($0) }))
+            writer.member("expiresAt", expiresAt)
+        case let .onApprovalResponse(approvalID, decision, state, approvals, required, status):
+            writer.member("event", "onApprovalResponse")
+            writer.member("approvalID", approvalID)
+            writer.member("decision", decision)
+            writer.member("state", state)
+            writer.member("approvals", approvals)
+            writer.member("required", required)
             status.write(as: "status", to: &writer)
         }
         writer.endObject()

@@ -15,6 +15,8 @@ public struct Status: Sendable, Equatable {
         case invalidActivationCode = 106
         case passwordExpiredWhileUpdating = 110
         case passwordExpired = 118
+        case approvalDenied = 121
+        case approvalExpired = 122
         case attemptsExhausted = 153
         case passwordReused = 164
         case policyViolated = 190
@@ -26,6 +28,8 @@ public struct Status: Sendable, Equatable {
     }
     public static let attemptsExhausted = Status(.attemptsExhausted, "Attempts exhausted, the user is blocked")
     public static let passwordExpired = Status(.passwordExpired, "The password has expired; set a new one")
+    public static func approvalDenied(_ reason: String) -> Status { Status(.approvalDenied, "Approval denied: \(reason)") }
+    public static func approvalExpired(_ reason: String) -> Status { Status(.approvalExpired, "Approval expired: \(reason)") }
     public static let passwordExpiredWhileUpdating = Status(.passwordExpiredWhileUpdating, "The password expired while updating")
     public static let passwordReused = Status(.passwordReused, "The new password was used before; choose another")
     public static func policyViolated(_ message: String) -> Status {

@@ -19,6 +19,11 @@ public enum AdminOperation: Sendable {
     /// `admin.addCosignatures {treeSize, cosignatures}`: witnesses' cosignature lines of the
     /// stored checkpoint of that size (SPEC §5.6), what `stepsign-witnessd` sends.
     case addCosignatures(treeSize: Int, cosignatures: [String])
+    /// `admin.addGroupMember {group, user}` / `admin.removeGroupMember`: the stepsign user
+    /// groups approver lists name (SPEC §3.4).
+    case addGroupMember(group: String, user: String)
+    case removeGroupMember(group: String, user: String)
+    case listGroups
 
     /// Decodes the admin operation and parameters of `request`.
     public init(_ request: Request) throws(StepSignError) {
@@ -46,6 +51,15 @@ public enum AdminOperation: Sendable {
         case "admin.revokeDeviceKey":
             try request.allowOnly(["user", "deviceKeyId"])
             self = .revokeDeviceKey(user: try request.string("user"), deviceKeyID: try request.string("deviceKeyId"))
+        case "admin.addGroupMember":
+            try request.allowOnly(["group", "user"])
+            self = .addGroupMember(group: try request.string("group"), user: try request.string("user"))
+        case "admin.removeGroupMember":
+            try request.allowOnly(["group", "user"])
+            self = .removeGroupMember(group: try request.string("group"), user: try request.string("user"))
+        case "admin.listGroups":
+            try request.allowOnly([])
+            self = .listGroups
         case "admin.rotateKey":
             try request.allowOnly([])
             self = .rotateKey

@@ -31,6 +31,13 @@ public enum Operation: Sendable {
     /// whole log).
     case getConsistencyProof(fromSize: Int, toSize: Int?)
     case status
+    /// Approval by several people (SPEC §3.4): the open requests this session's user may
+    /// approve; approving or denying one (after a step-up); a request's state, waiting up to
+    /// `waitSeconds` for it to leave `pending`.
+    case listApprovals
+    case approveRequest(approvalID: String)
+    case denyRequest(approvalID: String, reason: String)
+    case getApproval(approvalID: String, waitSeconds: Int)
     /// An `admin.*` operation; only admin peers may send one.
     case admin(AdminOperation)
 
@@ -131,6 +138,19 @@ public enum Operation: Sendable {
         case "status":
             try request.allowOnly([])
             self = .status
+        case "listApprovals":
+            try request.allowOnly([])
+            self = .listApprovals
+        case "approveRequest":
+            try request.allowOnly(["approvalID"])
+            self = .approveRequest(approvalID: try request.string("approvalID"))
+        case "denyRequest":
+            try request.allowOnly(["approvalID", "reason"])
+            self = .denyRequest(approvalID: try request.string("approvalID"), reason: try request.string("reason"))
+        case "getApproval":
+            try request.allowOnly(["approvalID", "waitSeconds"])
+            self = .getApproval(approvalID: try request.string("approvalID"),
+                                waitSeconds: try request.optionalInt("waitSeconds", in: 0...300) ?? 0)
         default:
             guard Self.isAdmin(request.op) else { throw .invalid("unknown operation \"\(request.op)\"") }
             self = .admin(try AdminOperation(request))

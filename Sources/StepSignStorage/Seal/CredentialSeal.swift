@@ -32,6 +32,11 @@ public struct CredentialSeal: Sendable {
         HMACSHA256.mac(key: key, message: Array("stepsign-seal-key-check-v1".utf8))
     }
 
+    /// The HMAC of `message` under the seal key (for the seals of other files of this module).
+    func mac(_ message: SealMessage) -> [UInt8] {
+        HMACSHA256.mac(key: key, message: message.bytes)
+    }
+
     // MARK: Users
 
     /// The seal of `user` bound to `binding`. Only the sealed fields count: not the attempt

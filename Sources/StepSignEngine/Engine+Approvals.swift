@@ -1,0 +1,416 @@
+import Logging
+import StepSignConfig
+import StepSignCrypto
+import StepSignFormat
+import StepSignProtocol
+import StepSignStorage
+import struct Foundation.Date
+
+/// Approval by several people (SPEC §3.4): a request an `[[approval]]` rule matches waits,
+/// after its requester's step-up, for `required` approvers other than the requester, each
+/// counted once and each behind a step-up bound to the request's digest; then it is signed
+/// (claims `approvals`). A denial or the timeout ends it (121, 122). Every step is a log event.
+extension Engine {
+    /// Pending requests one requester may have at once: each notifies its approvers, so a
+    /// requester cannot flood them (then 14).
+    static let maxPendingApprovalsPerRequester = 32
+
+    /// The requester has stepped up for `signing`, which `rule` matches: store the request,
+    /// record it, tell the approvers, and answer `onApprovalPending`. Nothing is signed yet.
+    func requestApproval(_ signing: SigningRequest, rule: StepSignConfiguration.ApprovalRule, authenticatorUsed: String,
+                         session: Session, context: RequestContext) async throws -> Reply {
+        let waiting = try await store.pendingApprovals().filter { $0.requester == signing.user && $0.expiresAt > context.now }
+        guard waiting.count < Self.maxPendingApprovalsPerRequester else {
+            throw StepSignError(.busy, "\(signing.user) has \(waiting.count) requests waiting for approval; wait for them first")
+        }
+        let milliseconds = UInt64(max(0, context.now.timeIntervalSince1970 * 1000))
+        let record = ApprovalRecord(
+            id: try UUIDv7.generate(unixMilliseconds: milliseconds), requester: signing.user, payload: signing.payload,
+            payloadLength: signing.payloadLength, reason: signing.reason, authLevel: signing.authLevel,
+            authenticatorType: signing.authenticatorType, authenticatorUsed: authenticatorUsed,
+            peer: LedgerPeer(uid: session.peer.uid, pid: session.peer.pid, comm: session.peer.comm),
+            rule: Self.snapshot(rule), createdAt: context.now,
+            expiresAt: context.now.addingTimeInterval(Double(rule.timeoutSeconds)))
+        try await store.createApproval(record)
+        try await recordEvent(.approvalRequested, user: signing.user, details: [
+            ("approvalID", .string(record.id)), ("digest", .string(Hex.encode(ApprovalDecision.digest(of: record)))),
+            ("payloadSHA256", .string(Hex.encode(SHA256.hash(Array(record.payload.utf8))))), ("reason", .string(record.reason)),
+            ("required", .int(Int64(rule.required))), ("approvers", .array(rule.approvers.map { .string($0) })),
+        ], context: context)
+        logger.notice("approval requested", metadata: [
+            "approvalID": .string(record.id), "user": .string(record.requester), "required": "\(rule.required)",
+            "peerUID": "\(session.peer.uid)", "peerComm": .string(session.peer.comm),
+        ])
+        await notifyApprovers(of: record, context: context)
+        return Reply(events: [.onApprovalPending(approvalID: record.id, required: rule.required, approvers: rule.approvers,
+                                                 expiresAt: RFC3339Timestamp.string(record.expiresAt))])
+    }
+
+    /// `listApprovals`: the pending requests the session's user may answer (not their own,
+    /// not one they approved already), with what an approver needs to see before the step-up.
+    func listApprovals(session: inout Session, context: RequestContext) async throws -> Reply {
+        guard let login = try await currentLogin(&session, context: context) else {
+            throw StepSignError.wrongState("log in to see the requests you may approve")
+        }
+        var rows: [JSONValue] = []
+        for record in try await store.pendingApprovals() where record.expiresAt > context.now {
+            guard record.requester != login.user, !record.votes.contains(where: { $0.approver == login.user }),
+                  try await isApprover(login.user, of: record) else { continue }
+            rows.append(Self.describe(record))
+        }
+        return Reply(result: ["approvals": .array(rows)])
+    }
+
+    /// `approveRequest` / `denyRequest`: checks that the session's user may answer the request
+    /// now, then opens the step-up at the rule's level whose challenge names its digest.
+    func answerApproval(_ approvalID: String, kind: ApprovalDecision.Kind, session: inout Session,
+                        context: RequestContext) async throws -> Reply {
+        guard let login = try await currentLogin(&session, context: context) else {
+            throw StepSignError.wrongState("log in to answer a request for approval")
+        }
+        if case let .deny(reason) = kind {
+            try SigningRequest.validate(text: reason, name: "reason", limit: SigningRequest.reasonLimit, singleLine: true)
+        }
+        guard session.pending == nil else {
+            throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
+        }
+        let record = try await answerableRequest(approvalID, by: login.user, kind: kind, context: context)
+        let requirement = try signingRequirement(level: record.rule.level, type: record.rule.type, context: context)
+        return try await openFirstStepUp(.approval(ApprovalDecision(approver: login.user, kind: kind, request: record)),
+                                         requirement: requirement, session: &session, context: context)
+    }
+
+    /// The request `approvalID` if `user` may answer it now; else the reason as an error: 4
+    /// for an unknown request or one `user` is no approver of (alike), 13 for the requester's
+    /// own, 11 for one no longer pending (ending it first if its time or its rule is gone) or
+    /// already approved by `user`.
+    private func answerableRequest(_ approvalID: String, by user: String, kind: ApprovalDecision.Kind,
+                                   context: RequestContext) async throws -> ApprovalRecord {
+        guard let record = try await store.approval(id: approvalID) else {
+            throw StepSignError.invalid("no request for approval \(approvalID) that you may answer")
+        }
+        guard record.requester != user else {
+            throw StepSignError(.permissionDenied, "the requester's own approval never counts")
+        }
+        guard try await isApprover(user, of: record) else {
+            throw StepSignError.invalid("no request for approval \(approvalID) that you may answer")
+        }
+        if let ended = try await endIfOver(record, context: context) {
+            throw StepSignError.wrongState("the request is no longer pending: \(ended.state.rawValue)")
+        }
+        guard record.state == .pending else {
+            throw StepSignError.wrongState("the request is no longer pending: \(record.state.rawValue)")
+        }
+        if case .approve = kind, record.votes.contains(where: { $0.approver == user }) {
+            throw StepSignError.wrongState("you approved this request already; each approver counts once")
+        }
+        return record
+    }
+
+    /// The approver's step-up succeeded: count the approval (once, atomically) or deny, record
+    /// it, and sign when the approvals are complete.
+    func finishApproval(_ decision: ApprovalDecision, authenticatorUsed: String, session: inout Session,
+                        context: RequestContext) async throws -> Reply {
+        // What may have changed during the step-up: the request, the rule, the membership.
+        let record = try await answerableRequest(decision.request.id, by: decision.approver, kind: decision.kind, context: context)
+        let digest = Hex.encode(ApprovalDecision.digest(of: record))
+        guard digest == Hex.encode(ApprovalDecision.digest(of: decision.request)) else {
+            throw StepSignError.wrongState("the request changed while you stepped up; look at it again")
+        }
+        switch decision.kind {
+        case let .deny(reason):
+            guard try await store.endApproval(id: record.id, as: .denied, by: decision.approver, reason: reason, now: context.now) else {
+                throw StepSignError.wrongState("the request is no longer pending")
+            }
+            try await recordEvent(.approvalDenied, user: decision.approver, details: [
+                ("approvalID", .string(record.id)), ("digest", .string(digest)), ("requester", .string(record.requester)),
+                ("reason", .string(reason)), ("authenticator", .string(authenticatorUsed)),
+            ], context: context)
+            logger.notice("approval denied", metadata: ["approvalID": .string(record.id), "approver": .string(decision.approver)])
+            return Reply(events: [.onApprovalResponse(approvalID: record.id, decision: decision.name, state: ApprovalState.denied.rawValue,
+                                                      approvals: record.votes.count, required: record.rule.required, status: .success)])
+        case .approve:
+            let vote = ApprovalVote(approver: decision.approver, authLevel: record.rule.level, authenticator: authenticatorUsed,
+                                    at: context.now)
+            let reserved = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, context.now.timeIntervalSince1970 * 1000)))
+            let counted: ApprovalRecord
+            var complete = false
+            switch try await store.addApprovalVote(id: record.id, vote: vote, reserving: reserved, now: context.now) {
+            case let .counted(now): counted = now
+            case let .complete(now): counted = now; complete = true
+            case .alreadyApproved: throw StepSignError.wrongState("you approved this request already; each approver counts once")
+            case let .notPending(state): throw StepSignError.wrongState("the request is no longer pending: \(state.rawValue)")
+            case .unknown: throw StepSignError.invalid("no request for approval \(record.id) that you may answer")
+            }
+            try await recordEvent(.approvalGranted, user: decision.approver, details: [
+                ("approvalID", .string(record.id)), ("digest", .string(digest)), ("requester", .string(record.requester)),
+                ("authenticator", .string(authenticatorUsed)), ("approvals", .int(Int64(counted.votes.count))),
+                ("required", .int(Int64(counted.rule.required))),
+            ], context: context)
+            logger.notice("approval granted", metadata: [
+                "approvalID": .string(record.id), "approver": .string(decision.approver),
+                "approvals": "\(counted.votes.count)", "required": "\(counted.rule.required)",
+            ])
+            var state = ApprovalState.pending
+            if complete {
+                _ = try await signApproved(counted, context: context)
+                state = .signed
+            }
+            return Reply(events: [.onApprovalResponse(approvalID: record.id, decision: decision.name, state: state.rawValue,
+                                                      approvals: counted.votes.count, required: counted.rule.required,
+                                                      status: .success)])
+        }
+    }
+
+    /// Signs the approved `record` as its requester asked, with the reserved signature ID, so
+    /// that a second attempt (a restart between approval and signature) finds the first in the
+    /// ledger instead of signing twice. Returns the signature's details.
+    func signApproved(_ record: ApprovalRecord, context: RequestContext) async throws -> SigningDetails {
+        guard let signatureID = record.signatureID, record.votes.count >= record.rule.required else {
+            throw StepSignError.internalError("the request is not approved")
+        }
+        let signing = SigningRequest(user: record.requester, payload: record.payload, payloadLength: record.payloadLength,
+                                     reason: record.reason, authLevel: record.authLevel, authenticatorType: record.authenticatorType)
+        let peer = Peer(uid: record.peer.uid, gid: record.peer.uid, pid: record.peer.pid, comm: record.peer.comm, groups: [])
+        let claims = record.votes.map {
+            ApprovalClaim(user: $0.approver, authLevel: $0.authLevel, authenticator: $0.authenticator,
+                          at: Int64($0.at.timeIntervalSince1970))
+        }
+        var details: SigningDetails
+        do {
+            (details, _) = try await signer.sign(signing, instance: context.config.instance, authenticatorUsed: record.authenticatorUsed,
+                                                 peer: peer, now: context.now, signatureID: signatureID, approvals: claims)
+        } catch StorageError.duplicateSignatureID {
+            // Signed before (by another daemon, or before a restart): that signature stands.
+            guard let existing = try await approvedSignature(record) else { throw StorageError.duplicateSignatureID(signatureID) }
+            details = existing
+        }
+        try await store.markApprovalSigned(id: record.id, signatureID: signatureID)
+        try await events.record(.approvalSigned, user: record.requester,
+                                details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
+                                peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+        logger.notice("signed", metadata: [
+            "user": .string(record.requester), "signatureID": .string(signatureID), "approvalID": .string(record.id),
+            "approvals": "\(record.votes.count)", "authLevel": "\(record.authLevel)",
+            "peerUID": "\(record.peer.uid)", "peerPID": "\(record.peer.pid)", "peerComm": .string(record.peer.comm),
+        ])
+        return details
+    }
+
+    /// The details of the signature of an approved request, read from the ledger; nil when it
+    /// is not there.
+    private func approvedSignature(_ record: ApprovalRecord) async throws -> SigningDetails? {
+        guard let signatureID = record.signatureID, let entry = try await store.ledgerEntry(signatureID: signatureID) else { return nil }
+        let claims = try? StepSignSignature.verify(entry.jws, trustedKeys: keyring.trustedKeys)
+        var details = SigningDetails(dataPayload: record.payload, dataPayloadLength: record.payloadLength, reason: record.reason,
+                                     payloadSignature: entry.jws, dataSignatureID: signatureID, authLevel: record.authLevel,
+                                     authenticatorType: record.authenticatorType,
+                                     authenticatorUsed: claims?.authenticatorUsed ?? record.authenticatorUsed)
+        details.logIndex = entry.seq - 1
+        return details
+    }
+
+    /// `getApproval`: where a request stands, for its requester (the user, or the peer uid
+    /// that asked), its approvers, or an admin; waiting up to `waitSeconds` for it to leave
+    /// `pending`. A signed request answers `onAuthenticateUserAndSignData` with the signature,
+    /// a denied one with status 121, an expired one 122.
+    func getApproval(_ approvalID: String, waitSeconds: Int, session: inout Session, context: RequestContext) async throws -> Reply {
+        let login = try await currentLogin(&session, context: context)
+        guard var record = try await store.approval(id: approvalID) else {
+            throw StepSignError.invalid("no request for approval \(approvalID) that you may see")
+        }
+        var mayRead = session.isAdmin || session.peer.uid == record.peer.uid || login?.user == record.requester
+        if !mayRead, let login { mayRead = try await isApprover(login.user, of: record) }
+        guard mayRead else { throw StepSignError.invalid("no request for approval \(approvalID) that you may see") }
+        let deadline = context.now.addingTimeInterval(Double(waitSeconds))
+        while true {
+            record = try await endIfOver(record, context: context) ?? record
+            if record.state == .approved {
+                // Approved but not signed: the daemon that counted the last approval stopped
+                // before it signed. The reserved ID makes this sign once.
+                _ = try await signApproved(record, context: context)
+                record = try await store.approval(id: approvalID) ?? record
+            }
+            guard record.state == .pending, Date() < deadline, !Task.isCancelled else { break }
+            try? await Task.sleep(for: .milliseconds(200))
+            record = try await store.approval(id: approvalID) ?? record
+        }
+        return try await approvalReply(record)
+    }
+
+    /// The reply of `getApproval` for `record` as it stands.
+    private func approvalReply(_ record: ApprovalRecord) async throws -> Reply {
+        var result = Self.describe(record).members ?? []
+        result.append(("state", .string(record.state.rawValue)))
+        if let signatureID = record.signatureID, record.state == .signed { result.append(("signatureID", .string(signatureID))) }
+        if let reason = record.decisionReason { result.append(("decisionReason", .string(reason))) }
+        if let by = record.decidedBy { result.append(("decidedBy", .string(by))) }
+        let unsigned = SigningDetails(dataPayload: record.payload, dataPayloadLength: record.payloadLength, reason: record.reason,
+                                      payloadSignature: "", dataSignatureID: "", authLevel: record.authLevel,
+                                      authenticatorType: record.authenticatorType, authenticatorUsed: record.authenticatorUsed)
+        var events: [Event] = []
+        switch record.state {
+        case .signed:
+            if let details = try await approvedSignature(record) {
+                events.append(.onAuthenticateUserAndSignData(details: details, status: .success))
+            }
+        case .denied:
+            events.append(.onAuthenticateUserAndSignData(details: unsigned, status: .approvalDenied(record.decisionReason ?? "denied")))
+        case .expired:
+            events.append(.onAuthenticateUserAndSignData(details: unsigned, status: .approvalExpired(record.decisionReason ?? "timeout")))
+        case .pending, .approved:
+            break
+        }
+        return Reply(events: events, result: .object(result))
+    }
+
+    /// Ends `record` as expired if its time is over, or if no `[[approval]]` rule in force is
+    /// the one it waits on (a reload removed or changed it), recording the event; returns it
+    /// as ended, or nil when it goes on (or was not pending).
+    private func endIfOver(_ record: ApprovalRecord, context: RequestContext) async throws -> ApprovalRecord? {
+        guard record.state == .pending else { return nil }
+        let reason: String
+        if record.expiresAt <= context.now {
+            reason = "timeout"
+        } else if !context.config.approvals.contains(where: { Self.snapshot($0).key == record.rule.key }) {
+            reason = "its [[approval]] rule was removed or changed by a reload"
+        } else {
+            return nil
+        }
+        if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: reason, now: context.now) {
+            try await recordExpiry(record, reason: reason, config: context.config, now: context.now)
+        }
+        var ended = try await store.approval(id: record.id) ?? record
+        if ended.state == .pending { ended.state = .expired }
+        return ended
+    }
+
+    /// Ends the requests whose time is over, or whose rule a reload removed, each recorded once
+    /// (`approvalExpired`); the daemon calls it every few seconds.
+    public func expireApprovals(now: Date = Date()) async {
+        let config = settings.config
+        do {
+            for record in try await store.expireApprovals(now: now) {
+                try await recordExpiry(record, reason: "timeout", config: config, now: now)
+            }
+            let keys = Set(config.approvals.map { Self.snapshot($0).key })
+            for record in try await store.pendingApprovals() where !keys.contains(record.rule.key) {
+                let reason = "its [[approval]] rule was removed or changed by a reload"
+                if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: reason, now: now) {
+                    try await recordExpiry(record, reason: reason, config: config, now: now)
+                }
+            }
+        } catch {
+            logger.error("could not end requests for approval that are over", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func recordExpiry(_ record: ApprovalRecord, reason: String, config: StepSignConfiguration, now: Date) async throws {
+        try await events.record(.approvalExpired, user: record.requester,
+                                details: [("approvalID", .string(record.id)), ("reason", .string(reason))],
+                                peer: EventRecorder.daemon, instance: config.instance, now: now)
+        logger.notice("approval expired", metadata: ["approvalID": .string(record.id), "reason": .string(reason)])
+    }
+
+    /// Whether `user` is one of `record`'s approvers: named in its rule, or a member of a group
+    /// it names whose membership holds (``groupMembershipHolds(_:)``).
+    func isApprover(_ user: String, of record: ApprovalRecord) async throws -> Bool {
+        let rule = record.rule
+        if rule.approvers.contains(user), !user.hasPrefix("group:") { return true }
+        let groups = Set(rule.approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil })
+        guard !groups.isEmpty else { return false }
+        for member in try await store.groupMembers() where member.user == user && groups.contains(member.group) {
+            if try await groupMembershipHolds(member) { return true }
+        }
+        return false
+    }
+
+    /// The members of the groups `rule` names whose membership holds, and the users it names.
+    func approverUsers(of rule: ApprovalRuleSnapshot) async throws -> [String] {
+        var users = rule.approvers.filter { !$0.hasPrefix("group:") }
+        let groups = Set(rule.approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil })
+        if !groups.isEmpty {
+            for member in try await store.groupMembers() where groups.contains(member.group) && !users.contains(member.user) {
+                if try await groupMembershipHolds(member) { users.append(member.user) }
+            }
+        }
+        return users
+    }
+
+    /// Whether a stored (sealed) membership holds in the log: the event it is bound to is the
+    /// `groupMemberAdded` of this group and user, and no later event of the user removed them
+    /// from it, or removed the user. So neither a row put back after a removal nor a user added
+    /// again under a removed member's name is a member.
+    func groupMembershipHolds(_ member: GroupMember) async throws -> Bool {
+        let verifiers = keyring.trustedKeys
+        var after = member.addedSeq - 1
+        var sawAdded = false
+        while true {
+            let page = try await store.ledgerEvents(user: member.user, afterSeq: after, limit: 256)
+            for entry in page {
+                guard let event = try? LedgerEvent.verify(entry.jws, trustedKeys: verifiers).event else { continue }
+                if entry.seq == member.addedSeq {
+                    guard event.kind == .groupMemberAdded, event.detail("group") == member.group else { return false }
+                    sawAdded = true
+                } else if event.kind == .userRemoved
+                            || (event.kind == .groupMemberRemoved && event.detail("group") == member.group) {
+                    return false
+                }
+            }
+            guard let last = page.last, page.count == 256 else { break }
+            after = last.seq
+        }
+        return sawAdded
+    }
+
+    /// Tells each approver (not the requester) through the notifier; a failed delivery is
+    /// logged, and the request stands (`listApprovals` shows it).
+    private func notifyApprovers(of record: ApprovalRecord, context: RequestContext) async {
+        let notifier = CodeNotifierFactory.make(config: context.config, stateDirectory: context.config.server.stateDir)
+        do {
+            for user in try await approverUsers(of: record.rule) where user != record.requester {
+                do {
+                    try await notifier.deliver(ApprovalNotice(user: user, request: record))
+                } catch {
+                    logger.warning("could not notify an approver", metadata: [
+                        "approvalID": .string(record.id), "approver": .string(user), "error": "\(error)",
+                    ])
+                }
+            }
+        } catch {
+            logger.warning("could not list the approvers to notify", metadata: ["approvalID": .string(record.id), "error": "\(error)"])
+        }
+    }
+
+    /// The rule as a request stores it; its key names every setting, so a reload that changes
+    /// any of them ends the requests that waited on the old one.
+    static func snapshot(_ rule: StepSignConfiguration.ApprovalRule) -> ApprovalRuleSnapshot {
+        let key = [
+            "reason_prefix=\(rule.reasonPrefix)", "min_level=\(rule.minLevel.map(String.init) ?? "")",
+            "approvers=\(rule.approvers.joined(separator: ","))", "required=\(rule.required)", "level=\(rule.level)",
+            "type=\(rule.type)", "timeout_seconds=\(rule.timeoutSeconds)",
+        ].joined(separator: "\n")
+        return ApprovalRuleSnapshot(approvers: rule.approvers, required: rule.required, level: rule.level, type: rule.type,
+                                    key: Hex.encode(SHA256.hash(Array(key.utf8))))
+    }
+
+    /// A request as `listApprovals` and `getApproval` show it.
+    static func describe(_ record: ApprovalRecord) -> JSONValue {
+        .object([
+            ("approvalID", .string(record.id)), ("requester", .string(record.requester)), ("payload", .string(record.payload)),
+            ("payloadSHA256", .string(Hex.encode(SHA256.hash(Array(record.payload.utf8))))), ("reason", .string(record.reason)),
+            ("authLevel", .int(Int64(record.authLevel))), ("authenticatorType", .int(Int64(record.authenticatorType))),
+            ("peer", .object([("uid", .int(Int64(record.peer.uid))), ("pid", .int(Int64(record.peer.pid))),
+                              ("comm", .string(record.peer.comm))])),
+            ("createdAt", .string(RFC3339Timestamp.string(record.createdAt))),
+            ("expiresAt", .string(RFC3339Timestamp.string(record.expiresAt))),
+            ("required", .int(Int64(record.rule.required))), ("approvers", .array(record.rule.approvers.map { .string($0) })),
+            ("approvals", .array(record.votes.map {
+                .object([("user", .string($0.approver)), ("authLevel", .int(Int64($0.authLevel))),
+                         ("authenticator", .string($0.authenticator)), ("at", .string(RFC3339Timestamp.string($0.at)))])
+            })),
+            ("level", .int(Int64(record.rule.level))), ("type", .int(Int64(record.rule.type))),
+            ("digest", .string(Hex.encode(ApprovalDecision.digest(of: record)))),
+        ])
+    }
+}
