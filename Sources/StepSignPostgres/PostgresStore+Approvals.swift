@@ -76,6 +76,11 @@ extension PostgresStore {
     }
 
     public func createApproval(_ record: ApprovalRecord) async throws {
+        // Sealed with its times as the server keeps them (whole microseconds), so the seal
+        // checks against what is read back.
+        var record = record
+        record.createdAt = record.createdAt.postgresRounded
+        record.expiresAt = record.expiresAt.postgresRounded
         let seal = Data(credentialSeal.seal(record))
         let approvers = record.rule.approvers.joined(separator: "\n")
         try await inTransaction { connection in
@@ -110,6 +115,8 @@ extension PostgresStore {
     }
 
     public func addApprovalVote(id: String, vote: ApprovalVote, reserving signatureID: String, now: Date) async throws -> ApprovalVoteOutcome {
+        var vote = vote
+        vote.at = vote.at.postgresRounded
         let voteSeal = Data(credentialSeal.seal(vote, approvalID: id))
         return try await inTransaction { connection in
             // The request's row is held (FOR UPDATE): two approvers' last votes take turns, so

@@ -28,6 +28,8 @@ struct SignCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Sign every payload of this file behind one step-up: JSON lines of {\"payload\", \"reason\"} (- is stdin). Prints one JWS a line, in order.", valueName: "file"))
     var batch: String?
     @Flag(help: "Print the signing details as JSON instead of the JWS (with --batch: one line per signature).") var json = false
+    @Flag(name: .customLong("no-wait"), help: "When the request needs approval by several people, print its approval ID and exit 3 instead of waiting for the approvers.")
+    var noWait = false
     @Option(name: .customLong("proof-out"), help: ArgumentHelp("Also write the proof that the signature is in the log (a C2SP tlog-proof, checked before it is written) to this file.", valueName: "file"))
     var proofOut: String?
 
@@ -59,7 +61,11 @@ struct SignCommand: ParsableCommand {
             let first = try connection.call("authenticateUserAndSignData", [
                 "user": user, "payload": payloadText, "reason": reason ?? "", "authLevel": level, "authenticatorType": type,
             ]).requireAccepted("signing")
-            let event = try responder().answer(first, on: connection, until: "onAuthenticateUserAndSignData")
+            var event = try responder().answer(first, on: connection, until: "onAuthenticateUserAndSignData",
+                                               or: ["onApprovalPending"])
+            if event["event"]?.stringValue == "onApprovalPending" {
+                event = try waitForApprovals(event, on: connection)
+            }
             let status = event["status"] ?? [:]
             let details = event["details"] ?? [:]
             guard status["code"]?.int == 100 else {
@@ -111,6 +117,25 @@ struct SignCommand: ParsableCommand {
             } else {
                 print(details["payloadSignature"]?.stringValue ?? "")
             }
+        }
+    }
+
+    /// A request that waits for approval by several people (SPEC §3.4): says so, then asks
+    /// `getApproval` on this connection until the approvers decided (or with --no-wait prints
+    /// the approval ID and exits 3). Returns the outcome event.
+    private func waitForApprovals(_ pending: JSONValue, on connection: StepSignConnection) throws -> JSONValue {
+        let id = pending["approvalID"]?.stringValue ?? ""
+        let approvers = pending["approvers"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        FileHandle.standardError.write(Data(("stepsign: request \(id) waits for \(pending["required"]?.int ?? 0) approvals of "
+            + "\(approvers.joined(separator: ", ")) until \(pending["expiresAt"]?.stringValue ?? "?")\n").utf8))
+        if noWait {
+            print(id)
+            throw ExitCode(3)
+        }
+        while true {
+            let reply = try connection.call("getApproval", [("approvalID", .string(id)), ("waitSeconds", .int(60))], timeout: 90)
+                .requireAccepted("getApproval")
+            if let outcome = reply.event("onAuthenticateUserAndSignData") { return outcome }
         }
     }
 

@@ -13,14 +13,16 @@ struct StepUpResponder {
     /// Called with each challenge event before it is answered (a batch shows its manifest).
     var inspect: (JSONValue) throws -> Void = { _ in }
 
-    /// Answers challenges from `reply` on until an event named `outcome` arrives, and returns it.
-    func answer(_ first: ClientReply, on connection: StepSignConnection, until outcome: String) throws -> JSONValue {
+    /// Answers challenges from `reply` on until an event named `outcome` (or one of `also`)
+    /// arrives, and returns it.
+    func answer(_ first: ClientReply, on connection: StepSignConnection, until outcome: String,
+                or also: Set<String> = []) throws -> JSONValue {
         var reply = first
         while true {
             guard let event = reply.events.last, let name = event["event"]?.stringValue else {
                 throw CLIError("the daemon sent no event")
             }
-            if name == outcome { return event }
+            if name == outcome || also.contains(name) { return event }
             try inspect(event)
             switch name {
             case "getPassword":
