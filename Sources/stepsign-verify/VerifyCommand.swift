@@ -131,6 +131,12 @@ struct VerifyCommand: ParsableCommand {
             Console.json(Self.report(valid: true, kid: kid, claims: claims, source: input.source, file: input.file, proven: proven))
         } else {
             Console.out("valid: signature \(claims.jti) for user \(claims.sub) by \(claims.iss), iat \(claims.iat), kid \(kid ?? "?"), authenticator \(claims.authenticatorUsed)")
+            if let batch = claims.batch {
+                Console.out("batch: item \(batch.index + 1) of \(batch.count) in batch \(batch.id), manifest root \(batch.root)")
+            }
+            if let approvals = claims.approvals {
+                Console.out("approved by: " + approvals.map { "\($0.user) (\($0.authenticator))" }.joined(separator: ", "))
+            }
             if let proven {
                 Console.out("in the log: index \(proven.index) of \(proven.checkpoint.size) in \(proven.checkpoint.origin)"
                     + (proven.cosigners.isEmpty ? "" : ", cosigned by \(proven.cosigners.joined(separator: ", "))"))

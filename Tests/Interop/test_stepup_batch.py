@@ -144,6 +144,7 @@ def test_one_password_for_the_whole_file(setup):
     for token, payload in zip(tokens[:3], payloads):
         ok = run(VERIFY, "--keys", keys, "--payload", payload, "--user", USER, "--min-level", "1", token)
         assert ok.returncode == 0, ok.stderr
+        assert "batch: item " in ok.stdout and " of 25 in batch " in ok.stdout
         assert run(VERIFY, "--keys", keys, "--payload", payloads[-1], token).returncode == 1
 
 
