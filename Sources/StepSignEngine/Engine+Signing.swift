@@ -205,16 +205,25 @@ extension Engine {
     }
 
     /// Signs `signing` in an open step-up reuse window of its user (SPEC §3.4), or returns nil
-    /// when there is none for it (then it steps up as usual). The user's record is read for
-    /// its credentials: a changed password, an expiry, a block or a broken seal end the window.
+    /// when there is none for it (then it steps up as usual). On a store shared with other
+    /// daemons the user's record is read for its credentials: a change there (a password, an
+    /// expiry, a block, a broken seal) ends the window. On SQLite every change goes through
+    /// this daemon, whose events end the window at once, so no read is needed (a seal broken
+    /// behind its back is found at the next step-up).
     private func signReusingStepUp(_ signing: SigningRequest, session: inout Session, context: RequestContext) async throws -> Reply? {
         let settings = context.config.stepUp
-        guard settings.reuseSeconds > 0, stepUpReuse.count > 0,
-              let record = try await store.user(named: signing.user), record.sealFailure == nil,
-              !record.isBlocked(at: context.now), !record.passwordExpired, !record.mustChangePassword,
-              let window = stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
+        guard settings.reuseSeconds > 0, stepUpReuse.count > 0 else { return nil }
+        var token: CredentialToken?
+        if store.isShared {
+            guard let record = try await store.user(named: signing.user), record.sealFailure == nil,
+                  !record.isBlocked(at: context.now),
+                  !record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now)
+            else { return nil }
+            token = record.credentialToken
+        }
+        guard let window = stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
                                             scope: StepUpReuseWindows.scope(of: session, settings: settings),
-                                            credentialToken: record.credentialToken, now: context.now, settings: settings)
+                                            credentialToken: token, now: context.now, settings: settings)
         else { return nil }
         return try await finishSigning(signing, authenticatorUsed: window.authenticatorUsed, reusedFrom: window.signatureID,
                                        session: &session, context: context)
@@ -226,9 +235,13 @@ extension Engine {
                                  session: Session, context: RequestContext) async throws {
         let settings = context.config.stepUp
         guard settings.reusable(level: signing.authLevel), let record = try await store.user(named: signing.user) else { return }
+        let maxAgeDays = context.config.password.maxAgeDays
         stepUpReuse.open(StepUpReuseWindows.Window(level: signing.authLevel, type: signing.authenticatorType,
                                                    authenticatorUsed: authenticatorUsed, signatureID: signatureID,
-                                                   credentialToken: record.credentialToken, openedAt: context.now,
+                                                   credentialToken: record.credentialToken,
+                                                   passwordExpiresAt: maxAgeDays > 0
+                                                       ? record.passwordChangedAt.addingTimeInterval(Double(maxAgeDays) * 86_400) : nil,
+                                                   openedAt: context.now,
                                                    seconds: settings.reuseSeconds, maxUses: settings.reuseMaxUses),
                          user: signing.user, scope: StepUpReuseWindows.scope(of: session, settings: settings), settings: settings)
     }

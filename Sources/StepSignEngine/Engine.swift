@@ -125,6 +125,8 @@ public final class Engine: Sendable {
             store: store, parameters: configuration.password.scryptParameters, checks: CheckScheduler(), logger: logger,
             sealAlarm: sealAlarm,
             onBlocked: { name, peer, now in
+                // The user's step-up reuse windows end now, before the event is recorded.
+                stepUpReuse.end(user: name)
                 // Recorded after the reply's outcome, so that a user's last wrong answer takes as
                 // long as an unknown name's; only users get an event (a name is not logged).
                 Task {

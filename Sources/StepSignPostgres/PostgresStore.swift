@@ -18,6 +18,9 @@ import StepSignStorage
 /// connections) in a task of its own and returns the store; ``close()`` ends the pool. Calls
 /// after `close()` fail.
 public final class PostgresStore: StepSignStore {
+    /// Every daemon on the database changes credentials here.
+    public var isShared: Bool { true }
+
     let client: PostgresClient
     let logger: Logger
     /// The key of the HMAC under which names that are not users are counted (shared by every

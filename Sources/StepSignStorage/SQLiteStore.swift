@@ -23,6 +23,9 @@ public final class SQLiteStore: StepSignStore {
     /// The database file's path.
     public let path: String
 
+    /// One daemon per file: every credential change goes through it.
+    public var isShared: Bool { false }
+
     let pool: DatabasePool
     let ledgerTail = LedgerTail()
     /// The thread the ledger's appends block on until their commit is durable.

@@ -10,9 +10,10 @@ import struct Foundation.Date
 ///
 /// A window lives here, in memory, and is used up in one step under its lock
 /// (``take(user:level:type:scope:credentialToken:now:settings:)``): however many connections
-/// race for it, it covers at most its uses. It ends when the user's credentials change (the
-/// stored ``CredentialToken`` differs: a password change, an expiry, a block, on whichever
-/// daemon), when an event of the user is recorded here (device keys too), at `logOff`, and
+/// race for it, it covers at most its uses. It ends when the user's credentials change (an
+/// event of the user is recorded here, device keys too, or a block; on a store shared with
+/// other daemons also when the stored ``CredentialToken`` differs: a change on another daemon),
+/// when the password it stepped up with expires by age, at `logOff`, and
 /// when a reload shortens `reuse_seconds` or `reuse_max_uses`, drops its level from
 /// `reuse_levels`, or changes `reuse_scope` (the stricter of the settings it opened under and
 /// those in force when it is used decide; a reload never lengthens a window). A restart ends
@@ -35,6 +36,9 @@ final class StepUpReuseWindows: Sendable {
         var signatureID: String
         /// The user's credentials when it stepped up.
         var credentialToken: CredentialToken
+        /// When the password it stepped up with expires by age (`password.max_age_days`); nil:
+        /// never. The window ends then.
+        var passwordExpiresAt: Date? = nil
         var openedAt: Date
         /// `reuse_seconds` and `reuse_max_uses` when it opened: a reload may shorten a window,
         /// never lengthen it.
@@ -68,14 +72,17 @@ final class StepUpReuseWindows: Sendable {
 
     /// Uses `user`'s window in `scope` for one signature at `level` with authenticator `type`,
     /// if it is open and covers it; in one step, so a window never covers more than
-    /// `reuse_max_uses` signatures. A window found ended is removed.
-    func take(user: String, level: Int, type: Int, scope: Scope, credentialToken: CredentialToken, now: Date,
+    /// `reuse_max_uses` signatures. A window found ended is removed. `credentialToken` is the
+    /// user's as stored now, when the store is shared with other daemons (nil: this daemon's
+    /// events end the window on every change).
+    func take(user: String, level: Int, type: Int, scope: Scope, credentialToken: CredentialToken?, now: Date,
               settings: StepSignConfiguration.StepUp) -> Window? {
         let key = Key(user: user, scope: scope)
         return windows.withLockedValue { windows -> Window? in
             guard var window = windows[key] else { return nil }
             let maxUses = min(window.maxUses, settings.reuseMaxUses)
-            let ended = window.credentialToken != credentialToken || !settings.reusable(level: window.level)
+            let ended = credentialToken.map { $0 != window.credentialToken } ?? false
+                || window.passwordExpiresAt.map { now >= $0 } ?? false || !settings.reusable(level: window.level)
                 || now.timeIntervalSince(window.openedAt) >= Double(min(window.seconds, settings.reuseSeconds))
                 || now < window.openedAt || window.used >= maxUses
             if ended {

@@ -4,6 +4,11 @@ import Foundation
 /// activation codes (SPEC §5). Each record is sealed (SPEC §5.4): a read checks the seal, a
 /// write seals again, in the transaction that reads or writes the record (``CredentialSeal``).
 public protocol CredentialStore: Sendable {
+    /// Whether other daemons change the credentials in this store (PostgreSQL). When false
+    /// (SQLite: one daemon per file), every change goes through this daemon's engine, which
+    /// records an event for each.
+    var isShared: Bool { get }
+
     // MARK: Users
 
     /// The user called `name` (names are case-sensitive), or nil.

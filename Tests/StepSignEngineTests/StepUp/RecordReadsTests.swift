@@ -77,6 +77,8 @@ final class CountingCredentials: CredentialStore, CounterStore {
 
     var userReads: Int { reads.withLock { $0 } }
 
+    var isShared: Bool { store.isShared }
+
     func user(named name: String) async throws -> UserRecord? {
         reads.withLock { $0 += 1 }
         return try await store.user(named: name)

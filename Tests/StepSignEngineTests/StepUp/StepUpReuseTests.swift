@@ -107,12 +107,32 @@ final class StepUpReuseTests: Sendable {
         #expect(signedWithoutChallenge(await send(Self.request(), &session, now: opened.addingTimeInterval(300))) == nil)
     }
 
-    @Test("an expired password ends the window")
+    @Test("an expired password ends the window: by an admin, or by age (password.max_age_days)")
     func expiryEndsIt() async throws {
         var session = Session(peer: Self.peer)
         _ = try await stepUp(&session)
-        _ = try await engine.store.expirePassword(named: "alice")
+        var admin = Session(peer: testAdminPeer, isAdmin: true)
+        let expired = await send(#"{"id":1,"op":"admin.expirePassword","user":"alice"}"#, &admin)
+        #expect(expired.error == nil)
         #expect(signedWithoutChallenge(await send(Self.request(), &session)) == nil)
+
+        // By age: the window opened a minute before the password turns max_age_days old ends then.
+        let (aging, directory) = try await makeTestEngine("engine-reuse-age") {
+            $0.stepUp = .init(reuseSeconds: 3600, reuseMaxUses: 10, reuseScope: .session, reuseLevels: [1])
+            $0.password.maxAgeDays = 1
+        }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await addTestUser(aging)
+        let created = Date()
+        let t0 = created.addingTimeInterval(86_400 - 60)
+        var other = Session(peer: Self.peer)
+        _ = await aging.handle(line: Array(Self.request().utf8), session: &other, now: t0)
+        let opened = await aging.handle(line: Array(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#.utf8),
+                                        session: &other, now: t0)
+        #expect(signedWithoutChallenge(opened) != nil)
+        #expect(signedWithoutChallenge(await aging.handle(line: Array(Self.request().utf8), session: &other, now: t0.addingTimeInterval(30))) != nil)
+        let late = await aging.handle(line: Array(Self.request().utf8), session: &other, now: t0.addingTimeInterval(120))
+        #expect(signedWithoutChallenge(late) == nil, "reused past the password's age")
     }
 
     @Test("a block by wrong answers from another connection ends the window")
