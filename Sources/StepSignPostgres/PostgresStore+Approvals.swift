@@ -121,10 +121,12 @@ extension PostgresStore {
         return try await inTransaction { connection in
             // The request's row is held (FOR UPDATE): two approvers' last votes take turns, so
             // the approvals complete once.
-            guard var record = try await checkedApproval(connection, id, lock: true) else { return .unknown }
-            guard record.state == .pending else { return .notPending(record.state) }
-            guard now < record.expiresAt else { return .notPending(.expired) }
-            guard !record.votes.contains(where: { $0.approver == vote.approver }) else { return .alreadyApproved }
+            guard let record = try await checkedApproval(connection, id, lock: true) else { return .unknown }
+            let completes: Bool
+            switch ApprovalVoteRule.step(for: vote, on: record, now: now) {
+            case let .refuse(outcome): return outcome
+            case let .insert(completesIt): completes = completesIt
+            }
             let inserted = try await Self.count(connection.query("""
                 INSERT INTO approval_votes (approval_id, approver, auth_level, authenticator, at, seal)
                 VALUES (\(id), \(vote.approver), \(vote.authLevel), \(vote.authenticator), \(vote.at), \(voteSeal))
@@ -132,15 +134,12 @@ extension PostgresStore {
                 """, logger: logger))
             // A row whose seal failed is not counted, and not replaced either.
             guard inserted == 1 else { return .alreadyApproved }
-            record.votes.append(vote)
-            guard record.votes.count >= record.rule.required else { return .counted(record) }
-            try await connection.query("""
-                UPDATE approvals SET state = 'approved', signature_id = \(signatureID), decided_at = \(now) WHERE id = \(id)
-                """, logger: logger)
-            record.state = .approved
-            record.signatureID = signatureID
-            record.decidedAt = now
-            return .complete(record)
+            if completes {
+                try await connection.query("""
+                    UPDATE approvals SET state = 'approved', signature_id = \(signatureID), decided_at = \(now) WHERE id = \(id)
+                    """, logger: logger)
+            }
+            return ApprovalVoteRule.outcome(of: record, adding: vote, completes: completes, signatureID: signatureID, now: now)
         }
     }
 

@@ -98,10 +98,12 @@ extension SQLiteStore {
 
     public func addApprovalVote(id: String, vote: ApprovalVote, reserving signatureID: String, now: Date) async throws -> ApprovalVoteOutcome {
         try await pool.write { db in
-            guard var record = try self.checkedApproval(db, id) else { return .unknown }
-            guard record.state == .pending else { return .notPending(record.state) }
-            guard now < record.expiresAt else { return .notPending(.expired) }
-            guard !record.votes.contains(where: { $0.approver == vote.approver }) else { return .alreadyApproved }
+            guard let record = try self.checkedApproval(db, id) else { return .unknown }
+            let completes: Bool
+            switch ApprovalVoteRule.step(for: vote, on: record, now: now) {
+            case let .refuse(outcome): return outcome
+            case let .insert(completesIt): completes = completesIt
+            }
             let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM approval_votes WHERE approval_id = ? AND approver = ?)",
                                           arguments: [id, vote.approver]) ?? false
             // A row whose seal failed is not counted, and not replaced either.
@@ -110,14 +112,11 @@ extension SQLiteStore {
                 INSERT INTO approval_votes (approval_id, approver, auth_level, authenticator, at, seal) VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [id, vote.approver, vote.authLevel, vote.authenticator, vote.at.storageSeconds,
                                  Data(self.credentialSeal.seal(vote, approvalID: id))])
-            record.votes.append(vote)
-            guard record.votes.count >= record.rule.required else { return .counted(record) }
-            try db.execute(sql: "UPDATE approvals SET state = 'approved', signature_id = ?, decided_at = ? WHERE id = ?",
-                           arguments: [signatureID, now.storageSeconds, id])
-            record.state = .approved
-            record.signatureID = signatureID
-            record.decidedAt = now
-            return .complete(record)
+            if completes {
+                try db.execute(sql: "UPDATE approvals SET state = 'approved', signature_id = ?, decided_at = ? WHERE id = ?",
+                               arguments: [signatureID, now.storageSeconds, id])
+            }
+            return ApprovalVoteRule.outcome(of: record, adding: vote, completes: completes, signatureID: signatureID, now: now)
         }
     }
 

@@ -152,3 +152,20 @@ def wait_for_tiles(tiles, size, timeout=60):
             return
         time.sleep(0.05)
     raise AssertionError(f"the tiles were not published at size {size} (now {published_size(tiles)})")
+
+
+def write_key_pair(directory, name):
+    """A new P-256 key (cryptography): its key object, its PKCS#8 private PEM file (0600, as
+    stepsign wants a private key) and its SPKI public PEM file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    key = ec.generate_private_key(ec.SECP256R1())
+    private, public = os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}-public.pem")
+    with open(private, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    os.chmod(private, 0o600)
+    with open(public, "wb") as f:
+        f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo))
+    return key, private, public

@@ -7,10 +7,8 @@ import tempfile
 import textwrap
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import BIN, Daemon, secret_file
+from conftest import BIN, Daemon, secret_file, write_key_pair
 
 CLI = os.path.join(BIN, "stepsign")
 VERIFY = os.path.join(BIN, "stepsign-verify")
@@ -18,26 +16,12 @@ PASSWORD = "Maple-Ferret-92"
 ISSUER = "https://idv.example.test"
 
 
-def write_key_pair(directory, name):
-    """A new P-256 key: its PKCS#8 private PEM and SPKI public PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    private, public = os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}-public.pem")
-    with open(private, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-    os.chmod(private, 0o600)  # stepsign refuses a private key others can read
-    with open(public, "wb") as f:
-        f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                              serialization.PublicFormat.SubjectPublicKeyInfo))
-    return private, public
-
-
 @pytest.fixture()
 def setup():
     """A daemon with IDV configured, a user 'dana', a device key and an IDV key on disk."""
     with tempfile.TemporaryDirectory() as directory:
-        idv_private, idv_public = write_key_pair(directory, "idv")
-        device_private, device_public = write_key_pair(directory, "device")
+        _, idv_private, idv_public = write_key_pair(directory, "idv")
+        _, device_private, device_public = write_key_pair(directory, "device")
         # The IDV "server": given the nonce and the challenge, it decodes the operation text
         # (what a real one shows the person), checks it carries that nonce, and PyJWT signs an
         # assertion bound to it: txn = base64url(SHA-256(text)) (SPEC §3.2).
@@ -110,7 +94,7 @@ def test_a_device_key_that_is_not_enrolled_is_refused_by_the_cli(setup):
     enrolled_pub = setup["device_public"]
     assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", enrolled_pub,
                "--password-file", setup["password_file"]).returncode == 0
-    path, _ = write_key_pair(setup["dir"], "other")
+    _, path, _ = write_key_pair(setup["dir"], "other")
     signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p", "--device-key", path)
     assert signed.returncode != 0
     assert "not one of the user's device keys" in signed.stderr

@@ -15,12 +15,12 @@ import textwrap
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from pymerkle import InmemoryTree
 
-from conftest import BIN, CLI, Daemon, secret_file
+from conftest import BIN, CLI, Daemon, secret_file, write_key_pair
 
 VERIFY = os.path.join(BIN, "stepsign-verify")
 USER = "rel"
@@ -30,19 +30,6 @@ ISSUER = "https://idv.example.test"
 
 def run(*args, **kwargs):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=120, **kwargs)
-
-
-def write_key_pair(directory, name):
-    key = ec.generate_private_key(ec.SECP256R1())
-    private, public = os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}-public.pem")
-    with open(private, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-    os.chmod(private, 0o600)
-    with open(public, "wb") as f:
-        f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                              serialization.PublicFormat.SubjectPublicKeyInfo))
-    return key, private, public
 
 
 @pytest.fixture(scope="module")
