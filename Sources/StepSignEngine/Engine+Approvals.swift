@@ -222,7 +222,8 @@ extension Engine {
         var mayRead = session.isAdmin || session.peer.uid == record.peer.uid || login?.user == record.requester
         if !mayRead, let login { mayRead = try await isApprover(login.user, of: record) }
         guard mayRead else { throw StepSignError.invalid("no request for approval \(approvalID) that you may see") }
-        let deadline = context.now.addingTimeInterval(Double(waitSeconds))
+        // The wait is in real time, whatever time the request is handled at.
+        let deadline = Date().addingTimeInterval(Double(waitSeconds))
         while true {
             record = try await endIfOver(record, context: context) ?? record
             if record.state == .approved {
@@ -231,7 +232,8 @@ extension Engine {
                 _ = try await signApproved(record, context: context)
                 record = try await store.approval(id: approvalID) ?? record
             }
-            guard record.state == .pending, Date() < deadline, !Task.isCancelled else { break }
+            guard record.state == .pending, Date() < deadline, !Task.isCancelled,
+                  !waitsEnded.load(ordering: .relaxed) else { break }
             try? await Task.sleep(for: .milliseconds(200))
             record = try await store.approval(id: approvalID) ?? record
         }

@@ -6,6 +6,7 @@ import StepSignCrypto
 import StepSignFormat
 import StepSignStorage
 import StepSignVersion
+import Synchronization
 import struct Foundation.Date
 
 /// The authentication engine: every operation of SPEC §3.2, independent of the transport.
@@ -52,6 +53,8 @@ public final class Engine: Sendable {
     let checkpointer: LedgerCheckpointer
     /// Level-0 signatures, summarized once a minute (``flushSigningSummary(now:)``).
     let levelZeroSummary = SigningSummary()
+    /// Set when shutdown begins: a `getApproval` that waits answers at once (``endWaits()``).
+    let waitsEnded = Atomic<Bool>(false)
 
     // MARK: Settings and the daemon's life
 
@@ -223,6 +226,12 @@ public final class Engine: Sendable {
         logSummary(levelZeroSummary.flush(now: Date(), force: true))
         await checkpointer.shutdown()
         await log.publisher?.idle()
+    }
+
+    /// Shutdown has begun: requests that wait (`getApproval` with `waitSeconds`) answer with
+    /// what they have now, so the requests in flight end within the server's grace.
+    public func endWaits() {
+        waitsEnded.store(true, ordering: .relaxed)
     }
 
     /// Logs the summary of level-0 signatures if its minute is over by `now`; the daemon calls

@@ -81,6 +81,7 @@ public final class SocketServer: Service, Sendable {
             }
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
+            self.engine.endWaits()
         }
         if case let .path(path, _, _) = listener { unlink(path) }
         logger.notice("stopped listening")

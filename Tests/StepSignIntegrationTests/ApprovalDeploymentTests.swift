@@ -3,6 +3,7 @@ import StepSignClient
 import StepSignCrypto
 import StepSignProtocol
 import StepSignTestSupport
+import Synchronization
 import Testing
 
 /// Approval by several people (SPEC §3.4) across real daemons: a request made on A is
@@ -91,5 +92,34 @@ struct ApprovalDeploymentTests {
             return claims["event"]?.stringValue == "approvalExpired"
         }
         #expect(expiries.count == 1)
+    }
+
+    @Test("SIGTERM while a getApproval waits 300 s: it answers with the pending request and the daemon exits 0 at once")
+    func shutdownEndsAWait() throws {
+        let daemon = try DaemonHarness(config: Self.config)
+        for user in ["alice", "bob", "carol"] { try daemon.addUser(user) }
+        let requester = try daemon.connect()
+        _ = try requester.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "pay 2 EUR", "reason": "payment: wait", "authLevel": 1, "authenticatorType": 0,
+        ])
+        let id = try #require(try requester.call("setPassword", ["password": Self.password, "challengeMode": 12])
+            .event("onApprovalPending")?["approvalID"]?.stringValue)
+        let socketPath = daemon.socketPath
+        let answer = Mutex<ClientReply?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let waiter = try? StepSignConnection(socketPath: socketPath)
+            let reply = try? waiter?.call("getApproval", ["approvalID": id, "waitSeconds": 300], timeout: 330)
+            answer.withLock { $0 = reply }
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // the request is read and waiting
+        let start = Date()
+        #expect(daemon.stop(signal: SIGTERM) == 0)
+        let took = Date().timeIntervalSince(start)
+        #expect(took < 20, "shutdown waited \(took) s for the getApproval")
+        print("shutdown with a waiting getApproval took \(took) s")
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(answer.withLock { $0 }?.result?["state"]?.stringValue == "pending")
     }
 }
