@@ -62,7 +62,7 @@ final class LoginFlow {
                 try reportStatus(event)
                 switch mode {
                 case 0:
-                    let password = try passwords.read(prompt: "Password for \(user) (\(event["attemptsLeft"] ?? "?") attempts left): ")
+                    let password = try passwords.read(prompt: "Password for \(user) (\(event["attemptsLeft"]?.int.map(String.init) ?? "?") attempts left): ")
                     currentPassword = password
                     reply = try send("setPassword", ["password": password, "challengeMode": 0])
                 case 4:

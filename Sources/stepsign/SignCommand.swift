@@ -69,7 +69,7 @@ struct SignCommand: ParsableCommand {
             let status = event["status"] ?? [:]
             let details = event["details"] ?? [:]
             guard status["code"]?.int == 100 else {
-                throw CLIError("not signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
+                throw CLIError("not signed: \(StatusText.describe(status))")
             }
             if json {
                 JSONOutput.print(details)
@@ -105,7 +105,7 @@ struct SignCommand: ParsableCommand {
         let event = try answering.answer(first, on: connection, until: "onAuthenticateUserAndSignBatch")
         let status = event["status"] ?? [:]
         guard status["code"]?.int == 100 else {
-            throw CLIError("nothing signed: \(status["code"] ?? "?") \(status["message"] ?? "")")
+            throw CLIError("nothing signed: \(StatusText.describe(status))")
         }
         let signatures = event["signatures"]?.arrayValue ?? []
         guard signatures.count == file.items.count else {

@@ -1,6 +1,7 @@
 """The CLI's rough edges of issue #13, each against a real daemon: refused peers, both paths of
 forgot password, secrets from stdin, one output convention and one exit-status convention."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -337,6 +338,40 @@ def test_prose_by_default_and_json_on_request(fresh):
     rotated = cli(daemon, "admin", "key", "rotate", "--json")
     assert json.loads(rotated.stdout)["activeKid"] not in [k["kid"] for k in listed]
     assert cli(daemon, "admin", "key", "rotate").stdout.startswith("active key ")
+
+
+DEBUG_TEXT = re.compile(r"\b(string|int|double|bool|object|array|Optional)\(")
+
+
+def test_human_output_is_plain_text_never_the_clients_own_representation(fresh):
+    """Issue 27: `stepsign status` printed `stepsignd string("0.1.0")` and `int(1) signatures`.
+    Golden lines for status; and no command's human output or message carries Swift's debug text."""
+    daemon, directory = fresh
+    status = cli(daemon, "status")
+    lines = status.stdout.splitlines()
+    assert re.fullmatch(r"stepsignd \d+\.\d+\.\d+(-\S+)?, up (\d+[dhm] )*\d+s", lines[0]), status.stdout
+    assert re.fullmatch(r"active key [A-Za-z0-9_-]{43}", lines[1]), status.stdout
+    assert re.fullmatch(r"\d+ signatures?", lines[2]), status.stdout
+    password = secret_file(directory, "pw", FIRST)
+    wrong = secret_file(directory, "wrong", "Not-The-Password-1")
+    outputs = [
+        status,
+        cli(daemon, "admin", "user", "list"),
+        cli(daemon, "admin", "key", "list"),
+        cli(daemon, "admin", "group", "list"),
+        cli(daemon, "admin", "group", "add", "--group", "ops", "--user", "erin"),
+        cli(daemon, "admin", "group", "list"),
+        cli(daemon, "approvals", "--user", "erin", "--password-file", password),
+        cli(daemon, "sign", "--user", "erin", "--reason", "r", "--payload", "p", "--password-file", wrong),
+        cli(daemon, "sign", "--user", "nobody-here", "--level", "2", "--reason", "r", "--payload", "p"),
+        cli(daemon, "admin", "audit", "verify"),
+    ]
+    for result in outputs:
+        text = result.stdout + result.stderr
+        assert not DEBUG_TEXT.search(text), f"{result.args}: {text}"
+    assert cli(daemon, "admin", "group", "list").stdout.strip() == "ops: erin"
+    refused = outputs[7]
+    assert refused.returncode == 1 and refused.stderr == "stepsign: Authentication failed, 2 attempts left\n", refused.stderr
 
 
 def test_audit_verify_and_verify_ledger_report_the_same_fields(fresh):

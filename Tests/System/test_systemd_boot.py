@@ -239,6 +239,9 @@ def test_enabled_socket_listens_and_the_first_connection_starts_the_daemon(box):
     # A member of stepsign connects: systemd starts the daemon and hands it the socket.
     status = box.run(["stepsign", "status"], user="alice", check=False)
     assert status.returncode == 0, f"{status.stderr}\n{journal(box)}"
+    # What the operator reads: plain lines (it once printed `stepsignd string("0.1.0")`).
+    assert re.match(r"stepsignd \d+\.\d+\.\d+\S*, up [0-9dhms ]+\nactive key [A-Za-z0-9_-]{43}\n\d+ signatures?\n",
+                    status.stdout), status.stdout
     service = box.show("stepsignd.service", "ActiveState", "SubState", "StatusText", "MainPID", "NRestarts")
     assert service["ActiveState"] == "active" and service["SubState"] == "running", service
     assert service["StatusText"] == "listening on the socket systemd passed (fd 3)", service
