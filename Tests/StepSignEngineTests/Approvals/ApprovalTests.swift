@@ -372,4 +372,23 @@ final class ApprovalTests: Sendable {
         }
         #expect(codes.prefix(32).allSatisfy { $0 == 0 } && codes.last == 14)
     }
+
+    @Test("an IDV approver's challenge is stepsign-idv-approval-v1 naming the digest; its txn differs for another request")
+    func idvTextBindsTheDigest() async throws {
+        let id = try await request(), other = try await request("pay 7 EUR")
+        let first = try #require(try await engine.store.approval(id: id))
+        let second = try #require(try await engine.store.approval(id: other))
+        let challenge = try IDVBiometricStepUp(for: ApprovalDecision(approver: "bob", kind: .approve, request: first).subject,
+                                               peer: Self.approverPeer).challenge
+        let lines = String(decoding: challenge.text, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines[0] == "stepsign-idv-approval-v1" && lines[1] == challenge.nonce && lines[2] == "bob")
+        #expect(lines[3] == "approve" && lines[4] == id && lines[5] == Hex.encode(ApprovalDecision.digest(of: first)))
+        let elsewhere = ApprovalDecision(approver: "bob", kind: .approve, request: second).text(version: ApprovalDecision.idvVersion,
+                                                                                                nonce: challenge.nonce)
+        #expect(IDVChallengeText.txn(of: elsewhere) != IDVChallengeText.txn(of: challenge.text))
+        let denial = ApprovalDecision(approver: "bob", kind: .deny(reason: "no"), request: first)
+            .text(version: ApprovalDecision.idvVersion, nonce: challenge.nonce)
+        #expect(String(decoding: denial, as: UTF8.self)
+            == (lines[0...2] + ["deny"] + lines[4...] + ["no"]).joined(separator: "\n"), "a denial names itself and its reason")
+    }
 }
