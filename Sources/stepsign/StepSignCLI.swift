@@ -65,6 +65,10 @@ struct GlobalOptions: ParsableArguments {
     func connect() throws -> StepSignConnection {
         do {
             return try StepSignConnection(socketPath: socketPath)
+        } catch ClientError.system(let call, let code) where code == EACCES || code == EPERM {
+            // The socket is 0660 root:stepsign: a user not (yet) in the group gets only EACCES.
+            throw CLIError("cannot reach stepsignd at \(socketPath): \(ClientError.system(call, code)); "
+                + "not in group stepsign? Ask for `usermod -aG stepsign $USER`, then log in again (a new login session)")
         } catch {
             throw CLIError("cannot reach stepsignd at \(socketPath): \(error)")
         }

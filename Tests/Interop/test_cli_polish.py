@@ -87,6 +87,22 @@ def test_a_refused_peer_gets_the_daemons_message_every_time():
             daemon.stop()
 
 
+@pytest.mark.skipif(os.getuid() != 0 or SETPRIV is None, reason="needs root and setpriv to run the CLI as uid 65534")
+def test_a_user_outside_the_sockets_group_is_told_why():
+    """Issue 27: a user not (yet) in group stepsign got only "Permission denied"."""
+    with tempfile.TemporaryDirectory() as directory:
+        os.chmod(directory, 0o755)
+        daemon = Daemon(directory)  # socket_mode 0660
+        try:
+            result = subprocess.run([SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                                     CLI, "--socket", daemon.socket, "status"], capture_output=True, text=True, timeout=60)
+            assert result.returncode == 1
+            assert "Permission denied" in result.stderr and "not in group stepsign?" in result.stderr, result.stderr
+            assert "log in again" in result.stderr
+        finally:
+            daemon.stop()
+
+
 def test_too_many_connections_gets_the_daemons_message_every_time():
     with tempfile.TemporaryDirectory() as directory:
         daemon = Daemon(directory, server="max_connections_per_uid = 1")

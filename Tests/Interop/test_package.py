@@ -104,6 +104,24 @@ def test_lintian_finds_no_error_and_only_explained_overridden_tags(deb):
 
 # --- control data --------------------------------------------------------------------------------
 
+def test_copyright_names_every_package_the_build_resolves(unpacked):
+    """Issue 27: PostgresNIO, swift-nio-ssl, swift-crypto (and their BoringSSL), swift-metrics
+    and swift-asn1 were missing from debian/copyright. Every package SwiftPM resolved for the
+    build (Package.resolved) has a Files stanza, and each stanza a License."""
+    import json
+    with open(os.path.join(ROOT, "Package.resolved")) as f:
+        pins = [pin["location"].rstrip("/").split("/")[-1].removesuffix(".git") for pin in json.load(f)["pins"]]
+    with open(os.path.join(unpacked, "usr/share/doc/stepsign/copyright")) as f:
+        text = f.read()
+    stanzas = text.split("\n\n")
+    named = set(re.findall(r"([A-Za-z0-9._-]+)/(?:\*|Sources)", " ".join(s for s in stanzas if s.startswith("Files:"))))
+    missing = [pin for pin in pins if pin not in named]
+    assert not missing, f"not in debian/copyright: {missing}"
+    for stanza in stanzas:
+        if stanza.startswith("Files:"):
+            assert "\nLicense: " in stanza, stanza
+
+
 def test_control_fields_follow_debian_and_the_version_is_the_binaries(deb, unpacked):
     files, _ = unpacked
     version = run(os.path.join(files, "usr/sbin/stepsignd"), "--version")
