@@ -83,7 +83,7 @@ extension PostgresStore {
         record.expiresAt = record.expiresAt.postgresRounded
         let seal = Data(credentialSeal.seal(record))
         let approvers = record.rule.approvers.joined(separator: "\n")
-        try await inTransaction { connection in
+        _ = try await inTransaction { connection in
             try await connection.query("""
                 INSERT INTO approvals (\(unescaped: Self.approvalColumns)) VALUES (
                     \(record.id), \(record.requester), \(record.payload), \(record.payloadLength), \(record.reason),
@@ -178,7 +178,7 @@ extension PostgresStore {
     }
 
     public func markApprovalSigned(id: String, signatureID: String) async throws {
-        try await inTransaction { connection in
+        _ = try await inTransaction { connection in
             try await connection.query("""
                 UPDATE approvals SET state = 'signed', signature_id = \(signatureID) WHERE id = \(id) AND state = 'approved'
                 """, logger: logger)
@@ -187,7 +187,7 @@ extension PostgresStore {
 
     public func addGroupMember(_ member: GroupMember) async throws {
         let seal = Data(credentialSeal.seal(member))
-        try await inTransaction { connection in
+        _ = try await inTransaction { connection in
             try await connection.query("""
                 INSERT INTO group_members (group_name, user_name, added_seq, seal) VALUES (\(member.group), \(member.user), \(member.addedSeq), \(seal))
                 ON CONFLICT (group_name, user_name) DO UPDATE SET added_seq = excluded.added_seq, seal = excluded.seal

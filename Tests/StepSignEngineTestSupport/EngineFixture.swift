@@ -8,7 +8,7 @@ import StepSignTestSupport
 
 /// An engine on a real SQLite store and keyring in a fresh temp directory, with cheap scrypt
 /// (`scrypt_n = 1024`) and whatever `configure` changes.
-public func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "test"),
+public func makeTestEngine(_ prefix: String, logger: Logger = TestLog.logger(),
                     configure: (inout StepSignConfiguration) -> Void = { _ in }) async throws
     -> (engine: Engine, directory: String)
 {
@@ -24,7 +24,7 @@ public func makeTestEngine(_ prefix: String, logger: Logger = Logger(label: "tes
 }
 
 /// An engine with `config` on a real SQLite store and keyring in `directory` (created).
-public func makeTestEngine(_ config: StepSignConfiguration, directory: String, logger: Logger = Logger(label: "test"))
+public func makeTestEngine(_ config: StepSignConfiguration, directory: String, logger: Logger = TestLog.logger())
     async throws -> Engine
 {
     var config = config

@@ -15,7 +15,7 @@ public enum TestSealKey {
         let line = Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "") + "\n"
-        FileManager.default.createFile(atPath: path, contents: Data(line.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: Data(line.utf8), attributes: [.posixPermissions: 0o600])
         atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "stepsign-test-seal-\(getpid())") }
         return path
     }()

@@ -209,7 +209,7 @@ struct DummyCostTests {
         var config = first.engine.config
         config.password.scryptN = 2048
         let engine = try Engine(configuration: config, store: first.engine.store, keyring: first.engine.keyring,
-                                logger: Logger(label: "test"))
+                                logger: TestLog.logger())
         #expect(engine.passwords.storedDummyParameters == config.password.scryptParameters)
         func send(_ text: String, _ session: inout Session) async -> Reply {
             await engine.handle(line: Array(text.utf8), session: &session)

@@ -8,11 +8,12 @@ import StepSignProtocol
 @testable import StepSignStorage
 import Testing
 import StepSignTestSupport
+import StepSignEngineTestSupport
 
 /// Whose keys a keyring signs with and publishes (SPEC §2, §5.2), on a real SQLite store and
 /// real key files.
 @Suite struct KeyringTests {
-    private let logger = Logger(label: "test")
+    private let logger = TestLog.logger()
 
     private func withStore(_ body: (SQLiteStore, String) async throws -> Void) async throws {
         let directory = TemporaryDirectory.path("keyring")
