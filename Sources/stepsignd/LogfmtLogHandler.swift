@@ -94,7 +94,7 @@ struct LogfmtLogHandler: LogHandler {
     }
 
 
-    private static func now() -> timespec {
+    static func now() -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return now

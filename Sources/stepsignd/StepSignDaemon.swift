@@ -85,7 +85,13 @@ struct StepSignDaemon: AsyncParsableCommand {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
 
         LogLevelSwitch.shared.apply(settings.log)
-        LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
+        // Under systemd (stderr is the journal) each line also carries fields, through the
+        // journal's native protocol; elsewhere logfmt lines on stderr.
+        if JournalSocket.stderrIsTheJournal(environment: ProcessInfo.processInfo.environment), let journal = JournalSocket() {
+            LoggingSystem.bootstrap { label in SwitchedLogHandler(JournalLogHandler(label: label, journal: journal)) }
+        } else {
+            LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
+        }
         let logger = Logger(label: "stepsignd")
 
         let notifier = SystemdNotifier.fromEnvironment()

@@ -40,6 +40,7 @@ struct PostgresCrashSafetyTests {
         let b = try DaemonHarness(config: "instance = \"host-b\"\n" + settings)
         try root.endorse([(a, "host-a"), (b, "host-b")])
         try a.addUser()
+        try a.addUser(Load.batchUser)
         let daemons = [a, b]
         let ledger = Acknowledged()
         var failuresSoFar: [String: Int] = [:]

@@ -19,6 +19,7 @@ says what is missing. Alone (scripts/test runs it after building the package):
     STEPSIGN_DEB="$(bash scripts/package)" python3 -m pytest -q Tests/System
 """
 import base64
+import hashlib
 import json
 import os
 import re
@@ -458,6 +459,25 @@ def test_the_journal_holds_the_audit_lines_and_no_secret(box):
     everything = box.run(["journalctl", "--no-pager", "-o", "verbose"]).stdout
     for secret in (ALICE_PASSWORD, BOB_PASSWORD, BOB_NEW_PASSWORD, KEY_PASSPHRASE, *activation_codes):
         assert secret not in everything, "a secret is in the journal"
+
+
+def test_journalctl_finds_every_signature_by_its_fields(box):
+    """Issue 27: under systemd the daemon logs through the journal's native protocol, so
+    `journalctl -o json MESSAGE_ID=… STEPSIGN_SIGNATURE_ID=…` finds a signature's line."""
+    signed_id = hashlib.sha256(b"stepsign/signed").hexdigest()[:32]
+    found = 0
+    for signature in signatures:
+        if signature["level"] == 0:
+            continue
+        jti = jws_part(signature["jws"], 1)["jti"]
+        out = box.run(["journalctl", "--no-pager", "-o", "json", f"MESSAGE_ID={signed_id}",
+                       f"STEPSIGN_SIGNATURE_ID={jti}"]).stdout.splitlines()
+        assert len(out) == 1, f"{jti}: {out}"
+        entry = json.loads(out[0])
+        assert entry["PRIORITY"] == "5" and entry["SYSLOG_IDENTIFIER"] == "stepsignd"
+        assert entry["STEPSIGN_USER"] == signature["user"] and entry["MESSAGE"].startswith("ts=")
+        found += 1
+    assert found > 0
 
 
 def test_stop_exits_0_and_a_restart_keeps_the_ledger(box):
