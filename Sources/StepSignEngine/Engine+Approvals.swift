@@ -15,6 +15,10 @@ extension Engine {
     /// requester cannot flood them (then 14).
     static let maxPendingApprovalsPerRequester = 32
 
+    /// How long an approved request may wait for the daemon that approved it to sign before
+    /// `getApproval` signs it instead (that daemon stopped in between).
+    static let unfinishedApprovalSeconds: Double = 30
+
     /// The requester has stepped up for `signing`, which `rule` matches: store the request,
     /// record it, tell the approvers, and answer `onApprovalPending`. Nothing is signed yet.
     func requestApproval(_ signing: SigningRequest, rule: StepSignConfiguration.ApprovalRule, authenticatorUsed: String,
@@ -185,10 +189,12 @@ extension Engine {
             guard let existing = try await approvedSignature(record) else { throw StorageError.duplicateSignatureID(signatureID) }
             details = existing
         }
-        try await store.markApprovalSigned(id: record.id, signatureID: signatureID)
-        try await events.record(.approvalSigned, user: record.requester,
-                                details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
-                                peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+        // The one that marks it signed records the event: once, whoever signed.
+        if try await store.markApprovalSigned(id: record.id, signatureID: signatureID) {
+            try await events.record(.approvalSigned, user: record.requester,
+                                    details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
+                                    peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+        }
         logger.notice("signed", metadata: [
             "user": .string(record.requester), "signatureID": .string(signatureID), "approvalID": .string(record.id),
             "approvals": "\(record.votes.count)", "authLevel": "\(record.authLevel)",
@@ -226,13 +232,14 @@ extension Engine {
         let deadline = Date().addingTimeInterval(Double(waitSeconds))
         while true {
             record = try await endIfOver(record, context: context) ?? record
-            if record.state == .approved {
-                // Approved but not signed: the daemon that counted the last approval stopped
-                // before it signed. The reserved ID makes this sign once.
+            if record.state == .approved, let approvedAt = record.decidedAt,
+               Date().timeIntervalSince(approvedAt) > Self.unfinishedApprovalSeconds {
+                // Approved long ago but not signed: the daemon that counted the last approval
+                // stopped before it signed. The reserved ID makes this sign once.
                 _ = try await signApproved(record, context: context)
                 record = try await store.approval(id: approvalID) ?? record
             }
-            guard record.state == .pending, Date() < deadline, !Task.isCancelled,
+            guard record.state == .pending || record.state == .approved, Date() < deadline, !Task.isCancelled,
                   !waitsEnded.load(ordering: .relaxed) else { break }
             try? await Task.sleep(for: .milliseconds(200))
             record = try await store.approval(id: approvalID) ?? record

@@ -177,11 +177,12 @@ extension PostgresStore {
         }
     }
 
-    public func markApprovalSigned(id: String, signatureID: String) async throws {
-        _ = try await inTransaction { connection in
-            try await connection.query("""
+    public func markApprovalSigned(id: String, signatureID: String) async throws -> Bool {
+        try await inTransaction { connection in
+            try await Self.count(connection.query("""
                 UPDATE approvals SET state = 'signed', signature_id = \(signatureID) WHERE id = \(id) AND state = 'approved'
-                """, logger: logger)
+                RETURNING 1
+                """, logger: logger)) == 1
         }
     }
 

@@ -149,10 +149,11 @@ extension SQLiteStore {
         }
     }
 
-    public func markApprovalSigned(id: String, signatureID: String) async throws {
+    public func markApprovalSigned(id: String, signatureID: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "UPDATE approvals SET state = 'signed', signature_id = ? WHERE id = ? AND state = 'approved'",
                            arguments: [signatureID, id])
+            return db.changesCount == 1
         }
     }
 

@@ -111,7 +111,8 @@ def test_copyright_names_every_package_the_build_resolves(unpacked):
     import json
     with open(os.path.join(ROOT, "Package.resolved")) as f:
         pins = [pin["location"].rstrip("/").split("/")[-1].removesuffix(".git") for pin in json.load(f)["pins"]]
-    with open(os.path.join(unpacked, "usr/share/doc/stepsign/copyright")) as f:
+    root, _ = unpacked
+    with open(os.path.join(root, "usr/share/doc/stepsign/copyright")) as f:
         text = f.read()
     stanzas = text.split("\n\n")
     named = set(re.findall(r"([A-Za-z0-9._-]+)/(?:\*|Sources)", " ".join(s for s in stanzas if s.startswith("Files:"))))

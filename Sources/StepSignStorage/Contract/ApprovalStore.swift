@@ -31,8 +31,9 @@ public protocol ApprovalStore: Sendable {
     /// same step (so each is reported by one daemon once).
     func expireApprovals(now: Date) async throws -> [ApprovalRecord]
 
-    /// Records that the approved request `id` was signed as `signatureID`.
-    func markApprovalSigned(id: String, signatureID: String) async throws
+    /// Records that the approved request `id` was signed as `signatureID`; false when it was
+    /// not `approved` (marked signed already).
+    func markApprovalSigned(id: String, signatureID: String) async throws -> Bool
 
     // MARK: Groups
 

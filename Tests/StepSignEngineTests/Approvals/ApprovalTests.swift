@@ -391,4 +391,24 @@ final class ApprovalTests: Sendable {
         #expect(String(decoding: denial, as: UTF8.self)
             == (lines[0...2] + ["deny"] + lines[4...] + ["no"]).joined(separator: "\n"), "a denial names itself and its reason")
     }
+
+    @Test("a request approved but not signed (the daemon stopped in between) is signed by a later getApproval, once")
+    func unfinishedApprovalIsSignedOnce() async throws {
+        let id = try await request()
+        let past = Date().addingTimeInterval(-120)
+        for approver in ["bob", "carol"] {
+            _ = try await engine.store.addApprovalVote(
+                id: id, vote: ApprovalVote(approver: approver, authLevel: 1, authenticator: "password", at: past),
+                reserving: try UUIDv7.generate(unixMilliseconds: UInt64(past.timeIntervalSince1970 * 1000)), now: past)
+        }
+        #expect(try await engine.store.approval(id: id)?.state == .approved)
+        let (details, status) = try await outcome(id)
+        #expect(status == .success && !details.payloadSignature.isEmpty)
+        #expect(try await outcome(id).1 == .success)
+        let signedEvents = try await engine.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event }
+            .filter { $0.kind == .approvalSigned }
+        #expect(signedEvents.count == 1)
+        #expect(try await engine.store.ledgerSignatureCount() == 1)
+    }
 }
