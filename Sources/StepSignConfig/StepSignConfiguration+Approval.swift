@@ -32,16 +32,6 @@ extension StepSignConfiguration {
         public func matches(reason: String, level: Int) -> Bool {
             reason.hasPrefix(reasonPrefix) && level >= (minLevel ?? 0)
         }
-
-        /// The `group:` names among the approvers.
-        public var groups: [String] {
-            approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil }
-        }
-
-        /// The user IDs among the approvers.
-        public var users: [String] {
-            approvers.filter { !$0.hasPrefix("group:") }
-        }
     }
 
     /// The first rule that matches a request for `reason` at `level` (first match wins), or nil.

@@ -19,6 +19,9 @@ extension Engine {
     /// `getApproval` signs it instead (that daemon stopped in between).
     static let unfinishedApprovalSeconds: Double = 30
 
+    /// Why a request ended when a reload removed or changed the rule it waited on.
+    static let ruleGoneReason = "its [[approval]] rule was removed or changed by a reload"
+
     /// The requester has stepped up for `signing`, which `rule` matches: store the request,
     /// record it, tell the approvers, and answer `onApprovalPending`. Nothing is signed yet.
     func requestApproval(_ signing: SigningRequest, rule: StepSignConfiguration.ApprovalRule, authenticatorUsed: String,
@@ -282,7 +285,7 @@ extension Engine {
         if record.expiresAt <= context.now {
             reason = "timeout"
         } else if !context.config.approvals.contains(where: { Self.snapshot($0).key == record.rule.key }) {
-            reason = "its [[approval]] rule was removed or changed by a reload"
+            reason = Self.ruleGoneReason
         } else {
             return nil
         }
@@ -304,9 +307,8 @@ extension Engine {
             }
             let keys = Set(config.approvals.map { Self.snapshot($0).key })
             for record in try await store.pendingApprovals() where !keys.contains(record.rule.key) {
-                let reason = "its [[approval]] rule was removed or changed by a reload"
-                if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: reason, now: now) {
-                    try await recordExpiry(record, reason: reason, config: config, now: now)
+                if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: Self.ruleGoneReason, now: now) {
+                    try await recordExpiry(record, reason: Self.ruleGoneReason, config: config, now: now)
                 }
             }
         } catch {
@@ -324,9 +326,8 @@ extension Engine {
     /// Whether `user` is one of `record`'s approvers: named in its rule, or a member of a group
     /// it names whose membership holds (``groupMembershipHolds(_:)``).
     func isApprover(_ user: String, of record: ApprovalRecord) async throws -> Bool {
-        let rule = record.rule
-        if rule.approvers.contains(user), !user.hasPrefix("group:") { return true }
-        let groups = Set(rule.approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil })
+        if record.rule.users.contains(user) { return true }
+        let groups = record.rule.groups
         guard !groups.isEmpty else { return false }
         for member in try await store.groupMembers() where member.user == user && groups.contains(member.group) {
             if try await groupMembershipHolds(member) { return true }
@@ -336,8 +337,8 @@ extension Engine {
 
     /// The members of the groups `rule` names whose membership holds, and the users it names.
     func approverUsers(of rule: ApprovalRuleSnapshot) async throws -> [String] {
-        var users = rule.approvers.filter { !$0.hasPrefix("group:") }
-        let groups = Set(rule.approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil })
+        var users = rule.users
+        let groups = rule.groups
         if !groups.isEmpty {
             for member in try await store.groupMembers() where groups.contains(member.group) && !users.contains(member.user) {
                 if try await groupMembershipHolds(member) { users.append(member.user) }

@@ -45,7 +45,7 @@ struct ApprovalDecision: Sendable {
     func text(version: String, nonce: String) -> [UInt8] {
         var lines = [version, nonce, approver, name, request.id, Hex.encode(Self.digest(of: request)), request.requester,
                      Hex.encode(SHA256.hash(Array(request.payload.utf8))), request.reason,
-                     String(String.UnicodeScalarView(request.peer.comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 })),
+                     OperationText.shown(request.peer.comm),
                      String(request.peer.pid), String(request.peer.uid)]
         if case let .deny(reason) = kind { lines.append(reason) }
         return Array(lines.joined(separator: "\n").utf8)

@@ -44,7 +44,7 @@ enum OperationText {
     }
 
     /// A process name as a text line: its hidden characters as "?".
-    private static func shown(_ comm: String) -> String {
+    static func shown(_ comm: String) -> String {
         String(String.UnicodeScalarView(comm.unicodeScalars.map { SigningRequest.isHidden($0) ? "?" : $0 }))
     }
 }

@@ -93,6 +93,14 @@ public struct ApprovalRuleSnapshot: Sendable, Equatable {
         self.type = type
         self.key = key
     }
+
+    /// The user IDs among the approvers.
+    public var users: [String] { approvers.filter { !$0.hasPrefix("group:") } }
+
+    /// The names of the `group:NAME` approvers.
+    public var groups: Set<String> {
+        Set(approvers.compactMap { $0.hasPrefix("group:") ? String($0.dropFirst(6)) : nil })
+    }
 }
 
 /// One approver's approval: who, with which step-up, when.
