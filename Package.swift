@@ -25,9 +25,13 @@
 //   StepSignLogClient           a log published as C2SP tlog-tiles, read from a directory or a URL, and checked
 //   StepSignWitness             a C2SP tlog-witness: the checks, its durable state, its HTTP server
 //                               (SwiftNIO's HTTP/1.1), and the client side's request and reply
-//   stepsignd, stepsign, stepsign-verify
-//   stepsign-witness            a witness of one's own (`serve`, `key`)
-//   stepsign-witnessd           submits the daemon's checkpoints to the [[witness]]es (AsyncHTTPClient)
+//   StepSignDaemonProgram, StepSignCLIProgram, StepSignVerifyProgram, StepSignWitnessProgram,
+//   StepSignWitnessdProgram     the programs, each a library with a `…Main.main()`:
+//     stepsignd, stepsign, stepsign-verify
+//     stepsign-witness          a witness of one's own (`serve`, `key`)
+//     stepsign-witnessd         submits the daemon's checkpoints to the [[witness]]es (AsyncHTTPClient)
+//   stepsignd, stepsign, …      one executable per program, a main.swift each (development, tests)
+//   stepsign-multicall          all five in one binary, chosen by argv[0]: what the package installs
 //   stepsign-loadgen            the load generator of scripts/bench (not installed)
 import PackageDescription
 
@@ -39,6 +43,7 @@ let package = Package(
         .executable(name: "stepsign-verify", targets: ["stepsign-verify"]),
         .executable(name: "stepsign-witness", targets: ["stepsign-witness"]),
         .executable(name: "stepsign-witnessd", targets: ["stepsign-witnessd"]),
+        .executable(name: "stepsign-multicall", targets: ["stepsign-multicall"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -115,8 +120,8 @@ let package = Package(
         // System-call helpers every module that reads and writes descriptors shares.
         .target(name: "StepSignSystem", dependencies: ["CSystemShims"]),
         .target(name: "StepSignClient", dependencies: ["StepSignProtocol", "StepSignSystem"]),
-        .executableTarget(
-            name: "stepsignd",
+        .target(
+            name: "StepSignDaemonProgram",
             dependencies: [
                 "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig",
                 "StepSignStorage", "StepSignPostgres",
@@ -128,16 +133,16 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        .executableTarget(
-            name: "stepsign",
+        .target(
+            name: "StepSignCLIProgram",
             dependencies: [
                 "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion", "StepSignSystem",
                 "StepSignLogClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(
-            name: "stepsign-verify",
+        .target(
+            name: "StepSignVerifyProgram",
             dependencies: [
                 "StepSignCrypto", "StepSignFormat", "StepSignProtocol", "StepSignVersion", "StepSignSystem", "StepSignLogClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -164,8 +169,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .executableTarget(
-            name: "stepsign-witness",
+        .target(
+            name: "StepSignWitnessProgram",
             dependencies: [
                 "StepSignWitness", "StepSignFormat", "StepSignCrypto", "StepSignVersion", "StepSignSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -174,8 +179,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(
-            name: "stepsign-witnessd",
+        .target(
+            name: "StepSignWitnessdProgram",
             dependencies: [
                 "StepSignWitness", "StepSignClient", "StepSignProtocol", "StepSignFormat", "StepSignCrypto",
                 "StepSignConfig", "StepSignVersion", "StepSignSystem",
@@ -185,6 +190,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
+        ),
+        .executableTarget(name: "stepsignd", dependencies: ["StepSignDaemonProgram"]),
+        .executableTarget(name: "stepsign", dependencies: ["StepSignCLIProgram"]),
+        .executableTarget(name: "stepsign-verify", dependencies: ["StepSignVerifyProgram"]),
+        .executableTarget(name: "stepsign-witness", dependencies: ["StepSignWitnessProgram"]),
+        .executableTarget(name: "stepsign-witnessd", dependencies: ["StepSignWitnessdProgram"]),
+        // What the Debian package installs: the five programs in one binary, chosen by argv[0].
+        .executableTarget(
+            name: "stepsign-multicall",
+            dependencies: ["StepSignDaemonProgram", "StepSignCLIProgram", "StepSignVerifyProgram",
+                           "StepSignWitnessProgram", "StepSignWitnessdProgram"]
         ),
         // The load generator of scripts/bench: POSIX sockets and epoll, StepSignCrypto for scrypt and ES256,
         // StepSignFormat for the offline proof checks.
@@ -246,7 +262,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "stepsigndTests", dependencies: ["stepsignd"]),
+        .testTarget(name: "stepsigndTests", dependencies: ["StepSignDaemonProgram"]),
         .testTarget(
             name: "StepSignLogClientTests",
             dependencies: ["StepSignLogClient", "StepSignFormat", "StepSignCrypto", "StepSignProtocol"]

@@ -16,23 +16,32 @@ import pytest
 from conftest import BIN, Client
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BINARIES = {"usr/sbin/stepsignd": "stepsignd", "usr/bin/stepsign": "stepsign",
-            "usr/bin/stepsign-verify": "stepsign-verify"}
+# Issue 27: one multi-call binary; every other program is a relative link to it.
+BINARIES = {"usr/bin/stepsign": "stepsign"}
+LINKS = {"usr/sbin/stepsignd": "../bin/stepsign", "usr/bin/stepsign-verify": "stepsign",
+         "usr/bin/stepsign-witness": "stepsign", "usr/sbin/stepsign-witnessd": "../bin/stepsign"}
+PROGRAMS = {path: os.path.basename(path) for path in (*BINARIES, *LINKS)}
 MAN_PAGES = {"usr/share/man/man8/stepsignd.8.gz": ("stepsignd", "8", "--config"),
              "usr/share/man/man1/stepsign.1.gz": ("stepsign", "1", "--socket"),
-             "usr/share/man/man1/stepsign-verify.1.gz": ("stepsign-verify", "1", "--keys")}
+             "usr/share/man/man1/stepsign-verify.1.gz": ("stepsign-verify", "1", "--keys"),
+             "usr/share/man/man1/stepsign-witness.1.gz": ("stepsign-witness", "1", "serve"),
+             "usr/share/man/man8/stepsign-witnessd.8.gz": ("stepsign-witnessd", "8", "--once")}
+# The issue's bounds (issue 27: it was 73 MB, about 185 MB installed).
+MAX_PACKAGE_BYTES = 30 * 1024 * 1024
+MAX_INSTALLED_KIB = 100 * 1024
 EXPECTED_FILES = {
-    *BINARIES,
+    *BINARIES, *LINKS,
     "lib/systemd/system/stepsignd.service", "lib/systemd/system/stepsignd.socket",
-    "usr/lib/sysusers.d/stepsign.conf", "usr/lib/tmpfiles.d/stepsign.conf",
+    "lib/systemd/system/stepsign-witnessd.service", "lib/systemd/system/stepsign-witness.service",
+    "lib/systemd/system/stepsign-monitor.service",
+    "usr/lib/sysusers.d/stepsign.conf", "usr/lib/sysusers.d/stepsign-witnessd.conf",
+    "usr/lib/tmpfiles.d/stepsign.conf",
     "etc/stepsign/stepsignd.toml",
     "usr/share/doc/stepsign/copyright", "usr/share/doc/stepsign/changelog.Debian.gz",
     "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/roles.sql",
     *MAN_PAGES,
-    "usr/share/bash-completion/completions/stepsignd", "usr/share/bash-completion/completions/stepsign",
-    "usr/share/bash-completion/completions/stepsign-verify",
-    "usr/share/zsh/vendor-completions/_stepsignd", "usr/share/zsh/vendor-completions/_stepsign",
-    "usr/share/zsh/vendor-completions/_stepsign-verify",
+    *(f"usr/share/bash-completion/completions/{name}" for name in PROGRAMS.values()),
+    *(f"usr/share/zsh/vendor-completions/_{name}" for name in PROGRAMS.values()),
     "usr/share/lintian/overrides/stepsign",
 }
 # Every lintian tag the package overrides (usr/share/lintian/overrides/stepsign), each explained
@@ -139,18 +148,23 @@ def test_control_fields_follow_debian_and_the_version_is_the_binaries(deb, unpac
 def test_contents_are_the_layout_with_root_owners_and_debian_modes(deb):
     listing = run("dpkg-deb", "-c", deb)
     assert listing.returncode == 0, listing.stderr
-    seen = {}
+    seen, links = {}, {}
     for line in listing.stdout.splitlines():
         mode, owner, _size, _date, _time, path = line.split(None, 5)
         path = path.removeprefix("./").rstrip("/")
         assert owner == "root/root", line
         if mode.startswith("d"):
             assert mode == "drwxr-xr-x", line
+        elif mode.startswith("l"):
+            path, target = path.split(" -> ")
+            seen[path], links[path] = mode, target
         else:
             seen[path] = mode
     assert set(seen) == EXPECTED_FILES
+    assert links == LINKS
     for path, mode in seen.items():
-        assert mode == ("-rwxr-xr-x" if path in BINARIES else "-rw-r--r--"), (path, mode)
+        expected = "lrwxrwxrwx" if path in LINKS else "-rwxr-xr-x" if path in BINARIES else "-rw-r--r--"
+        assert mode == expected, (path, mode)
     # The state directory is made by tmpfiles.d in postinst, never shipped (dpkg would own it).
     assert not any(line.rstrip("/").endswith("var/lib/stepsign") for line in listing.stdout.splitlines())
 
@@ -236,9 +250,9 @@ def test_binaries_serve_with_the_swift_toolchain_hidden(unpacked):
     if os.path.exists(debug):
         failed = run(*hidden_toolchain(debug, "--help"))
         assert failed.returncode != 0 and "libswift" in failed.stderr, failed
-    for path in BINARIES:
+    for path, name in PROGRAMS.items():
         result = run(*hidden_toolchain(os.path.join(files, path), "--help"))
-        assert result.returncode == 0 and "USAGE" in result.stdout, (path, result)
+        assert result.returncode == 0 and f"USAGE: {name} " in result.stdout, (path, result)
     with tempfile.TemporaryDirectory(prefix="stepsign-deb-run-") as directory:
         socket_path = os.path.join(directory, "s.sock")
         config = os.path.join(directory, "stepsignd.toml")
@@ -270,6 +284,49 @@ def test_binaries_serve_with_the_swift_toolchain_hidden(unpacked):
             log.close()
 
 
+def test_the_package_and_its_install_are_within_the_bounds(deb, unpacked):
+    """Issue 27: at most 30 MB to download and 100 MB installed (it was 73 and about 185)."""
+    files, _ = unpacked
+    on_disk = sum(os.lstat(os.path.join(top, name)).st_size
+                  for top, _, names in os.walk(files) for name in names)
+    installed_kib = int(field(deb, "Installed-Size"))
+    print(f"package {os.path.getsize(deb)} bytes, Installed-Size {installed_kib} KiB, files {on_disk} bytes")
+    assert os.path.getsize(deb) <= MAX_PACKAGE_BYTES
+    assert on_disk <= installed_kib * 1024 <= MAX_INSTALLED_KIB * 1024
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")
+def test_the_binary_alone_is_stepsign_verify_on_an_auditors_machine(unpacked):
+    """Copied alone under the name stepsign-verify, without the toolchain, the package's binary
+    checks a signature made by PyJWT, and refuses it once its payload is changed; under any
+    name that is not a program's it is the CLI."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from test_verify_cli import encode_low_s, thumbprint
+
+    files, _ = unpacked
+    key = ec.generate_private_key(ec.SECP256R1())
+    claims = {"iss": "auditor", "sub": "carol", "jti": "0190a0b0-0000-7000-8000-000000000001", "iat": 1700000000,
+              "payload": "checked elsewhere", "payloadLength": 17, "reason": "audit", "authLevel": 1,
+              "authenticatorType": 0, "authenticatorUsed": "password"}
+    token = encode_low_s(claims, key, {"kid": thumbprint(key.public_key()), "typ": "stepsign+jwt"})
+    with tempfile.TemporaryDirectory(prefix="stepsign-auditor-") as directory:
+        verify = os.path.join(directory, "stepsign-verify")
+        shutil.copy(os.path.join(files, "usr/bin/stepsign"), verify)
+        keys = os.path.join(directory, "keys.pem")
+        with open(keys, "wb") as f:
+            f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+        good = run(*hidden_toolchain(verify, "--keys", keys, "--payload", claims["payload"], token))
+        assert good.returncode == 0, good
+        changed = run(*hidden_toolchain(verify, "--keys", keys, "--payload", "changed", token))
+        assert changed.returncode == 1, changed
+        renamed = os.path.join(directory, "signing-tool")
+        os.rename(verify, renamed)
+        cli = run(*hidden_toolchain(renamed, "--help"))
+        assert cli.returncode == 0 and "OVERVIEW: Ask stepsignd to sign" in cli.stdout, cli
+
+
 # --- man pages and completions -------------------------------------------------------------------
 
 def test_man_pages_render_without_warnings(unpacked):
@@ -287,7 +344,7 @@ def test_man_pages_render_without_warnings(unpacked):
 
 def test_completion_scripts_parse_and_complete_subcommands(unpacked):
     files, _ = unpacked
-    for name in BINARIES.values():
+    for name in PROGRAMS.values():
         bash_script = os.path.join(files, "usr/share/bash-completion/completions", name)
         assert run("bash", "-n", bash_script).returncode == 0, name
         zsh_script = os.path.join(files, "usr/share/zsh/vendor-completions", "_" + name)

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import StepSignCrypto
 import Testing
-@testable import stepsignd
+@testable import StepSignDaemonProgram
 
 /// The journal's native protocol as systemd documents it ("Native Journal Protocol"): fields
 /// `NAME=value\n`, a value with a newline as `NAME\n` + 64-bit little-endian length + bytes +

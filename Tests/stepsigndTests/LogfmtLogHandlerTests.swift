@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Logging
 import Testing
-@testable import stepsignd
+@testable import StepSignDaemonProgram
 
 @Suite("logfmt lines")
 struct LogfmtLogHandlerTests {

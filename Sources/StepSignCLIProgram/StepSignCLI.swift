@@ -5,7 +5,6 @@ import StepSignClient
 import StepSignVersion
 
 /// `stepsign`: the client and admin CLI (SPEC §8).
-@main
 struct StepSignCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign",

@@ -3,7 +3,6 @@ import StepSignVersion
 
 /// `stepsign-witness serve …` and `stepsign-witness key …` (SPEC §5.6): a C2SP tlog-witness of
 /// one's own, for organisations without a public witness network.
-@main
 struct StepSignWitnessCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign-witness",

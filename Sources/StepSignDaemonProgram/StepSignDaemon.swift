@@ -16,7 +16,6 @@ import StepSignVersion
 import UnixSignals
 
 /// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
-@main
 struct StepSignDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsignd",

@@ -13,7 +13,6 @@ import StepSignWitness
 
 /// `stepsign-witnessd --config FILE [--socket PATH] [--interval SECONDS] [--once]`: submits the
 /// log's checkpoints to the `[[witness]]`es of FILE and stores their cosignatures (SPEC §5.6).
-@main
 struct StepSignWitnessd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsign-witnessd",
