@@ -41,6 +41,8 @@ public final class Engine: Sendable {
 
     /// Why the log cannot be extended, once the store found its tree broken (SPEC §5.5).
     let logAlarm: LogAlarm
+    /// Says once that the state directory's filesystem is full, and once that space is back.
+    let noSpaceAlarm: NoSpaceAlarm
     /// The transparency log's checkpoints (SPEC §5.5).
     let log: TransparencyLog
 
@@ -114,7 +116,10 @@ public final class Engine: Sendable {
                                                seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
+        let noSpaceAlarm = NoSpaceAlarm(logger: logger)
+        self.noSpaceAlarm = noSpaceAlarm
         let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
+                                  committed: { noSpaceAlarm.cleared() },
                                   keptCheckpointSize: { log.latest?.checkpoint.size },
                                   landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
         self.signer = Signer(keyring: keyring, ledger: ledger)
@@ -311,6 +316,12 @@ public final class Engine: Sendable {
             reply = Reply(error: .internalError(
                 "internal error: the database connection broke while the signature was being recorded; "
                     + "it was not returned, but may be in the ledger; safe to retry"))
+        } catch let error where StorageError.meansNoSpace(error) {
+            // A full disk is said once (the alarm), not per request; the transaction was
+            // rolled back whole.
+            noSpaceAlarm.report(error)
+            reply = Reply(error: .internalError(
+                "no space left on the daemon's disk: nothing was signed or changed; retry once space is freed"))
         } catch {
             logger.error("request failed", metadata: ["op": "\(request.op)", "error": "\(error)"])
             reply = Reply(error: .internalError("internal error; nothing was signed or changed"))

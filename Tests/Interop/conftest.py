@@ -37,7 +37,9 @@ class Client:
 
 
 class Daemon:
-    def __init__(self, directory, extra="", server=""):
+    def __init__(self, directory, extra="", server="", prefix=()):
+        """stepsignd on `directory`; `prefix` is argv put before it (e.g. nsenter into a mount
+        namespace), which must exec the daemon in the same process."""
         self.directory = directory
         self.socket = os.path.join(directory, "s.sock")
         config = os.path.join(directory, "stepsignd.toml")
@@ -57,7 +59,7 @@ scrypt_n = 1024
 """ + extra)
         self.log = open(os.path.join(directory, "stepsignd.log"), "wb")
         self.process = subprocess.Popen(
-            [os.path.join(BIN, "stepsignd"), "--config", config, "--socket", self.socket,
+            [*prefix, os.path.join(BIN, "stepsignd"), "--config", config, "--socket", self.socket,
              "--state-dir", os.path.join(directory, "state")],
             stdout=self.log, stderr=self.log)
         deadline = time.time() + 60

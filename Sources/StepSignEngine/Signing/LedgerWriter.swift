@@ -56,8 +56,11 @@ final class LedgerWriter: Sendable {
     /// below a checkpoint this daemon had signed before the commit, so the log was cut behind
     /// its back), or nil.
     private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String?
+    /// Called after each batch that was committed and acknowledged.
+    private let committed: @Sendable () -> Void
 
     init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil },
+         committed: @escaping @Sendable () -> Void = {},
          keptCheckpointSize: @escaping @Sendable () -> Int64? = { nil },
          landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String? = { _, _ in nil }) {
         self.store = store
@@ -65,6 +68,7 @@ final class LedgerWriter: Sendable {
         self.refusal = refusal
         self.keptCheckpointSize = keptCheckpointSize
         self.landedBelowCheckpoint = landedBelowCheckpoint
+        self.committed = committed
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
@@ -172,6 +176,7 @@ final class LedgerWriter: Sendable {
                 group.waiter.resume(returning: Array(stored[next..<next + group.rows.count]))
                 next += group.rows.count
             }
+            committed()
             if let checkpointer, let last = stored.last {
                 checkpointer.didCommit(last: last, made: made.withLockedValue { $0 })
             }
