@@ -107,6 +107,8 @@ extension Engine {
             return try await removeGroupMember(group: group, user: user, context: context)
         case .listGroups:
             return try await listGroups()
+        case .backup:
+            return try await backup(context: context)
         case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the

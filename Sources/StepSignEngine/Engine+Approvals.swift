@@ -311,6 +311,8 @@ extension Engine {
                     try await recordExpiry(record, reason: Self.ruleGoneReason, config: config, now: now)
                 }
             }
+        } catch is CancellationError {
+            // The daemon is stopping mid-sweep; the next start sweeps again.
         } catch {
             logger.error("could not end requests for approval that are over", metadata: ["error": "\(error)"])
         }

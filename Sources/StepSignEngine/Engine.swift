@@ -43,6 +43,8 @@ public final class Engine: Sendable {
     let logAlarm: LogAlarm
     /// Says once that the state directory's filesystem is full, and once that space is back.
     let noSpaceAlarm: NoSpaceAlarm
+    /// Whether `admin.backup` is making a copy (one at a time).
+    let backupInProgress = NIOLockedValueBox(false)
     /// The transparency log's checkpoints (SPEC §5.5).
     let log: TransparencyLog
 

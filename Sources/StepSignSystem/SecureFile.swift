@@ -69,6 +69,18 @@ public enum SecureFile {
         guard chmod(path, mode) == 0 else { throw SystemError("chmod", path: path) }
     }
 
+    /// `fsync`s the file at `path`, then the directory that holds it: a file written by
+    /// someone else (SQLite) made durable with its name.
+    public static func sync(_ path: String) throws(SystemError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError("open", path: path) }
+        let synced = fsync(fd) == 0
+        let failure = synced ? nil : SystemError("fsync", path: path)
+        close(fd)
+        if let failure { throw failure }
+        try syncDirectory(of: path)
+    }
+
     private static func syncDirectory(of path: String) throws(SystemError) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -41,6 +41,9 @@ struct PostgresDaemonTests {
             #expect(row["seq"]?.int == seq)
             #expect(row["payloadSignature"]?.stringValue == details["payloadSignature"]?.stringValue)
         }
+        // No online backup of a shared database: pg_dump on the server (docs/backups.md).
+        let backup = try connection.call("admin.backup")
+        #expect(backup.code == 170 && backup.message.contains("pg_dump"), "\(backup.code) \(backup.message)")
         // A clean stop checkpoints the head into PostgreSQL and closes the store.
         #expect(daemon.stop() == 0)
         #expect(!daemon.logLines(message: "ledger checkpoint").isEmpty, "\(daemon.log)")

@@ -24,6 +24,9 @@ public enum AdminOperation: Sendable {
     case addGroupMember(group: String, user: String)
     case removeGroupMember(group: String, user: String)
     case listGroups
+    /// `admin.backup`: a consistent copy of the SQLite store in the state directory's
+    /// `backups/`, made while serving (issue 27), for `stepsign admin backup --to FILE`.
+    case backup
 
     /// Decodes the admin operation and parameters of `request`.
     public init(_ request: Request) throws(StepSignError) {
@@ -69,6 +72,9 @@ public enum AdminOperation: Sendable {
         case "admin.endorseKey":
             try request.allowOnly(["endorsement"])
             self = .endorseKey(endorsement: try request.string("endorsement"))
+        case "admin.backup":
+            try request.allowOnly([])
+            self = .backup
         case "admin.listKeys":
             try request.allowOnly([])
             self = .listKeys
