@@ -386,6 +386,12 @@ def test_human_output_is_plain_text_never_the_clients_own_representation(fresh):
         text = result.stdout + result.stderr
         assert not DEBUG_TEXT.search(text), f"{result.args}: {text}"
     assert cli(daemon, "admin", "group", "list").stdout.strip() == "ops: erin"
+    backup = cli(daemon, "admin", "backup", "--to", os.path.join(directory, "copy.sqlite"))
+    assert backup.returncode == 0 and not DEBUG_TEXT.search(backup.stdout + backup.stderr), backup
+    made, keep, never = backup.stdout.splitlines()
+    assert re.fullmatch(rf"backup written to {re.escape(directory)}/copy\.sqlite: \d+ ledger entr(y|ies), \d+ bytes", made)
+    assert re.fullmatch(r"keep with it, from the state directory: (keys/\S+ )*keys/seal\.key( keys/\S+)*", keep), keep
+    assert never == "never restore keys/log-checkpoint from a copy: it shows what a restore lost"
     refused = outputs[7]
     assert refused.returncode == 1 and refused.stderr == "stepsign: Authentication failed, 2 attempts left\n", refused.stderr
 
