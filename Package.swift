@@ -53,6 +53,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -72,6 +74,22 @@ let package = Package(
             dependencies: ["CLibcrypto", "COpenSSLShims", "StepSignProtocol"]
         ),
         .target(name: "StepSignProtocol"),
+        // The daemon's metrics: names, help texts, buckets, and helpers on the swift-metrics API.
+        .target(name: "StepSignMetrics", dependencies: [.product(name: "Metrics", package: "swift-metrics")]),
+        // Their Prometheus exposition: swift-metrics on swift-prometheus's registry, `GET /metrics`.
+        .target(
+            name: "StepSignMetricsServer",
+            dependencies: [
+                "StepSignMetrics",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto", "StepSignProtocol"]),
         .target(name: "StepSignConfig", dependencies: ["StepSignProtocol"]),
         // The built-in common-password list (19,640 lines), apart so that only the modules that
@@ -87,7 +105,7 @@ let package = Package(
         .target(
             name: "StepSignPostgres",
             dependencies: [
-                "StepSignStorage", "StepSignFormat", "StepSignCrypto", "StepSignConfig",
+                "StepSignStorage", "StepSignFormat", "StepSignCrypto", "StepSignConfig", "StepSignMetrics",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -100,7 +118,7 @@ let package = Package(
             dependencies: [
                 "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig", "StepSignCommonPasswords",
                 "StepSignStorage", "CSystemShims", "StepSignSystem",
-                "StepSignVersion",
+                "StepSignVersion", "StepSignMetrics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -109,7 +127,7 @@ let package = Package(
         .target(
             name: "StepSignServer",
             dependencies: [
-                "StepSignEngine", "StepSignProtocol", "CSystemShims", "StepSignNIO",
+                "StepSignEngine", "StepSignProtocol", "CSystemShims", "StepSignNIO", "StepSignMetrics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -124,8 +142,10 @@ let package = Package(
             name: "StepSignDaemonProgram",
             dependencies: [
                 "StepSignServer", "StepSignEngine", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignConfig",
-                "StepSignStorage", "StepSignPostgres",
+                "StepSignStorage", "StepSignPostgres", "StepSignMetrics", "StepSignMetricsServer",
                 "CSystemShims", "StepSignVersion", "StepSignSystem",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -7,7 +7,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage", "cluster", "witness", "stepup", "approval",
+            "ledger", "storage", "cluster", "witness", "stepup", "approval", "metrics",
         ])
         let d = StepSignConfiguration.default
         let witnesses = try Witness.all(root)
@@ -32,7 +32,8 @@ extension StepSignConfiguration {
             cluster: try Cluster(try root.table("cluster")),
             witnesses: witnesses,
             stepUp: try StepUp(try root.table("stepup")),
-            approvals: try ApprovalRule.all(root)
+            approvals: try ApprovalRule.all(root),
+            metrics: try Metrics(try root.table("metrics"))
         )
     }
 }

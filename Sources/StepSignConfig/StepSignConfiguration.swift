@@ -25,6 +25,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     public var log: Log
     /// `[ledger]`: ledger checkpoints.
     public var ledger: Ledger
+    /// `[metrics]`: the Prometheus endpoint, off by default.
+    public var metrics: Metrics
     /// `[storage]`: SQLite (default) or PostgreSQL.
     public var storage: Storage
     /// `[cluster]`: the cluster root key that other instances' keys must chain to.
@@ -52,7 +54,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         cluster: Cluster = Cluster(),
         witnesses: [Witness] = [],
         stepUp: StepUp = StepUp(),
-        approvals: [ApprovalRule] = []
+        approvals: [ApprovalRule] = [],
+        metrics: Metrics = Metrics()
     ) {
         self.instance = instance
         self.server = server
@@ -69,6 +72,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.cluster = cluster
         self.stepUp = stepUp
         self.approvals = approvals
+        self.metrics = metrics
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

@@ -14,6 +14,9 @@ import StepSignServer
 import StepSignStorage
 import StepSignVersion
 import UnixSignals
+import Metrics
+import Prometheus
+import StepSignMetricsServer
 
 /// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
 struct StepSignDaemon: AsyncParsableCommand {
@@ -92,6 +95,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
         }
         let logger = Logger(label: "stepsignd")
+        // Metrics (issue 27), before anything makes a handle: off unless `[metrics] listen` is set.
+        let metricsRegistry = Self.bootstrapMetrics(settings.metrics)
 
         let notifier = SystemdNotifier.fromEnvironment()
         let passphrase: [UInt8]?
@@ -168,6 +173,15 @@ struct StepSignDaemon: AsyncParsableCommand {
         // READY=1 only now: the keys are loaded and the socket accepts connections.
         let server = SocketServer(engine: engine, listener: listener, logger: logger,
                                   onListening: { notify(["READY=1", "STATUS=\(listening)"]) })
+        let metricsServer: MetricsHTTPServer?
+        do {
+            metricsServer = try await Self.bindMetrics(settings, registry: metricsRegistry, logger: logger)
+        } catch {
+            logger.critical("cannot listen for metrics ([metrics] listen)", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: cannot listen for metrics: \(error)\n")
+            try? await store.close()
+            throw ExitCode(78)  // EX_CONFIG
+        }
         // One group; its order is the shutdown order, reversed: the signals stop first, then
         // the socket server (every request in flight is answered), the watchdog, the
         // summary and approval-expiry timers, and last the engine (final checkpoint) and the store.
@@ -179,6 +193,7 @@ struct StepSignDaemon: AsyncParsableCommand {
         if let notifier, notifier.watchdogInterval != nil {
             services.append(.init(service: WatchdogService(notifier: notifier, logger: logger)))
         }
+        if let metricsServer { services.append(.init(service: metricsServer)) }
         services.append(.init(service: server))
         services.append(.init(
             service: SignalService(

@@ -5,6 +5,7 @@ import StepSignFormat
 import StepSignProtocol
 import StepSignStorage
 import struct Foundation.Date
+import StepSignMetrics
 
 /// Approval by several people (SPEC §3.4): a request an `[[approval]]` rule matches waits,
 /// after its requester's step-up, for `required` approvers other than the requester, each
@@ -198,6 +199,7 @@ extension Engine {
                                     details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
                                     peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
         }
+        StepSignMetric.signatures.increment(by: 1, [("level", "\(record.authLevel)"), ("authenticator", "approval")])
         logger.notice("signed", metadata: [
             "user": .string(record.requester), "signatureID": .string(signatureID), "approvalID": .string(record.id),
             "approvals": "\(record.votes.count)", "authLevel": "\(record.authLevel)",

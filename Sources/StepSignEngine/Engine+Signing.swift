@@ -4,6 +4,7 @@ import StepSignConfig
 import StepSignCrypto
 import StepSignStorage
 import struct Foundation.Date
+import StepSignMetrics
 
 extension Engine {
     /// `authenticateUserAndSignData` (SPEC §3.2): checks, then one step-up challenge or the result.
@@ -108,7 +109,9 @@ extension Engine {
         // A signing opened by a login signs as its user: the login must still hold.
         _ = try await currentLogin(&session, context: context)
         let work = challenge.work
-        switch try await answerer.check(answer, for: work.subject, using: stepUp, context: context) {
+        let outcome = try await answerer.check(answer, for: work.subject, using: stepUp, context: context)
+        StepSignMetric.stepUps.increment(by: 1, [("authenticator", answerer.used), ("outcome", outcome.metricLabel)])
+        switch outcome {
         case .accepted:
             session.pending = nil
             switch work {
@@ -201,6 +204,7 @@ extension Engine {
         if signing.authLevel == 0 {
             logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
         }
+        StepSignMetric.signatures.increment(by: 1, [("level", "\(signing.authLevel)"), ("authenticator", authenticatorUsed)])
         return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import StepSignProtocol
 import StepSignStorage
+import StepSignMetrics
 
 extension Engine {
     /// `authenticateUserAndSignBatch` (SPEC §3.4): up to `signing.max_batch_items` payloads
@@ -53,6 +54,8 @@ extension Engine {
             logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
                                                count: batch.items.count))
         }
+        StepSignMetric.signatures.increment(by: batch.items.count,
+                                            [("level", "\(batch.authLevel)"), ("authenticator", authenticatorUsed)])
         return Reply(events: [.onAuthenticateUserAndSignBatch(batch: signed, status: .success)])
     }
 }

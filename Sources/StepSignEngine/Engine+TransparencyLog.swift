@@ -2,6 +2,7 @@ import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
 import StepSignStorage
+import StepSignMetrics
 
 extension Engine {
     /// `getInclusionProof` (SPEC §5.5): the proof that a signature is leaf `logIndex` of the
@@ -83,6 +84,7 @@ extension Engine {
         }
         try await store.addLogCosignatures(records)
         if log.latest?.checkpoint.size == treeSize { log.republishLatest() }
+        StepSignMetric.witnessedTreeSize.set(Double(treeSize))
         logger.info("log cosignatures stored", metadata: [
             "size": "\(treeSize)", "witnesses": "\(records.map(\.witness).joined(separator: ","))",
         ])

@@ -8,6 +8,7 @@ import StepSignStorage
 import StepSignVersion
 import Synchronization
 import struct Foundation.Date
+import StepSignMetrics
 
 /// The authentication engine: every operation of SPEC §3.2, independent of the transport.
 ///
@@ -329,6 +330,9 @@ public final class Engine: Sendable {
             reply = Reply(error: .internalError("internal error; nothing was signed or changed"))
         }
         reply.id = request.id
+        if let code = reply.error?.code, code != .accepted {
+            StepSignMetric.refusals.increment(by: 1, [("code", "\(code.rawValue)")])
+        }
         return reply
     }
 

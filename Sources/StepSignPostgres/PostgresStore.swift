@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import PostgresNIO
 import StepSignCrypto
 import StepSignStorage
+import StepSignMetrics
 
 /// The shared ``StepSignStore``: one PostgreSQL database for several daemons (SPEC §5.2).
 ///
@@ -182,9 +183,11 @@ public final class PostgresStore: StepSignStore {
                 let timeout = self.leaseTimeout
                 let lastLease = self.lastLease
                 let closings = self.closings
+                let asked = ContinuousClock.now
                 return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
                     group.addTask {
                         .value(try await client.withConnection { connection in
+                            StepSignMetric.postgresPoolWaitSeconds.observe(ContinuousClock.now - asked)
                             guard work.begin() else { throw CancellationError() }
                             lastLease.withLockedValue { $0 = .now }
                             return try await work.body(closings.answered(connection))

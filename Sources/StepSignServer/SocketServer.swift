@@ -9,6 +9,7 @@ import NIOPosix
 import ServiceLifecycle
 import StepSignNIO
 import StepSignEngine
+import StepSignMetrics
 import Synchronization
 import struct Foundation.Date
 
@@ -50,6 +51,9 @@ public final class SocketServer: Service, Sendable {
     private let openConnections = Atomic<Int>(0)
     /// Admitted connections not yet closed, per peer uid (no entry: none).
     private let connectionsPerUID = NIOLockedValueBox<[UInt32: Int]>([:])
+    /// `stepsign_connections`: admitted connections waiting for a request, and with one in work.
+    private let idleConnections = StepSignMetric.connections.openCount([("state", "idle")])
+    private let workingConnections = StepSignMetric.connections.openCount([("state", "working")])
 
     /// - Parameter onListening: called once the socket accepts connections (readiness).
     public init(engine: Engine, listener: Listener, logger: Logger, onListening: @escaping @Sendable () -> Void = {}) {
@@ -147,10 +151,16 @@ public final class SocketServer: Service, Sendable {
                     return
                 }
                 defer { releaseSlot(uid: peer.uid) }
+                idleConnections.increment()
+                defer { idleConnections.decrement() }
                 var session = Session(peer: peer)
                 try await withGracefulShutdownHandler {
                     for try await frame in inbound {
+                        idleConnections.decrement()
+                        workingConnections.increment()
                         let reply = await handle(frame, session: &session)
+                        workingConnections.decrement()
+                        idleConnections.increment()
                         try await outbound.write(reply.buffer())
                         if reply.closesConnection { return }
                     }
@@ -198,7 +208,9 @@ public final class SocketServer: Service, Sendable {
 
     /// Checks the socket just bound at `path` and gives it `group`, without following a link
     /// (``SocketFileOwnership``); its mode was set at creation.
-    private static func setPermissions(path: String, mode: UInt16, group: String) throws {
+    /// Gives the socket just bound at `path` its `group` (a name; "" for none) after checking
+    /// it is ours with `mode` (``SocketFileOwnership/secure(path:mode:group:owner:)``).
+    public static func setPermissions(path: String, mode: UInt16, group: String) throws {
         var gid: gid_t?
         if !group.isEmpty {
             guard let named = AccessPolicy.gid(named: group) else { throw ServerError.unknownGroup(group) }

@@ -38,7 +38,7 @@ EXPECTED_FILES = {
     "usr/lib/tmpfiles.d/stepsign.conf",
     "etc/stepsign/stepsignd.toml",
     "usr/share/doc/stepsign/copyright", "usr/share/doc/stepsign/changelog.Debian.gz",
-    "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/roles.sql",
+    "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/metrics-tcp.conf", "usr/share/doc/stepsign/examples/roles.sql",
     *MAN_PAGES,
     *(f"usr/share/bash-completion/completions/{name}" for name in PROGRAMS.values()),
     *(f"usr/share/zsh/vendor-completions/_{name}" for name in PROGRAMS.values()),

@@ -234,6 +234,25 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test func metricsListenOnAUnixSocketOrALoopbackPortOnly() throws {
+        func listen(_ text: String) throws -> StepSignConfiguration.Metrics.Listen {
+            try StepSignConfiguration.parse("[metrics]\nlisten = \"\(text)\"\n", file: "t.toml").metrics.listen
+        }
+        #expect(try listen("") == .off)
+        #expect(try listen("unix:/run/stepsign/metrics.sock") == .unix(path: "/run/stepsign/metrics.sock"))
+        #expect(try listen("127.0.0.1:9464") == .loopback(host: "127.0.0.1", port: 9464))
+        #expect(try listen("127.8.9.10:1") == .loopback(host: "127.8.9.10", port: 1))
+        #expect(try listen("[::1]:9464") == .loopback(host: "::1", port: 9464))
+        for (bad, says) in [("0.0.0.0:9464", "loopback"), ("10.0.0.1:9464", "loopback"), ("localhost:9464", "loopback"),
+                            ("[::]:9464", "loopback"), ("127.0.0.1", "PORT"), ("127.0.0.1:0", "port"),
+                            ("127.0.0.1:65536", "port"), ("127.0.0.01:9464", "loopback"), ("unix:metrics.sock", "absolute"),
+                            ("unix:/" + String(repeating: "a", count: 107), "107")] {
+            let error = try #require(failure("[metrics]\nlisten = \"\(bad)\"\n"), "\(bad)")
+            #expect(error.key == "metrics.listen" && error.message.contains(says), "\(bad): \(error)")
+        }
+        #expect(failure("[metrics]\nport = 9464\n") != nil)
+    }
+
     // MARK: The shipped files
 
     @Test func theDocumentedConfigFileEqualsTheDefaults() throws {
@@ -245,7 +264,8 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "cluster", "idv", "log", "stepup"])
+        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "metrics", "cluster", "idv", "log", "stepup"])
+        #expect(root["metrics"]?.table?.keys == ["listen"])
         #expect(root["stepup"]?.table?.keys.count == 4)
         #expect(root["ledger"]?.table?.keys.count == 5)
         #expect(root["cluster"]?.table?.keys == ["root_key"])

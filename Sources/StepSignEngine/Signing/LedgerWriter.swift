@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import StepSignStorage
+import StepSignMetrics
 
 /// Appends signatures and events to the ledger with group commit: one writer for every store.
 ///
@@ -159,6 +160,7 @@ final class LedgerWriter: Sendable {
             // witness's pusher) may already cover this batch's rows, which is no cut.
             let keptBefore = keptCheckpointSize()
             let rows = batch.count == 1 ? batch[0].rows : batch.flatMap(\.rows)
+            let started = ContinuousClock.now
             let stored = try await store.appendLedger(rows, checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
                 guard let checkpointer else { throw LedgerWriterError.noCheckpointer }
                 let record = try checkpointer.sign(seq: seq, entryHash: hash)
@@ -166,6 +168,8 @@ final class LedgerWriter: Sendable {
                 return record
             }
             guard stored.count == rows.count else { throw LedgerWriterError.shortBatch }
+            StepSignMetric.ledgerCommitSeconds.observe(ContinuousClock.now - started)
+            StepSignMetric.ledgerBatchEntries.observe(Double(rows.count))
             // Committed on a log shorter than one this daemon signed: no signature made on a
             // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
             if let first = stored.first, let keptBefore, let why = landedBelowCheckpoint(first.seq, keptBefore) {

@@ -9,6 +9,7 @@ import StepSignFormat
 import StepSignProtocol
 import StepSignStorage
 import struct Foundation.Date
+import StepSignMetrics
 
 /// The ledger as a transparency log (SPEC §5.5): signs its checkpoints as C2SP signed notes,
 /// and never signs two histories.
@@ -165,6 +166,8 @@ final class TransparencyLog: Sendable {
             logger.info("log checkpoint", metadata: [
                 "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
             ])
+            StepSignMetric.checkpointTimestamp.set(Date().timeIntervalSince1970)
+            StepSignMetric.treeSize.set(Double(size))
             publisher?.checkpointSigned(signed)
             return signed
         }

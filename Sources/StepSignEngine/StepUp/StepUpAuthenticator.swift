@@ -58,6 +58,16 @@ enum StepUpOutcome: Sendable, Equatable {
 }
 
 extension StepUpOutcome {
+    /// Its `outcome` label in `stepsign_stepup_answers_total`.
+    var metricLabel: String {
+        switch self {
+        case .accepted: "success"
+        case .passwordMustBeReplaced: "must_replace"
+        case .rejected: "wrong"
+        case .exhausted: "blocked"
+        }
+    }
+
     /// The outcome of an answer checked by ``PasswordAuthenticator``'s attempt rule.
     init(_ outcome: PasswordAuthenticator.Outcome) {
         switch outcome {
