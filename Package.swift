@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "StepSignMetricsServer",
             dependencies: [
-                "StepSignMetrics",
+                "StepSignMetrics", "StepSignNIO",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
+import StepSignNIO
 import Synchronization
 
 /// `GET /metrics` in Prometheus's text format (issue 27), over HTTP/1.1 on a Unix socket (the
@@ -44,7 +45,7 @@ public final class MetricsHTTPServer: Service, Sendable {
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                 try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(readTimeout: idleTimeout),
-                                                                CloseWhenIdleHandler())
+                                                                CloseOnIdleHandler())
                 return try Connection(wrappingChannelSynchronously: channel)
             }
         }
@@ -142,18 +143,5 @@ public final class MetricsHTTPServer: Service, Sendable {
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: headers)))
         try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body))))
         try await outbound.write(.end(nil))
-    }
-}
-
-/// Closes a connection that read nothing for the ``IdleStateHandler``'s time.
-final class CloseWhenIdleHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
     }
 }

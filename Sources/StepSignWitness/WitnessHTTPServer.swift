@@ -159,16 +159,3 @@ public final class WitnessHTTPServer: Service, Sendable {
         try await outbound.write(.end(nil))
     }
 }
-
-/// Closes a connection that read nothing for the ``IdleStateHandler``'s time.
-final class CloseOnIdleHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
-    }
-}

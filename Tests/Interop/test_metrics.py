@@ -120,6 +120,32 @@ def test_the_socket_is_0660_and_serves_nothing_but_get_metrics(unix_metrics):
     assert get(path, method="DELETE")[0] == 405
 
 
+def test_at_most_16_connections_are_served_and_holding_them_costs_the_daemon_nothing(unix_metrics):
+    daemon, client, path = unix_metrics
+    held = []
+    for _ in range(16):
+        holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        holder.connect(path)
+        held.append(holder)
+    try:
+        time.sleep(0.5)  # accepted and counted by the server
+        with pytest.raises((http.client.HTTPException, ConnectionError, socket.timeout)):
+            get(path)
+        # Signing does not wait on the metrics endpoint.
+        sign(client, "while the metrics endpoint is full", level=0)
+    finally:
+        for holder in held:
+            holder.close()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            assert get(path)[0] == 200
+            break
+        except (http.client.HTTPException, ConnectionError):
+            assert time.monotonic() < deadline, "the endpoint did not serve again once the connections closed"
+            time.sleep(0.1)
+
+
 def test_promtool_finds_nothing_to_say_about_the_exposition(unix_metrics, tmp_path):
     assert shutil.which("promtool"), "promtool is missing (scripts/setup installs Debian's prometheus)"
     _, client, path = unix_metrics
