@@ -452,6 +452,62 @@ def test_the_postgresql_tcp_drop_in_opens_only_the_network_and_stays_at_most_1_5
     assert exposure(box)[0] == shipped
 
 
+def metrics_over(connect):
+    """`GET /metrics` over a socket `connect()` returns: (status line, body)."""
+    with connect() as conn:
+        conn.sendall(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0].decode(), body.decode()
+
+
+def test_metrics_on_the_units_unix_socket_and_on_loopback_with_the_drop_in(box):
+    """Issue 27: `[metrics] listen` on a Unix socket works under the shipped, hardened unit
+    (PrivateNetwork=yes), at no cost in `systemd-analyze security`; a loopback port works with
+    the shipped drop-in, which opens only the network checks. Read from the host: the socket
+    through the container's root, the port on the loopback the container shares."""
+    import socket as sockets
+    shipped, shipped_failed, _ = exposure(box)
+    drop_in = f"{DROP_IN}/70-metrics-tcp.conf"
+    try:
+        set_config(box, "metrics", "listen", '"unix:/run/stepsign/metrics.sock"')
+        box.run(["systemctl", "restart", "stepsignd.service"])
+        signed(box, "alice", 1, "counted by the metrics", "/home/alice/password")
+        assert box.run(["stat", "-c", "%a %U %G", "/run/stepsign/metrics.sock"]).stdout.split() == \
+            ["660", "stepsign", "stepsign"]
+
+        def unix():
+            conn = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+            conn.connect(f"/proc/{box.pid1}/root/run/stepsign/metrics.sock")
+            return conn
+        status, body = metrics_over(unix)
+        assert status == "HTTP/1.1 200 OK" and 'stepsign_signatures_total{level="1",authenticator="password"} ' in body, \
+            (status, body[:2000])
+        assert exposure(box)[0] == shipped
+
+        port = 19464
+        box.run(["install", "-D", "-m", "0644", "/usr/share/doc/stepsign/examples/metrics-tcp.conf", drop_in])
+        set_config(box, "metrics", "listen", f'"127.0.0.1:{port}"')
+        box.run(["systemctl", "daemon-reload"])
+        box.run(["systemctl", "restart", "stepsignd.service"])
+        figure, failed, report = exposure(box)
+        assert failed - shipped_failed <= {"RestrictAddressFamilies=~AF_(INET|INET6)", "PrivateNetwork=",
+                                           "IPAddressDeny="}, report
+        assert figure <= MAX_EXPOSURE_TCP, report
+        signed(box, "alice", 1, "counted on the loopback port", "/home/alice/password")
+        status, body = metrics_over(lambda: sockets.create_connection(("127.0.0.1", port), timeout=10))
+        assert status == "HTTP/1.1 200 OK" and "stepsign_ledger_commit_duration_seconds_count" in body, (status, body[:2000])
+        print(f"systemd-analyze security: shipped unit {shipped}, with metrics-tcp.conf {figure}")
+    finally:
+        box.run(["rm", "-f", drop_in])
+        set_config(box, "metrics", "listen", '""')
+        box.run(["systemctl", "daemon-reload"])
+        box.run(["systemctl", "restart", "stepsignd.service"])
+    assert exposure(box)[0] == shipped
+
+
 def test_the_journal_holds_the_audit_lines_and_no_secret(box):
     text = journal(box, "-o", "verbose")
     # A signature behind a step-up has a line of its own; level 0 is counted in the info line
