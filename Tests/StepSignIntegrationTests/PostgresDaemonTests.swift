@@ -54,6 +54,32 @@ struct PostgresDaemonTests {
         #expect(try daemon.ledgerSignatures().count == 2)
     }
 
+    @Test("on PostgreSQL the metrics count the pool's waits and the ledger's commits (issue 27)")
+    func metricsOnPostgres() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let metrics = "/tmp/stepsign-metrics-\(UUID().uuidString.prefix(8)).sock"
+        let daemon = try DaemonHarness(config: database.config + "\n[metrics]\nlisten = \"unix:\(metrics)\"\n")
+        try daemon.addUser()
+        let connection = try daemon.connect()
+        for number in 0..<5 {
+            let reply = try connection.call("authenticateUserAndSignData", [
+                "user": "alice", "payload": "p\(number)", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+            ])
+            #expect(Self.signatureDetails(reply) != nil, "\(reply.code) \(reply.message)")
+        }
+        let exposition = try #require(try MetricsScrape.get(socketPath: metrics))
+        let waits = try #require(MetricsScrape.value("stepsign_postgres_pool_wait_duration_seconds_count", in: exposition),
+                                 "\(exposition)")
+        #expect(waits >= 5)
+        let commits = try #require(MetricsScrape.value("stepsign_ledger_commit_duration_seconds_count", in: exposition))
+        #expect(commits >= 5)
+        #expect(MetricsScrape.value("stepsign_signatures_total{level=\"0\",authenticator=\"none\"}", in: exposition) == 5)
+        #expect(daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: metrics), "the metrics socket outlived the daemon")
+    }
+
     @Test("on PostgreSQL (the async ledger writer): concurrent signings chain gaplessly; checkpoints by count and by time")
     func asyncWriterBatchesAndCheckpoints() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
