@@ -563,6 +563,21 @@ def test_journalctl_finds_every_signature_by_its_fields(box):
     assert found > 0
 
 
+def test_admin_backup_under_the_hardened_unit(box):
+    """Issue 27: `stepsign admin backup --to FILE` as the operator runs it, the daemon under the
+    shipped unit (a read-only system but for its state directory): the copy is made, copied out
+    0600, holds the ledger, and the daemon's own copy is gone."""
+    before = box.run(["stepsign", "admin", "audit", "verify", "--json"])
+    entries = json.loads(before.stdout)["entries"]
+    made = box.run(["stepsign", "admin", "backup", "--to", "/root/stepsign-backup.sqlite", "--json"])
+    result = json.loads(made.stdout)
+    assert result["ledgerSize"] >= entries and "keys/seal.key" in result["keys"], result
+    assert box.run(["stat", "-c", "%a %U %s", "/root/stepsign-backup.sqlite"]).stdout.split() == \
+        ["600", "root", str(result["bytes"])]
+    assert box.run(["ls", "-A", "/var/lib/stepsign/backups"]).stdout.strip() == ""
+    box.run(["rm", "/root/stepsign-backup.sqlite"])
+
+
 def test_stop_exits_0_and_a_restart_keeps_the_ledger(box):
     box.run(["systemctl", "stop", "stepsignd.service"])
     stopped = box.show("stepsignd.service", "ActiveState", "Result", "ExecMainStatus")
