@@ -23,6 +23,10 @@ public struct LedgerEvent: Sendable, Equatable {
         case groupMemberAdded, groupMemberRemoved
         /// The steps of a request that needs approval by several people (SPEC §3.4).
         case approvalRequested, approvalGranted, approvalDenied, approvalExpired, approvalSigned
+        /// A new log epoch (SPEC §5.5, `admin.recover`): after a restore that lost entries, the
+        /// log goes on under a new origin; the event names the previous checkpoint and the lost
+        /// range.
+        case logEpochStarted
     }
 
     /// The daemon instance that recorded it.

@@ -16,7 +16,7 @@ import StepSignCrypto
 /// another without a checkpoint; and that the ledger reaches a required checkpoint. C2SP
 /// checkpoints of the log (SPEC §5.5, ``addLogCheckpoint(_:)``) are checked the same way: the
 /// note is signed by a trusted key under its origin (a trusted P-256 key's type 0x02 line, or a
-/// given log key), one origin for the whole log, and the Merkle root of the first `size`
+/// given log key), one origin per log epoch, and the Merkle root of the first `size`
 /// entries, computed from their JWS bytes as they pass, is the note's. Entries of
 /// revoked keys are counted and reported, not hidden. Without keys it checks the chain only.
 ///
@@ -70,8 +70,11 @@ public struct LedgerVerifier {
     private var required: LedgerCheckpoint?
     /// Roots that valid C2SP checkpoints (and a required one) claim, by tree size.
     private var claimedRoots: [Int64: [[UInt8]]] = [:]
-    /// The log's origin, from its first valid C2SP checkpoint.
-    private var origin: String?
+    /// The size and origin of each valid C2SP checkpoint, checked at the end.
+    private var checkpointOrigins: [(size: Int64, origin: String)] = []
+    /// The log epochs the walk met (SPEC §5.5): the index of each `logEpochStarted` event, the
+    /// origin it starts and the one it says it follows.
+    private var epochs: [(index: Int64, origin: String, previous: String)] = []
     private var requiredSize: Int64?
     /// The Merkle tree of the entries read so far (their leaves' right edge).
     private var tree = MerkleFrontier()
@@ -122,16 +125,15 @@ public struct LedgerVerifier {
     }
 
     /// Adds a stored or exported C2SP checkpoint (a signed note, SPEC §5.5); one that does not
-    /// verify, or names another origin than the log's, is a problem.
+    /// verify, or names another origin than the log's at its size, is a problem (the log has one
+    /// origin until a `logEpochStarted` event starts a new one: checkpoints of sizes up to the
+    /// event's index carry the previous epoch's origin).
     public mutating func addLogCheckpoint(_ note: String) {
         guard options.trustedKeys != nil || !options.logKeys.isEmpty else { return }
         do throws(NoteError) {
             let checkpoint = try verifiedLogCheckpoint(note)
-            if let origin, origin != checkpoint.origin {
-                problems.append((nil, "a checkpoint names the origin \"\(checkpoint.origin)\", the log's is \"\(origin)\""))
-                return
-            }
-            origin = checkpoint.origin
+            // Its origin is checked at the end, against the epochs the walk meets.
+            checkpointOrigins.append((checkpoint.size, checkpoint.origin))
             validCheckpoints += 1
             claimRoot(checkpoint)
         } catch {
@@ -292,6 +294,12 @@ public struct LedgerVerifier {
             if event.kind == .signingKeyRevoked, let kid = event.detail("kid") {
                 revokedAt[kid] = min(revokedAt[kid] ?? index, index)
             }
+            if event.kind == .logEpochStarted {
+                guard let origin = event.detail("origin"), let previous = event.detail("previousOrigin") else {
+                    return stop(seq, "a logEpochStarted event names no origin or previous origin")
+                }
+                epochs.append((index, origin, previous))
+            }
         }
         if let signed = claims.peer {
             sawPeerClaim = true
@@ -310,6 +318,31 @@ public struct LedgerVerifier {
         return false
     }
 
+    /// Whether every checkpoint names its epoch's origin and each epoch follows the one before
+    /// (SPEC §5.5): the first origin is the one the first epoch says it follows, or, with no
+    /// epoch, the smallest checkpoint's; a checkpoint of size n belongs to the last epoch whose
+    /// event's index is below n.
+    private func originProblem() -> String? {
+        guard let first = epochs.first?.previous ?? checkpointOrigins.min(by: { $0.size < $1.size })?.origin else { return nil }
+        var previous = first
+        for epoch in epochs {
+            guard epoch.previous == previous else {
+                return "the log epoch started at index \(epoch.index) says it follows \"\(epoch.previous)\", but the log's origin there is \"\(previous)\""
+            }
+            guard epoch.origin != previous, !epochs.contains(where: { $0.index < epoch.index && $0.origin == epoch.origin }) else {
+                return "the log epoch started at index \(epoch.index) reuses the origin \"\(epoch.origin)\""
+            }
+            previous = epoch.origin
+        }
+        for (size, origin) in checkpointOrigins {
+            let expected = epochs.last { $0.index < size }?.origin ?? first
+            if origin != expected {
+                return "a checkpoint of size \(size) names the origin \"\(origin)\", the log's at that size is \"\(expected)\""
+            }
+        }
+        return nil
+    }
+
     /// The outcome: `admin.auditVerify`'s result.
     public func finish() -> LedgerAudit {
         var problems = self.problems
@@ -325,6 +358,7 @@ public struct LedgerVerifier {
             if let revoked {
                 problems.append((revoked.first, "\(revoked.count) entries are signed by a revoked key, the first at seq \(revoked.first)"))
             }
+            if let problem = originProblem() { problems.append((nil, problem)) }
         }
         // The problem at the lowest seq; ones without a seq (a bad checkpoint) after those.
         let first = problems.min { ($0.seq ?? .max) < ($1.seq ?? .max) }

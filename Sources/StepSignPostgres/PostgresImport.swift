@@ -162,6 +162,26 @@ public struct PostgresImport: Sendable {
         }
     }
 
+    /// The log's epochs (SPEC §5.5), as the source stored them.
+    public func insertLogEpochs(_ epochs: [LogEpochRecord]) async throws {
+        try await insert(epochs, into: "log_epochs", columns: "epoch, origin, first_index, created_at",
+                         count: 4) { bindings, epoch in
+            bindings.append(epoch.epoch)
+            bindings.append(epoch.origin)
+            bindings.append(epoch.firstIndex)
+            bindings.append(epoch.createdAt)
+        }
+    }
+
+    /// Every stored epoch, by number.
+    public func logEpochs() async throws -> [LogEpochRecord] {
+        var epochs: [LogEpochRecord] = []
+        let rows = try await connection.query(
+            "SELECT epoch, origin, first_index, created_at FROM log_epochs ORDER BY epoch", logger: logger)
+        for try await row in rows { epochs.append(try PostgresStore.decodeLogEpoch(row)) }
+        return epochs
+    }
+
     /// Every stored cosignature, by size and witness.
     public func logCosignatures() async throws -> [LogCosignatureRecord] {
         var cosignatures: [LogCosignatureRecord] = []

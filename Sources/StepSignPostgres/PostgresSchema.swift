@@ -41,6 +41,7 @@ enum PostgresSchema {
         Migration(version: 9, name: "v9-log-checkpoints", statements: v9),
         Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
         Migration(version: 11, name: "v11-approvals-and-groups", statements: v11),
+        Migration(version: 12, name: "v12-log-epochs", statements: v12),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -717,6 +718,26 @@ enum PostgresSchema {
             seal bytea NOT NULL,
             PRIMARY KEY (group_name, user_name)
         )
+        """,
+    ]
+
+    /// The log's epochs after its first (SPEC §5.5, `admin.recover`): append-only.
+    private static let v12: [String] = [
+        """
+        CREATE TABLE log_epochs (
+            epoch bigint PRIMARY KEY CHECK (epoch >= 2),
+            origin text NOT NULL UNIQUE CHECK (length(origin) > 0),
+            first_index bigint NOT NULL CHECK (first_index >= 0),
+            created_at timestamptz NOT NULL
+        )
+        """,
+        """
+        CREATE TRIGGER log_epochs_append_only BEFORE UPDATE OR DELETE ON log_epochs
+        FOR EACH ROW EXECUTE FUNCTION stepsign_append_only()
+        """,
+        """
+        CREATE TRIGGER log_epochs_no_truncate BEFORE TRUNCATE ON log_epochs
+        FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
         """,
     ]
 }

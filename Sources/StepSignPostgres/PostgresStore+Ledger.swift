@@ -382,6 +382,38 @@ extension PostgresStore {
         }
     }
 
+    public func logEpochs() async throws -> [LogEpochRecord] {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT epoch, origin, first_index, created_at FROM log_epochs ORDER BY epoch", logger: logger)
+            var epochs: [LogEpochRecord] = []
+            for try await row in rows { epochs.append(try Self.decodeLogEpoch(row)) }
+            return epochs
+        }
+    }
+
+    public func addLogEpoch(_ epoch: LogEpochRecord) async throws {
+        do {
+            try await withConnection { connection in
+                try await connection.query("""
+                    INSERT INTO log_epochs (epoch, origin, first_index, created_at)
+                    VALUES (\(epoch.epoch), \(epoch.origin), \(epoch.firstIndex), \(epoch.createdAt))
+                    """, logger: logger)
+            }
+        } catch let PostgresStoreError.server(sqlState, _) where sqlState == SQLState.uniqueViolation {
+            throw StorageError.logEpochExists(epoch.epoch)
+        }
+    }
+
+    static func decodeLogEpoch(_ row: PostgresRow) throws -> LogEpochRecord {
+        do {
+            let (epoch, origin, firstIndex, createdAt) = try row.decode((Int64, String, Int64, Date).self)
+            return LogEpochRecord(epoch: epoch, origin: origin, firstIndex: firstIndex, createdAt: createdAt)
+        } catch {
+            throw malformed("log_epochs", error)
+        }
+    }
+
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
         let through = throughSeq ?? .max
         return try await withConnection { connection in

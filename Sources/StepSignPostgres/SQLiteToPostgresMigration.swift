@@ -73,6 +73,7 @@ public struct SQLiteToPostgresMigration: Sendable {
         let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
         let logCheckpoints = try await store.logCheckpoints(afterSize: -1, throughSize: nil)
         let origin = try await store.logOrigin()
+        let epochs = try await store.logEpochs()
         var cosignatures: [LogCosignatureRecord] = []
         for size in Set(logCheckpoints.map(\.size)).sorted() {
             cosignatures += try await store.logCosignatures(size: size)
@@ -101,6 +102,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             try await copy.insertCheckpoints(checkpoints)
             try await copy.insertLogCheckpoints(logCheckpoints, origin: origin)
             try await copy.insertLogCosignatures(cosignatures)
+            try await copy.insertLogEpochs(epochs)
             // Last: the database refuses rows signed with a key it knows as revoked.
             try await copy.insertSigningKeys(signingKeys)
             try await copy.sealRecords()
@@ -112,6 +114,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             try Self.expect(try await copy.signingKeys(), signingKeys.map(Self.asStored), "signing keys")
             try Self.expect(try await copy.checkpoints(), checkpoints.map(Self.asStored), "checkpoints")
             try Self.expect(try await copy.logCosignatures(), cosignatures.map(Self.asStored), "log cosignatures")
+            try Self.expect(try await copy.logEpochs(), epochs.map(Self.asStored), "log epochs")
             let copiedLog = try await copy.logCheckpoints()
             try Self.expect(copiedLog.checkpoints, logCheckpoints.map(Self.asStored), "log checkpoints")
             guard copiedLog.origin == origin else {
@@ -195,6 +198,12 @@ public struct SQLiteToPostgresMigration: Sendable {
         key.createdAt = key.createdAt.postgresRounded
         key.revokedAt = key.revokedAt?.postgresRounded
         return key
+    }
+
+    private static func asStored(_ epoch: LogEpochRecord) -> LogEpochRecord {
+        var epoch = epoch
+        epoch.createdAt = epoch.createdAt.postgresRounded
+        return epoch
     }
 
     private static func asStored(_ cosignature: LogCosignatureRecord) -> LogCosignatureRecord {

@@ -54,6 +54,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v11-approvals-and-groups") { db in
             try db.execute(sql: v11)
         }
+        migrator.registerMigration("v12-log-epochs") { db in
+            try db.execute(sql: v12)
+        }
         return migrator
     }
 
@@ -339,5 +342,19 @@ enum SQLiteSchema {
             seal BLOB NOT NULL,
             PRIMARY KEY (group_name, user_name)
         ) STRICT;
+        """
+
+    /// The log's epochs after its first (SPEC §5.5, `admin.recover`): append-only.
+    private static let v12 = """
+        CREATE TABLE log_epochs (
+            epoch INTEGER PRIMARY KEY CHECK (epoch >= 2),
+            origin TEXT NOT NULL UNIQUE CHECK (length(origin) > 0),
+            first_index INTEGER NOT NULL CHECK (first_index >= 0),
+            created_at REAL NOT NULL
+        ) STRICT;
+        CREATE TRIGGER log_epochs_no_update BEFORE UPDATE ON log_epochs
+        BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
+        CREATE TRIGGER log_epochs_no_delete BEFORE DELETE ON log_epochs
+        BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
         """
 }

@@ -335,6 +335,33 @@ extension SQLiteStore {
         try await pool.read { db in try String.fetchOne(db, sql: "SELECT origin FROM log_origin WHERE id = 1") }
     }
 
+    public func logEpochs() async throws -> [LogEpochRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT epoch, origin, first_index, created_at FROM log_epochs ORDER BY epoch").map { row in
+                do {
+                    return LogEpochRecord(epoch: try row.decode(atIndex: 0), origin: try row.decode(atIndex: 1),
+                                          firstIndex: try row.decode(atIndex: 2),
+                                          createdAt: Date(storageSeconds: try row.decode(atIndex: 3)))
+                } catch {
+                    throw StorageError.malformedRow(table: "log_epochs", detail: "\(error)")
+                }
+            }
+        }
+    }
+
+    public func addLogEpoch(_ epoch: LogEpochRecord) async throws {
+        try await withTaskExecutorPreference(ledgerThread) {
+            try pool.write { db in
+                do {
+                    try db.execute(sql: "INSERT INTO log_epochs (epoch, origin, first_index, created_at) VALUES (?, ?, ?, ?)",
+                                   arguments: [epoch.epoch, epoch.origin, epoch.firstIndex, epoch.createdAt.storageSeconds])
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    throw StorageError.logEpochExists(epoch.epoch)
+                }
+            }
+        }
+    }
+
     public func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord] {
         try await pool.read { db in try Self.readCheckpoints(afterSeq: afterSeq, throughSeq: throughSeq ?? .max, db) }
     }

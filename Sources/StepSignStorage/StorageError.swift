@@ -35,4 +35,7 @@ public enum StorageError: Error, Sendable, Equatable {
     /// The log's Merkle tree (SPEC §5.5) lacks a hash it must have, or does not match the
     /// entries it was made of: appended to no further until the database is repaired.
     case ledgerTreeBroken(String)
+    /// A log epoch of this number, or with this origin, is stored already (SPEC §5.5: two
+    /// recoveries at once start one epoch).
+    case logEpochExists(Int64)
 }

@@ -6,7 +6,7 @@ import Testing
 /// The log's stored C2SP checkpoints and its one origin (SPEC §5.5), the same contract on both
 /// stores: one note per size and instance (a second is ignored, never replaces the first), read
 /// back by size; the first origin stored wins, also when daemons race to store theirs; one
-/// witness cosignature per size and witness, the first kept.
+/// witness cosignature per size and witness, the first kept; one epoch per number and origin.
 @Suite struct LogCheckpointStoreTests {
     static let epoch = Date(timeIntervalSince1970: 1_750_000_000)
 
@@ -44,6 +44,35 @@ import Testing
         #expect(try await store.logCosignatures(size: 7).map(\.line) == ["w1 first", "w2 first"])
         #expect(try await store.logCosignatures(size: 3).map(\.line) == ["w1 at 3"])
         #expect(try await store.logCosignatures(size: 4).isEmpty)
+
+        // The log's epochs (SPEC §5.5, `admin.recover`): appended, read back by number; two
+        // recoveries racing for one number store one, the other is told.
+        #expect(try await store.logEpochs().isEmpty)
+        let raced = await withTaskGroup(of: Bool.self) { group in
+            for number in 0..<4 {
+                group.addTask {
+                    do {
+                        try await store.addLogEpoch(LogEpochRecord(epoch: 2, origin: "\(origin)/epoch2-\(number)",
+                                                                   firstIndex: 10, createdAt: epoch))
+                        return true
+                    } catch StorageError.logEpochExists(2) {
+                        return false
+                    } catch {
+                        Issue.record("\(error)")
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        #expect(raced == 1)
+        let second = LogEpochRecord(epoch: 3, origin: origin + "/epoch3", firstIndex: 20, createdAt: epoch)
+        try await store.addLogEpoch(second)
+        await #expect(throws: StorageError.self) {
+            try await store.addLogEpoch(LogEpochRecord(epoch: 4, origin: origin + "/epoch3", firstIndex: 30, createdAt: epoch))
+        }
+        let epochs = try await store.logEpochs()
+        #expect(epochs.map(\.epoch) == [2, 3] && epochs.last == second && epochs.first?.firstIndex == 10)
     }
 
     @Test func sqlite() async throws {

@@ -158,6 +158,7 @@ import Testing
                         "UPDATE log_origin SET origin = 'b.example/log'", "DELETE FROM log_origin",
                         "UPDATE log_checkpoints SET note = 'x'", "DELETE FROM log_checkpoints",
                         "UPDATE log_cosignatures SET line = 'x'", "DELETE FROM log_cosignatures",
+                        "UPDATE log_epochs SET first_index = 0", "DELETE FROM log_epochs", "TRUNCATE log_epochs",
                         // The seal key's check value (SPEC §5.4): deleting it would make the next
                         // start seal whatever rows are unsealed.
                         "DELETE FROM store_secrets WHERE name = 'seal_check'"] {

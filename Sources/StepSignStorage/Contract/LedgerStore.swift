@@ -44,6 +44,13 @@ public protocol LedgerStore: Sendable {
     /// The log's stored origin, or nil when no daemon has stored one yet.
     func logOrigin() async throws -> String?
 
+    /// The log's epochs after its first (SPEC §5.5, `admin.recover`), by epoch.
+    func logEpochs() async throws -> [LogEpochRecord]
+
+    /// Stores a new epoch, durably; throws ``StorageError/conflict(_:)`` when an epoch of that
+    /// number or origin is stored already (two recoveries at once store one).
+    func addLogEpoch(_ epoch: LogEpochRecord) async throws
+
     /// Stores witnesses' cosignatures (SPEC §5.6), durably; a witness's cosignature of a size
     /// already stored is kept (the first one stays).
     func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws
