@@ -109,6 +109,8 @@ extension Engine {
             return try await listGroups()
         case .backup:
             return try await backup(context: context)
+        case .recover:
+            return try await recoverLog(context: context)
         case let .exportLedger(afterSeq, limit):
             let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the

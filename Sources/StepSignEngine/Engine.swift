@@ -199,11 +199,14 @@ public final class Engine: Sendable {
     /// what was done.
     public func recordStart(configurationSHA256 digest: [UInt8], now: Date = Date()) async throws {
         do {
+            // The log as stored must extend the last checkpoint this daemon signed (SPEC §5.5):
+            // checked first, so a database restored or rewritten while the daemon was down gets
+            // no event of this start (a restore that lost entries stays exactly as restored,
+            // for `admin.recover`), and checked again below with the start's events in it.
+            try await log.checkKept()
             try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
             try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
                                     peer: EventRecorder.daemon, instance: config.instance, now: now)
-            // The log as stored must extend the last checkpoint this daemon signed (SPEC §5.5):
-            // checked now, so a database rewritten while the daemon was down signs nothing.
             _ = try await log.checkpoint(size: try await store.ledgerCount())
         } catch let StorageError.ledgerTreeBroken(why) {
             logAlarm.report(why)

@@ -9,7 +9,8 @@ import Testing
 /// Two daemons on one PostgreSQL extend one transparency log (SPEC §5.5): one origin (the
 /// first daemon's, which the second takes), checkpoints each signs that the other's published
 /// keys verify, a daemon whose view is behind catching up by a consistency proof from the last
-/// checkpoint it signed, never forking; and a log cut behind both daemons' backs refused by both.
+/// checkpoint it signed, never forking; a log cut behind both daemons' backs refused by both,
+/// and recovered by each (`admin.recover`: a new log epoch per daemon, SPEC §5.5).
 @Suite("Transparency log on PostgreSQL", .enabled(if: PostgresServer.enabled), .serialized)
 struct PostgresTransparencyLogTests {
     static func sign(_ daemon: DaemonHarness, _ payload: String) throws {
@@ -19,8 +20,11 @@ struct PostgresTransparencyLogTests {
         try #require(reply.statusCode(of: "onAuthenticateUserAndSignData") == 100, "\(reply.code) \(reply.message)")
     }
 
-    static func checkpoint(_ daemon: DaemonHarness) throws -> (note: SignedNote, body: LogCheckpoint) {
-        let text = try #require(try daemon.connect().call("getCheckpoint").result?["checkpoint"]?.stringValue)
+    static func checkpoint(_ daemon: DaemonHarness, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> (note: SignedNote, body: LogCheckpoint) {
+        let reply = try daemon.connect().call("getCheckpoint")
+        let text = try #require(reply.result?["checkpoint"]?.stringValue, "\(reply.code) \(reply.message)",
+                                sourceLocation: sourceLocation)
         let note = try SignedNote(parsing: text)
         return (note, try LogCheckpoint(text: note.text))
     }
@@ -103,6 +107,59 @@ struct PostgresTransparencyLogTests {
                     "user": "alice", "payload": "after", "reason": "log", "authLevel": 0, "authenticatorType": 0,
                 ])
                 #expect(refused.code == 15, "\(refused.code) \(refused.message)")
+            }
+        }
+    }
+
+    @Test("after a restore that cut both daemons' history, each recovers: two epochs, each naming its loss, then both sign one log")
+    func bothDaemonsRecover() throws {
+        try Self.withTwoDaemons(entries: 8) { a, b, database in
+            let signedA = try Self.checkpoint(a)
+            let signedB = try Self.checkpoint(b)
+            let keep = min(signedA.body.size, signedB.body.size) - 3
+            // An older copy restored: the newest entries, their tree rows and their checkpoints gone.
+            try database.execute("""
+                ALTER TABLE ledger DISABLE TRIGGER ALL; ALTER TABLE ledger_tree DISABLE TRIGGER ALL;
+                ALTER TABLE ledger_checkpoints DISABLE TRIGGER ALL; ALTER TABLE log_checkpoints DISABLE TRIGGER ALL;
+                DELETE FROM ledger WHERE seq > \(keep);
+                DELETE FROM ledger_tree WHERE id >= stepsign_tree_index(0, \(keep));
+                DELETE FROM ledger_checkpoints WHERE seq > \(keep); DELETE FROM log_checkpoints WHERE size > \(keep);
+                ALTER TABLE ledger ENABLE TRIGGER ALL; ALTER TABLE ledger_tree ENABLE TRIGGER ALL;
+                ALTER TABLE ledger_checkpoints ENABLE TRIGGER ALL; ALTER TABLE log_checkpoints ENABLE TRIGGER ALL;
+                """)
+            for daemon in [a, b] { #expect(try daemon.connect().call("getCheckpoint").code == 15) }
+
+            let onA = try a.connect().call("admin.recover")
+            let recoveredA = try #require(onA.result, "\(onA.code) \(onA.message)")
+            let first = signedA.body.origin
+            #expect(recoveredA["epoch"]?.int == 2 && recoveredA["origin"]?.stringValue == first + "/epoch2")
+            #expect(recoveredA["lostFrom"]?.intValue == keep && recoveredA["lostThrough"]?.intValue == signedA.body.size - 1, "\(recoveredA)")
+            // A signs on, past B's checkpoint: B's history is still cut, and B still refuses.
+            for number in 0..<4 { try Self.sign(a, "epoch 2, \(number)") }
+            let grown = try a.connect().call("getCheckpoint")
+            let grownNote = try #require(grown.result?["checkpoint"]?.stringValue, "\(grown.code) \(grown.message)")
+            #expect(try LogCheckpoint(text: try SignedNote(parsing: grownNote).text).size > signedB.body.size)
+            #expect(try b.connect().call("getCheckpoint").code == 15)
+
+            // B recovers too: its loss counts from the size A's epoch found, not from the end.
+            let onB = try b.connect().call("admin.recover")
+            let recoveredB = try #require(onB.result, "\(onB.code) \(onB.message)")
+            #expect(recoveredB["epoch"]?.int == 3 && recoveredB["previousOrigin"]?.stringValue == first + "/epoch2")
+            #expect(recoveredB["lostFrom"]?.intValue == keep && recoveredB["lostThrough"]?.intValue == signedB.body.size - 1, "\(recoveredB)")
+
+            // Both sign one log under the newest origin; A's kept checkpoint (epoch 2, below B's
+            // event) is still its history; both audits accept the log, epochs and all.
+            for number in 0..<2 {
+                try Self.sign(a, "epoch 3 on A, \(number)")
+                try Self.sign(b, "epoch 3 on B, \(number)")
+            }
+            #expect(try Self.checkpoint(a).body.origin == first + "/epoch3")
+            #expect(try Self.checkpoint(b).body.origin == first + "/epoch3")
+            #expect(try database.query("SELECT count(*) FROM log_epochs") == ["2"])
+            for daemon in [a, b] {
+                let audit = try #require(try daemon.connect().call("admin.auditVerify").result)
+                #expect(audit["ok"]?.boolValue == true, "\(audit)")
+                #expect(try daemon.connect().call("admin.recover").code == 4)
             }
         }
     }

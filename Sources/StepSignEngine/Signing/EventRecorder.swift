@@ -27,17 +27,31 @@ struct EventRecorder: Sendable {
     @discardableResult
     func record(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [], peer: Peer,
                 instance: String, now: Date) async throws -> LedgerEntry {
+        let row = try signed(kind, user: user, details: details, peer: peer, instance: instance, now: now)
+        let entry = try await ledger.append(row)
+        if let user { onUserEvent(user) }
+        return entry
+    }
+
+    /// Appends `admin.recover`'s `logEpochStarted` event although the log is refused (SPEC
+    /// §5.5): ``LedgerWriter/appendPastRefusal(_:)``.
+    func recordEpochStart(details: [(String, JSONValue)], peer: Peer, instance: String, now: Date) async throws -> LedgerEntry {
+        let row = try signed(.logEpochStarted, details: details, peer: peer, instance: instance, now: now)
+        return try await ledger.appendPastRefusal(row)
+    }
+
+    /// The ledger row of one event, signed by the active key.
+    private func signed(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)], peer: Peer,
+                        instance: String, now: Date) throws -> LedgerAppend {
         let (kid, key) = keyring.signer
         let jti = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)))
         let signedPeer = SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
         let event = LedgerEvent(iss: instance, jti: jti, kind: kind, user: user, peer: signedPeer,
                                 iat: Int64(now.timeIntervalSince1970), details: details)
         let jws = try event.signed(key: key, kid: kid)
-        let entry = try await ledger.append(LedgerAppend(
-            signatureID: jti, user: user ?? "", iat: event.iat, kid: kid, jws: jws,
-            peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm), authLevel: LedgerAppend.eventAuthLevel))
-        if let user { onUserEvent(user) }
-        return entry
+        return LedgerAppend(signatureID: jti, user: user ?? "", iat: event.iat, kid: kid, jws: jws,
+                            peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm),
+                            authLevel: LedgerAppend.eventAuthLevel)
     }
 
     /// Records a `signingKeyCreated` event for each key the keyring made on its own since

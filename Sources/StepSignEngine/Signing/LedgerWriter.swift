@@ -96,6 +96,17 @@ final class LedgerWriter: Sendable {
         }
     }
 
+    /// Appends `entry` alone, in its own durable transaction, although the log is refused: the
+    /// one row that may be, `admin.recover`'s `logEpochStarted` event (SPEC §5.5), which the
+    /// transparency log appends while it holds its checkpoint queue. It does not go through the
+    /// queue: every other group is refused meanwhile, and it is not checked against the kept
+    /// checkpoint (it is the event that says the log no longer extends it).
+    func appendPastRefusal(_ entry: LedgerAppend) async throws -> LedgerEntry {
+        let stored = try await store.appendLedger([entry], checkpointEvery: 0) { _, _ in throw LedgerWriterError.noCheckpointer }
+        guard let first = stored.first, stored.count == 1 else { throw LedgerWriterError.shortBatch }
+        return first
+    }
+
     private func startDraining() {
         Task(executorPreference: store.ledgerExecutor) { await self.drain() }
     }

@@ -29,8 +29,8 @@ final class TilePublisher: Sendable {
         /// The newest checkpoint not yet published.
         var pending: TransparencyLog.Signed?
         var running = false
-        /// The size published (nil: not read yet from `checkpoint`).
-        var published: Int64?
+        /// The origin and size published (nil: not read yet from `checkpoint`).
+        var published: (origin: String, size: Int64)?
     }
 
     init(directory: String, store: any LedgerStore, logger: Logger) {
@@ -42,7 +42,8 @@ final class TilePublisher: Sendable {
     /// Schedules the publication of `signed` (and returns at once).
     func checkpointSigned(_ signed: TransparencyLog.Signed) {
         let start = state.withLockedValue { state -> Bool in
-            if let pending = state.pending, pending.checkpoint.size > signed.checkpoint.size { return false }
+            if let pending = state.pending, pending.checkpoint.origin == signed.checkpoint.origin,
+               pending.checkpoint.size > signed.checkpoint.size { return false }
             state.pending = signed
             guard !state.running else { return false }
             state.running = true
@@ -75,9 +76,10 @@ final class TilePublisher: Sendable {
 
     private func publish(_ signed: TransparencyLog.Signed) async throws {
         let size = signed.checkpoint.size
-        var published = state.withLockedValue { $0.published } ?? publishedSize()
-        // A published log larger than this checkpoint is not this log's past: write it anew.
-        if published > size { published = 0 }
+        let last = state.withLockedValue { $0.published } ?? publishedCheckpoint()
+        // A published log larger than this checkpoint is not this log's past, nor is one of
+        // another origin (a log epoch started since, SPEC §5.5): write it anew.
+        let published = last.size > size || last.origin != signed.checkpoint.origin ? 0 : last.size
         for tile in Tile.tiles(size: size, publishedSize: published) where tile.isEntryBundle {
             let entries = try await store.ledgerEntries(afterSeq: tile.leaves.lowerBound, limit: tile.width)
             guard entries.count == tile.width, entries.first?.seq == tile.leaves.lowerBound + 1 else {
@@ -102,18 +104,18 @@ final class TilePublisher: Sendable {
         }
         let cosignatures = try await store.logCosignatures(size: size)
         try write(Array((signed.note.serialized + cosignatures.map { $0.line + "\n" }.joined()).utf8), to: "checkpoint")
-        state.withLockedValue { $0.published = size }
+        state.withLockedValue { $0.published = (signed.checkpoint.origin, size) }
         logger.debug("log tiles published", metadata: ["size": "\(size)", "dir": "\(directory)"])
     }
 
-    /// The size of the published `checkpoint`, or 0 if there is none that reads (then every
-    /// tile is written anew).
-    private func publishedSize() -> Int64 {
+    /// The origin and size of the published `checkpoint`, or ("", 0) if there is none that
+    /// reads (then every tile is written anew).
+    private func publishedCheckpoint() -> (origin: String, size: Int64) {
         guard let bytes = try? SecureFile.read(directory + "/checkpoint"),
               let note = try? SignedNote(parsing: String(decoding: bytes, as: UTF8.self)),
               let checkpoint = try? LogCheckpoint(text: note.text)
-        else { return 0 }
-        return checkpoint.size
+        else { return ("", 0) }
+        return (checkpoint.origin, checkpoint.size)
     }
 
     /// Writes `bytes` at `path` under the directory, atomically, world-readable (a web server

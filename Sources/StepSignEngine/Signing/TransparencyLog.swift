@@ -31,7 +31,8 @@ final class TransparencyLog: Sendable {
 
     static let stateFileName = "log-checkpoint"
 
-    let origin: String
+    /// The log's epochs and their origins, as last read from the store.
+    private let epochs: LogEpochs
     private let instance: String
     private let store: any LedgerStore
     private let keyring: Keyring
@@ -47,7 +48,7 @@ final class TransparencyLog: Sendable {
     init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
          publisher: TilePublisher? = nil) {
         self.publisher = publisher
-        self.origin = origin
+        self.epochs = LogEpochs(first: origin, store: store, keyring: keyring, logger: logger)
         self.instance = instance
         self.store = store
         self.keyring = keyring
@@ -55,6 +56,12 @@ final class TransparencyLog: Sendable {
         self.logger = logger
         self.stateFile = keyring.directoryPath + "/" + Self.stateFileName
     }
+
+    /// The origin of new checkpoints: the current epoch's.
+    var origin: String { epochs.known.current }
+
+    /// The origins of the log's epochs as this daemon knows them.
+    var knownOrigins: LogOrigins { epochs.known }
 
     /// `ledger.origin`, or its default `stepsign.<host name>/<instance>`.
     static func origin(configured: String, instance: String) -> String {
@@ -79,14 +86,19 @@ final class TransparencyLog: Sendable {
         return stored
     }
 
-    /// The note verifier keys of the log's checkpoints, all under the origin's name: this
-    /// daemon's log keys (type 0x01: the active one and those rotations retired) and the trusted
-    /// P-256 keys that are not revoked (type 0x02: this daemon's, and on a shared PostgreSQL the
-    /// endorsed keys of the daemons that sign checkpoints of the same log). A revoked key is
-    /// left out: whoever took it could sign a checkpoint of any size with it.
+    /// The note verifier keys of the log's checkpoints, under the name of each origin the log
+    /// has had (SPEC §5.5: one per epoch, the current one first): this daemon's log keys (type
+    /// 0x01: the active one and those rotations retired) and the trusted P-256 keys that are not
+    /// revoked (type 0x02: this daemon's, and on a shared PostgreSQL the endorsed keys of the
+    /// daemons that sign checkpoints of the same log). A revoked key is left out: whoever took
+    /// it could sign a checkpoint of any size with it.
     var verifierKeys: [NoteVerifierKey] {
-        var keys = keyring.allLogKeys.compactMap { try? NoteVerifierKey(name: origin, ed25519: $0) }
-        keys += keyring.unrevokedKeys.all.compactMap { try? NoteVerifierKey(name: origin, p256: $0) }
+        let logKeys = keyring.allLogKeys, p256Keys = keyring.unrevokedKeys.all
+        var keys: [NoteVerifierKey] = []
+        for name in knownOrigins.all.reversed() {
+            keys += logKeys.compactMap { try? NoteVerifierKey(name: name, ed25519: $0) }
+            keys += p256Keys.compactMap { try? NoteVerifierKey(name: name, p256: $0) }
+        }
         return keys
     }
 
@@ -118,12 +130,33 @@ final class TransparencyLog: Sendable {
         return (signed, try await store.ledgerConsistencyProof(from: fromSize, to: size))
     }
 
+    /// Checks, signing nothing, that the log as stored extends the last checkpoint this daemon
+    /// signed: its origin is the log's at its size, the log has at least its entries, and the
+    /// tree of its size has its root. Refuses (and raises the alarm) otherwise.
+    func checkKept() async throws {
+        try await making.run { [self] in
+            try await refreshOrigins()
+            guard let kept = try lastSigned() else { return }
+            try requireOrigin(of: kept)
+            let size = kept.checkpoint.size
+            let count = try await store.ledgerCount()
+            guard count >= size else {
+                throw refuse("the log has \(count) entries, fewer than the \(size) of the checkpoint this daemon signed: it was cut or rolled back")
+            }
+            guard try await store.ledgerRoot(size: size) == kept.checkpoint.rootHash else {
+                throw refuse("the log does not extend the checkpoint of \(size) this daemon signed: the tree of \(size) entries has another root")
+            }
+        }
+    }
+
     /// A checkpoint of the first `size` entries: the kept one when it has that size, else a new
     /// one, signed after the store's tree proved consistent with the kept one. A size below the
     /// kept one's is refused (4): older trees are proven from the newest checkpoint.
     func checkpoint(size: Int64) async throws -> Signed {
         try await making.run { [self] in
+            try await refreshOrigins()
             let kept = try lastSigned()
+            if let kept { try requireOrigin(of: kept) }
             if let kept, size < kept.checkpoint.size {
                 // A log shorter than what this daemon signed was cut or rolled back (a restored
                 // copy): refused, not a bad request.
@@ -147,29 +180,107 @@ final class TransparencyLog: Sendable {
                     throw refuse("the tree of \(size) entries does not extend the checkpoint of \(kept.checkpoint.size) this daemon signed")
                 }
             }
-            let checkpoint = try LogCheckpoint(origin: origin, size: size, rootHash: root)
-            var note = try SignedNote(text: checkpoint.text)
-            try note.sign(name: origin, ed25519: keyring.logKey)
-            try note.sign(name: origin, p256: keyring.signer.key)
-            let signed = Signed(note: note, checkpoint: checkpoint)
-            // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
-            try SecureFile.writeAtomically(Array(note.serialized.utf8), to: stateFile, mode: 0o600)
-            last.withLockedValue { $0 = .some(signed) }
-            // Stored for the export and the audit; the kept file is what guards the history, so a
-            // database that cannot take it now does not undo it (the journal has it too).
-            do {
-                try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance,
-                                                                        note: note.serialized, createdAt: Date()))
-            } catch {
-                logger.error("cannot store a log checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
+            return try await signAndKeep(size: size, root: root)
+        }
+    }
+
+    /// Signs the checkpoint of the first `size` entries, whose root is `root`, under the
+    /// origin of that size, keeps it (fsync) before anything else sees it, then stores, logs and
+    /// publishes it. Called on `making` only, after the checks.
+    private func signAndKeep(size: Int64, root: [UInt8]) async throws -> Signed {
+        let origin = knownOrigins.origin(forSize: size)
+        let checkpoint = try LogCheckpoint(origin: origin, size: size, rootHash: root)
+        var note = try SignedNote(text: checkpoint.text)
+        try note.sign(name: origin, ed25519: keyring.logKey)
+        try note.sign(name: origin, p256: keyring.signer.key)
+        let signed = Signed(note: note, checkpoint: checkpoint)
+        // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
+        try SecureFile.writeAtomically(Array(note.serialized.utf8), to: stateFile, mode: 0o600)
+        last.withLockedValue { $0 = .some(signed) }
+        // Stored for the export and the audit; the kept file is what guards the history, so a
+        // database that cannot take it now does not undo it (the journal has it too).
+        do {
+            try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance,
+                                                                    note: note.serialized, createdAt: Date()))
+        } catch {
+            logger.error("cannot store a log checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
+        }
+        logger.info("log checkpoint", metadata: [
+            "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
+        ])
+        StepSignMetric.checkpointTimestamp.set(Date().timeIntervalSince1970)
+        StepSignMetric.treeSize.set(Double(size))
+        publisher?.checkpointSigned(signed)
+        return signed
+    }
+
+    /// Takes the epochs stored since the last read (``LogEpochs/refresh()``); refuses the log
+    /// when one is not what it must be.
+    private func refreshOrigins() async throws {
+        if let why = try await epochs.refresh() { throw refuse(why) }
+    }
+
+    /// What `admin.recover` did (SPEC §5.5).
+    struct EpochStart: Sendable {
+        /// The epoch started.
+        var epoch: LogEpochRecord
+        /// The origin before it.
+        var previousOrigin: String
+        /// The last checkpoint this daemon had signed, which the log no longer extends.
+        var previous: Signed
+        /// The entries of `previous` from this index on are not in the log.
+        var lostFrom: Int64
+        /// The `logEpochStarted` event.
+        var event: LedgerEntry
+        /// The first checkpoint of the new origin.
+        var checkpoint: Signed
+    }
+
+    /// Starts a new log epoch after a restore that lost entries (`admin.recover`, SPEC §5.5),
+    /// in one step on the queue that makes checkpoints: only when the log has fewer entries than
+    /// the last checkpoint this daemon signed (4 otherwise). `record` appends the
+    /// `logEpochStarted` event with the details given (the new origin, the previous one, the
+    /// previous checkpoint, the lost range); then the epoch is stored, the first checkpoint of
+    /// the new origin signed and kept in place of the old one, and the alarm cleared.
+    func startEpoch(now: Date, record: @escaping @Sendable ([(String, JSONValue)]) async throws -> LedgerEntry) async throws -> EpochStart {
+        try await making.run { [self] in
+            try await refreshOrigins()
+            guard let kept = try lastSigned() else {
+                throw StepSignError.invalid("this daemon has signed no log checkpoint: there is no history to recover")
             }
-            logger.info("log checkpoint", metadata: [
-                "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
+            let keptSize = kept.checkpoint.size
+            let found = try await store.ledgerCount()
+            // Entries this daemon signed from `lostFrom` on are not in the log: those past its
+            // end, or, when another daemon on the same database recovered first from the same
+            // restore, those past the size that daemon's epoch found.
+            let lostFrom = min(found, epochs.foundSize(ofEpochCutting: kept.checkpoint) ?? found)
+            guard lostFrom < keptSize else {
+                if try await store.ledgerRoot(size: keptSize) == kept.checkpoint.rootHash,
+                   kept.checkpoint.origin == knownOrigins.origin(forSize: keptSize) {
+                    throw StepSignError.invalid("the log extends the last checkpoint this daemon signed (\(keptSize) entries): nothing was lost, there is nothing to recover")
+                }
+                throw StepSignError.invalid("the log has \(found) entries, not fewer than the \(keptSize) of the checkpoint this daemon signed, and does not extend it: it was rewritten, not restored from an older copy; restore a copy made before the change, then recover")
+            }
+            let known = knownOrigins
+            let next = known.next
+            let event = try await record([
+                ("epoch", .int(next.epoch)), ("origin", .string(next.origin)), ("previousOrigin", .string(known.current)),
+                ("previousCheckpoint", .string(kept.note.serialized)), ("foundSize", .int(found)),
+                ("lostFrom", .int(lostFrom)), ("lostThrough", .int(keptSize - 1)),
             ])
-            StepSignMetric.checkpointTimestamp.set(Date().timeIntervalSince1970)
-            StepSignMetric.treeSize.set(Double(size))
-            publisher?.checkpointSigned(signed)
-            return signed
+            let epoch = LogEpochRecord(epoch: next.epoch, origin: next.origin, firstIndex: event.seq - 1, createdAt: now)
+            try await store.addLogEpoch(epoch)
+            // Taken as any epoch is: read back and checked against its event.
+            try await refreshOrigins()
+            let size = try await store.ledgerCount()
+            let signed = try await signAndKeep(size: size, root: try await store.ledgerRoot(size: size))
+            alarm.clear()
+            logger.notice("a new log epoch started: the log goes on under a new origin", metadata: [
+                "origin": "\(next.origin)", "previousOrigin": "\(known.current)",
+                "lost": "\(lostFrom)...\(keptSize - 1)", "event": "\(event.signatureID)",
+            ])
+            return EpochStart(epoch: epoch, previousOrigin: known.current, previous: kept, lostFrom: lostFrom, event: event,
+                              checkpoint: signed)
         }
     }
 
@@ -191,6 +302,15 @@ final class TransparencyLog: Sendable {
     /// arrive, so the published `checkpoint` carries them).
     func republishLatest() {
         if let publisher, let latest { publisher.checkpointSigned(latest) }
+    }
+
+    /// Refuses a kept checkpoint whose origin is not the log's at its size (SPEC §5.5: an epoch
+    /// started since, by another daemon on the same database, past the size this one signed).
+    private func requireOrigin(of kept: Signed) throws {
+        let expected = knownOrigins.origin(forSize: kept.checkpoint.size)
+        guard kept.checkpoint.origin == expected else {
+            throw refuse("the checkpoint this daemon signed names the origin \"\(kept.checkpoint.origin)\", but the log's origin at size \(kept.checkpoint.size) is \"\(expected)\"")
+        }
     }
 
     /// The kept checkpoint, read from the state file once.

@@ -29,4 +29,13 @@ final class LogAlarm: Sendable {
         logger.critical("the ledger's Merkle tree does not match its entries: nothing is signed or recorded until the database is restored (SPEC 5.5)",
                         metadata: ["problem": "\(why)"])
     }
+
+    /// Clears the alarm once the log was put right (`admin.recover` started a new epoch).
+    func clear() {
+        let was = problem.withLockedValue { state -> String? in
+            defer { state = nil }
+            return state
+        }
+        if was != nil { logger.notice("the log is signed again (SPEC 5.5)") }
+    }
 }

@@ -27,6 +27,8 @@ public enum AdminOperation: Sendable {
     /// `admin.backup`: a consistent copy of the SQLite store in the state directory's
     /// `backups/`, made while serving (issue 27), for `stepsign admin backup --to FILE`.
     case backup
+    /// `admin.recover`: a new log epoch after a restore that lost entries (SPEC §5.5, issue 27).
+    case recover
 
     /// Decodes the admin operation and parameters of `request`.
     public init(_ request: Request) throws(StepSignError) {
@@ -75,6 +77,9 @@ public enum AdminOperation: Sendable {
         case "admin.backup":
             try request.allowOnly([])
             self = .backup
+        case "admin.recover":
+            try request.allowOnly([])
+            self = .recover
         case "admin.listKeys":
             try request.allowOnly([])
             self = .listKeys
