@@ -54,6 +54,19 @@ def restore(directory, backup_file):
     shutil.copy2(backup_file, os.path.join(state, "stepsign.sqlite"))
 
 
+def assert_refused(directory, extra, words):
+    """A daemon started on `directory` refuses to sign (15), and `status` says why, with `words`."""
+    daemon = Daemon(directory, extra=extra)
+    try:
+        client = daemon.client()
+        assert sign(client, "refused")[0] == 15
+        problem = client.call("status")["result"]["logProblem"]
+        assert words in problem, problem
+        client.close()
+    finally:
+        daemon.stop()
+
+
 @pytest.fixture
 def lost():
     """A daemon's state directory whose database was replaced by an older backup: 5 entries of
@@ -222,15 +235,7 @@ def test_an_epoch_written_into_the_database_by_hand_is_refused():
             (count,) = db.execute("SELECT count(*) FROM ledger").fetchone()
             db.execute("INSERT INTO log_epochs (epoch, origin, first_index, created_at) VALUES (2, ?, ?, 0)",
                        (origin + "/epoch2", count))
-        daemon = Daemon(directory)
-        try:
-            client = daemon.client()
-            assert sign(client, "under a forged epoch")[0] == 15
-            problem = client.call("status")["result"]["logProblem"]
-            assert "no signed logEpochStarted event" in problem, problem
-            client.close()
-        finally:
-            daemon.stop()
+        assert_refused(directory, "", "no signed logEpochStarted event")
 
 
 def test_an_epoch_removed_from_the_database_is_refused(lost):
@@ -257,12 +262,4 @@ def test_an_epoch_removed_from_the_database_is_refused(lost):
     with sqlite3.connect(database) as db:
         db.execute("DROP TRIGGER log_epochs_no_delete")
         db.execute("DELETE FROM log_epochs")
-    daemon = Daemon(directory, extra=lost["extra"])
-    try:
-        client = daemon.client()
-        assert sign(client, "with the epoch gone")[0] == 15
-        problem = client.call("status")["result"]["logProblem"]
-        assert "origin" in problem, problem
-        client.close()
-    finally:
-        daemon.stop()
+    assert_refused(directory, lost["extra"], "origin")

@@ -29,6 +29,20 @@ struct PostgresTransparencyLogTests {
         return (note, try LogCheckpoint(text: note.text))
     }
 
+    /// The database as an older copy restored behind the daemons' backs would leave it: the
+    /// entries after the first `keep`, their tree rows and their checkpoints gone.
+    static func restoreOlderCopy(_ database: PostgresServer.Database, keeping keep: Int64) throws {
+        try database.execute("""
+            ALTER TABLE ledger DISABLE TRIGGER ALL; ALTER TABLE ledger_tree DISABLE TRIGGER ALL;
+            ALTER TABLE ledger_checkpoints DISABLE TRIGGER ALL; ALTER TABLE log_checkpoints DISABLE TRIGGER ALL;
+            DELETE FROM ledger WHERE seq > \(keep);
+            DELETE FROM ledger_tree WHERE id >= stepsign_tree_index(0, \(keep));
+            DELETE FROM ledger_checkpoints WHERE seq > \(keep); DELETE FROM log_checkpoints WHERE size > \(keep);
+            ALTER TABLE ledger ENABLE TRIGGER ALL; ALTER TABLE ledger_tree ENABLE TRIGGER ALL;
+            ALTER TABLE ledger_checkpoints ENABLE TRIGGER ALL; ALTER TABLE log_checkpoints ENABLE TRIGGER ALL;
+            """)
+    }
+
     /// Two daemons with endorsed keys on a new database, `entries` signatures made on them in
     /// turn; the database is dropped afterwards.
     static func withTwoDaemons(entries: Int, config: String = "",
@@ -84,13 +98,7 @@ struct PostgresTransparencyLogTests {
             let signedA = try Self.checkpoint(a)
             let signedB = try Self.checkpoint(b)
             let keep = min(signedA.body.size, signedB.body.size) - 3
-            // The newest entries removed with their tree rows, as a restored older copy would be.
-            try database.execute("""
-                ALTER TABLE ledger DISABLE TRIGGER ALL; ALTER TABLE ledger_tree DISABLE TRIGGER ALL;
-                DELETE FROM ledger WHERE seq > \(keep);
-                DELETE FROM ledger_tree WHERE id >= stepsign_tree_index(0, \(keep));
-                ALTER TABLE ledger ENABLE TRIGGER ALL; ALTER TABLE ledger_tree ENABLE TRIGGER ALL;
-                """)
+            try Self.restoreOlderCopy(database, keeping: keep)
             // A signs first: the entry lands below A's checkpoint and is not handed out. B is
             // asked for a checkpoint first: the consistency check refuses it.
             let onCutLog = try a.connect().call("authenticateUserAndSignData", [
@@ -117,16 +125,7 @@ struct PostgresTransparencyLogTests {
             let signedA = try Self.checkpoint(a)
             let signedB = try Self.checkpoint(b)
             let keep = min(signedA.body.size, signedB.body.size) - 3
-            // An older copy restored: the newest entries, their tree rows and their checkpoints gone.
-            try database.execute("""
-                ALTER TABLE ledger DISABLE TRIGGER ALL; ALTER TABLE ledger_tree DISABLE TRIGGER ALL;
-                ALTER TABLE ledger_checkpoints DISABLE TRIGGER ALL; ALTER TABLE log_checkpoints DISABLE TRIGGER ALL;
-                DELETE FROM ledger WHERE seq > \(keep);
-                DELETE FROM ledger_tree WHERE id >= stepsign_tree_index(0, \(keep));
-                DELETE FROM ledger_checkpoints WHERE seq > \(keep); DELETE FROM log_checkpoints WHERE size > \(keep);
-                ALTER TABLE ledger ENABLE TRIGGER ALL; ALTER TABLE ledger_tree ENABLE TRIGGER ALL;
-                ALTER TABLE ledger_checkpoints ENABLE TRIGGER ALL; ALTER TABLE log_checkpoints ENABLE TRIGGER ALL;
-                """)
+            try Self.restoreOlderCopy(database, keeping: keep)
             for daemon in [a, b] { #expect(try daemon.connect().call("getCheckpoint").code == 15) }
 
             let onA = try a.connect().call("admin.recover")
