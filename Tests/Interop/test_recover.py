@@ -107,8 +107,7 @@ def test_recover_starts_a_new_epoch_that_names_the_loss_and_signing_resumes(lost
         client = daemon.client()
         assert sign(client, "refused before the recovery")[0] == 15
         assert "logProblem" in client.call("status")["result"]
-        # Not for a client peer: recovering is an admin's act (the test's uid is an admin; a
-        # client-only peer gets 13, as for every admin operation).
+        # An admin's act: like every `admin.` operation, 13 for any other peer (AdminTests).
         result = run(CLI, "--socket", daemon.socket, "admin", "recover", "--json")
         assert result.returncode == 0, result.stderr
         recovered = json.loads(result.stdout)
