@@ -96,8 +96,10 @@ extension SQLiteStore {
                         } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
                             throw StorageError.signingKeyRevoked(item.kid)
                         }
-                        // The leaf and the subtrees it completes (SPEC §5.5): O(log n) hashes.
-                        for (node, nodeHash) in frontier.append(leafHash: item.leafHash) {
+                        // The subtrees the leaf completes (SPEC §5.5): O(log n) hashes. The leaf's
+                        // own hash is not stored: it is SHA-256(0x00 ‖ JWS) of the row just
+                        // inserted, read from there when a proof needs it (half the tree's rows).
+                        for (node, nodeHash) in frontier.append(leafHash: item.leafHash) where node.level > 0 {
                             try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
                         }
                         if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
@@ -138,20 +140,42 @@ extension SQLiteStore {
 
     static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
     static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
+    static let selectLeafJWS = "SELECT jws FROM ledger WHERE seq = ?"
+
+    /// The stored hash of `node`: a subtree's from `ledger_tree`, a leaf's made from its
+    /// entry's JWS (leaves are not stored; a ledger upgraded from before keeps the ones it had,
+    /// unread). Nil when the store has neither.
+    static func treeHash(_ node: MerkleNode, _ db: Database) throws -> [UInt8]? {
+        if node.level == 0 {
+            guard let jws = try String.fetchOne(db.cachedStatement(sql: selectLeafJWS), arguments: [node.index + 1]) else {
+                return nil
+            }
+            return MerkleHash.leaf(jws.utf8)
+        }
+        return try Data.fetchOne(db.cachedStatement(sql: selectTreeNode), arguments: [node.storageIndex]).map { [UInt8]($0) }
+    }
 
     /// The right edge of the log's Merkle tree of `size` leaves, read from the stored tree:
     /// ``StorageError/ledgerTreeBroken(_:)`` when a hash it needs is missing.
     static func readFrontier(_ db: Database, size: Int64) throws -> MerkleFrontier {
-        let statement = try db.cachedStatement(sql: selectTreeNode)
         var hashes: [[UInt8]] = []
         for node in MerkleTree.subtrees(of: 0..<size) {
-            guard let data = try Data.fetchOne(statement, arguments: [node.storageIndex]) else {
+            guard let hash = try treeHash(node, db) else {
                 throw StorageError.ledgerTreeBroken("the hash of the subtree \(node) is missing")
             }
-            hashes.append([UInt8](data))
+            hashes.append(hash)
         }
-        // A tree with leaves past the last entry: entries were removed behind the daemon's back.
-        if try Data.fetchOne(statement, arguments: [MerkleNode(level: 0, index: size).storageIndex]) != nil {
+        // A tree with nodes of leaves past the last entry: entries were removed behind the
+        // daemon's back. Nodes are stored in append order, so the first `size` leaves' nodes
+        // end with the highest subtree leaf `size - 1` completes.
+        let last: Int64
+        if size > 0 {
+            let level = Int((~(size - 1)).trailingZeroBitCount)
+            last = MerkleNode(level: level, index: (size - 1) >> level).storageIndex
+        } else {
+            last = -1
+        }
+        if let highest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree")), highest > last {
             throw StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry \(size): entries were removed")
         }
         do {
@@ -173,7 +197,7 @@ extension SQLiteStore {
             guard seq == frontier.size + 1 else {
                 throw StorageError.ledgerTreeBroken("entry \(seq) follows entry \(frontier.size): the ledger has a gap")
             }
-            for (node, hash) in frontier.append(leafHash: MerkleHash.leaf(jws.utf8)) {
+            for (node, hash) in frontier.append(leafHash: MerkleHash.leaf(jws.utf8)) where node.level > 0 {
                 try insert.execute(arguments: [node.storageIndex, Data(hash)])
             }
         }
@@ -181,10 +205,9 @@ extension SQLiteStore {
 
     public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
         try await pool.read { db in
-            let statement = try db.cachedStatement(sql: Self.selectTreeNode)
             var hashes: [MerkleNode: [UInt8]] = [:]
             for node in nodes {
-                if let data = try Data.fetchOne(statement, arguments: [node.storageIndex]) { hashes[node] = [UInt8](data) }
+                if let hash = try Self.treeHash(node, db) { hashes[node] = hash }
             }
             return hashes
         }

@@ -195,4 +195,43 @@ import Testing
         #expect(try await reopened.ledgerCount() == 7)
         try await reopened.close()
     }
+
+    @Test func leavesAreNotStoredAndAreReadFromTheirEntries() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let store = try directory.open()
+        _ = try await store.appendLedger(ledgerBatch(1..<12))
+        let leaves = try await Self.leaves(store)
+        // The tree holds the 8 subtrees 11 leaves complete (11 − popcount 11), no leaf; a leaf's hash is its
+        // entry's, for the proofs and the tiles.
+        let hashes = try await store.ledgerTreeHashes([MerkleNode(level: 0, index: 10), MerkleNode(level: 1, index: 4)])
+        #expect(hashes[MerkleNode(level: 0, index: 10)] == leaves[10])
+        #expect(hashes[MerkleNode(level: 1, index: 4)] == Self.mth(leaves[8..<10]))
+        #expect(try await store.ledgerRoot(size: 11) == Self.mth(leaves[...]))
+        try await store.close()
+        let queue = try DatabaseQueue(path: directory.path + "/" + SQLiteStore.fileName)
+        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ledger_tree") } == 8)
+        try queue.close()
+    }
+
+    @Test func entriesRemovedBelowSubtreesTheyCompletedStopAppends() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let store = try directory.open()
+        _ = try await store.appendLedger(ledgerBatch(1..<9))
+        try await store.close()
+        // Someone with the file removes the last two entries (leaves 6 and 7), not their subtrees.
+        let queue = try DatabaseQueue(path: directory.path + "/" + SQLiteStore.fileName)
+        try await queue.write { db in
+            try db.execute(sql: "DROP TRIGGER ledger_no_delete")
+            try db.execute(sql: "DELETE FROM ledger WHERE seq > 6")
+        }
+        try queue.close()
+        let reopened = try directory.open()
+        await #expect(throws: StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry 6: entries were removed")) {
+            try await reopened.appendLedger(ledgerBatch(9..<10))
+        }
+        #expect(try await reopened.ledgerCount() == 6)
+        try await reopened.close()
+    }
 }
