@@ -237,8 +237,9 @@ final class TransparencyLog: Sendable {
     }
 
     /// Starts a new log epoch after a restore that lost entries (`admin.recover`, SPEC §5.5),
-    /// in one step on the queue that makes checkpoints: only when the log has fewer entries than
-    /// the last checkpoint this daemon signed (4 otherwise). `record` appends the
+    /// in one step on the queue that makes checkpoints: only when entries of the last checkpoint
+    /// this daemon signed are not in the log (it has fewer, or another daemon's epoch started
+    /// below that checkpoint's size after the same restore); 4 otherwise. `record` appends the
     /// `logEpochStarted` event with the details given (the new origin, the previous one, the
     /// previous checkpoint, the lost range); then the epoch is stored, the first checkpoint of
     /// the new origin signed and kept in place of the old one, and the alarm cleared.
