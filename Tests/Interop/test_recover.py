@@ -7,6 +7,7 @@ lost range, checkpoints carry the new origin, signing resumes, the audit and `st
 accept the log, and a restart keeps it. Attacks: an epoch written into the database by hand,
 or one removed, is refused; recovering a log that lost nothing is refused."""
 import base64
+import hashlib
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import tempfile
 import time
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from conftest import BIN, CLI, Daemon
 
@@ -162,6 +164,18 @@ def test_recover_starts_a_new_epoch_that_names_the_loss_and_signing_resumes(lost
         checked = run(VERIFY, "--keys", keys_file, "--min-level", "0", "--json", "--proof", proof_file, *new_keys, jws_file)
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert json.loads(checked.stdout)["origin"] == recovered["origin"]
+        # The new origin's Ed25519 line checked by hand with `cryptography` (C2SP signed-note:
+        # key ID = SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key)[:4], signature over the note's text).
+        ed25519 = next(k for k in log_keys if k.startswith(recovered["origin"] + "+")
+                       and base64.b64decode(k.split("+", 2)[2])[0] == 1)
+        raw = base64.b64decode(ed25519.split("+", 2)[2])[1:]
+        key_id = hashlib.sha256(recovered["origin"].encode() + b"\n\x01" + raw).digest()[:4]
+        assert ed25519.split("+")[1] == key_id.hex()
+        text, _, signatures = recovered["checkpoint"].partition("\n\n")
+        line = next(line for line in signatures.splitlines()
+                    if line.startswith("\u2014 " + recovered["origin"] + " ")
+                    and base64.b64decode(line.rsplit(" ", 1)[1])[:4] == key_id)
+        Ed25519PublicKey.from_public_bytes(raw).verify(base64.b64decode(line.rsplit(" ", 1)[1])[4:], (text + "\n").encode())
         # The old origin's key does not sign the new epoch's checkpoints.
         old_keys = [arg for key in log_keys if key.startswith(old_origin + "+") for arg in ("--log-key", key)]
         assert run(VERIFY, "--keys", keys_file, "--min-level", "0", "--proof", proof_file, *old_keys, jws_file).returncode != 0
