@@ -140,6 +140,18 @@ extension PostgresStore {
                 SELECT max(seq) FROM ledger WHERE auth_level < 0 AND user_name = \(name) AND seq < \(eventsBefore)
                 """, logger: logger).decode(Int64?.self).first { _ in true } ?? nil
             stored.latestEventIndex = latest.map { $0 - 1 } ?? SealBinding.noEvent
+        } else if lock {
+            // A row that a transaction committed while this one waited for its lock is read as
+            // that transaction left it (READ COMMITTED re-reads a locked row), but the
+            // statement's subquery saw the log as it was before: the event that transaction
+            // appended, which the row is now sealed to, was not counted, and a record changed
+            // rightly would look rolled back. Read the latest event again, in a statement that
+            // starts after the lock is held (no event of this user can commit meanwhile: each
+            // takes this row's lock).
+            let latest = try await connection.query("""
+                SELECT max(seq) FROM ledger WHERE auth_level < 0 AND user_name = \(name)
+                """, logger: logger).decode(Int64?.self).first { _ in true } ?? nil
+            stored.latestEventIndex = latest.map { $0 - 1 } ?? SealBinding.noEvent
         }
         return checked(stored, seal: seal, parts: try await partDigests(connection, name, logger: logger))
     }

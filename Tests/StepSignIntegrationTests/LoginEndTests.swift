@@ -40,7 +40,8 @@ struct LoginEndTests {
                 for _ in 0..<3 { _ = try other.setPassword(Passwords.wrong, mode: 0) }
                 try #require(try daemon.userRow()?["blocked"]?.boolValue == true)
                 if self == .blockedThenUnlocked {
-                    try #require(try daemon.connect().call("admin.unlockUser", ["user": "alice"]).code == 0)
+                    let unlocked = try daemon.connect().call("admin.unlockUser", ["user": "alice"])
+                    try #require(unlocked.code == 0, "\(unlocked.code) \(unlocked.message)")
                 }
             case .removedAndAddedAgain:
                 let admin = try daemon.connect()
