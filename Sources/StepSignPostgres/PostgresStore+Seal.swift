@@ -136,10 +136,7 @@ extension PostgresStore {
         for try await row in rows { found = try decodeStoredUser(row) }
         guard var stored = found else { return nil }
         if let eventsBefore {
-            let latest = try await connection.query("""
-                SELECT max(seq) FROM ledger WHERE auth_level < 0 AND user_name = \(name) AND seq < \(eventsBefore)
-                """, logger: logger).decode(Int64?.self).first { _ in true } ?? nil
-            stored.latestEventIndex = latest.map { $0 - 1 } ?? SealBinding.noEvent
+            stored.latestEventIndex = try await latestEventIndex(connection, name, before: eventsBefore, logger: logger)
         } else if lock {
             // A row that a transaction committed while this one waited for its lock is read as
             // that transaction left it (READ COMMITTED re-reads a locked row), but the
@@ -148,12 +145,19 @@ extension PostgresStore {
             // rightly would look rolled back. Read the latest event again, in a statement that
             // starts after the lock is held (no event of this user can commit meanwhile: each
             // takes this row's lock).
-            let latest = try await connection.query("""
-                SELECT max(seq) FROM ledger WHERE auth_level < 0 AND user_name = \(name)
-                """, logger: logger).decode(Int64?.self).first { _ in true } ?? nil
-            stored.latestEventIndex = latest.map { $0 - 1 } ?? SealBinding.noEvent
+            stored.latestEventIndex = try await latestEventIndex(connection, name, before: .max, logger: logger)
         }
         return checked(stored, seal: seal, parts: try await partDigests(connection, name, logger: logger))
+    }
+
+    /// The log index of `name`'s latest event with a seq below `before`, read in a statement of
+    /// its own (``SealBinding/noEvent`` for none).
+    static func latestEventIndex(_ connection: AnsweredConnection, _ name: String, before: Int64,
+                                 logger: Logger) async throws -> Int64 {
+        let latest = try await connection.query("""
+            SELECT max(seq) FROM ledger WHERE auth_level < 0 AND user_name = \(name) AND seq < \(before)
+            """, logger: logger).decode(Int64?.self).first { _ in true } ?? nil
+        return latest.map { $0 - 1 } ?? SealBinding.noEvent
     }
 
     /// Seals `name`'s record as stored now, bound to the user's latest event and to the
