@@ -9,13 +9,26 @@ extension Engine {
     /// tree of `treeSize` entries, with a checkpoint of that tree signed by this daemon. For the
     /// session that made the signature, the peer uid that asked for it, or an admin.
     func getInclusionProof(_ signatureID: String, treeSize: Int64?, session: Session) async throws -> Reply {
-        guard let entry = try await store.ledgerEntry(signatureID: signatureID),
-              session.isAdmin || session.signatureIDs.contains(signatureID) || entry.peer.uid == session.peer.uid
-        else {
+        let allowed = session.isAdmin || session.signatureIDs.contains(signatureID)
+        let uid = session.peer.uid
+        let kept = log.latest
+        // The common case in one read: the entry with its proof against the last checkpoint
+        // this daemon signed, when that covers it and is the tree asked for. An entry the
+        // caller may not see is read alone, as an unknown ID reads nothing more.
+        let read = try await store.ledgerInclusionRead(signatureID: signatureID) { entry in
+            guard allowed || entry.peer.uid == uid, let kept, entry.seq - 1 < kept.checkpoint.size,
+                  treeSize == nil || treeSize == kept.checkpoint.size else { return nil }
+            return kept.checkpoint.size
+        }
+        guard let read, allowed || read.entry.peer.uid == uid else {
             // The same answer whether the ID is unknown or someone else's.
             throw StepSignError.invalid("no signature \"\(signatureID)\" of this peer")
         }
-        let index = entry.seq - 1
+        let index = read.entry.seq - 1
+        if let proof = read.proof, let kept {
+            return Self.inclusionReply(index: index, treeSize: proof.treeSize, hashes: proof.hashes,
+                                       checkpoint: Self.cosigned(note: kept.note.serialized, proof.cosignatures))
+        }
         let signed: TransparencyLog.Signed
         if let treeSize {
             let count = try await store.ledgerCount()
@@ -28,26 +41,46 @@ extension Engine {
             signed = try await log.checkpoint(covering: index)
         }
         let hashes = try await store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
-        return Reply(result: [
+        return Self.inclusionReply(index: index, treeSize: signed.checkpoint.size, hashes: hashes,
+                                   checkpoint: try await cosigned(signed))
+    }
+
+    private static func inclusionReply(index: Int64, treeSize: Int64, hashes: [[UInt8]], checkpoint: String) -> Reply {
+        Reply(result: [
             "logIndex": .int(index),
-            "treeSize": .int(signed.checkpoint.size),
+            "treeSize": .int(treeSize),
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
-            "checkpoint": .string(try await cosigned(signed)),
+            "checkpoint": .string(checkpoint),
         ])
     }
 
     /// `getConsistencyProof` (SPEC §5.5): the proof that the tree of `toSize` entries extends
     /// the tree of `fromSize`, with a checkpoint of the larger one signed by this daemon.
     func getConsistencyProof(from fromSize: Int64, to toSize: Int64?) async throws -> Reply {
+        // The common case in one read: a proof to the last checkpoint this daemon signed, when
+        // that is the tree asked for (`toSize`, or the whole log when none is named).
+        if let kept = log.latest, fromSize <= kept.checkpoint.size, toSize == nil || toSize == kept.checkpoint.size {
+            let size = kept.checkpoint.size
+            let read = try await store.ledgerConsistencyRead(from: fromSize, to: size)
+            if read.count == size || (toSize != nil && read.count > size) {
+                try log.requireRoot(read.root, of: kept)
+                return Self.consistencyReply(hashes: read.hashes,
+                                             checkpoint: Self.cosigned(note: kept.note.serialized, read.cosignatures))
+            }
+        }
         let count = try await store.ledgerCount()
         let size = toSize ?? count
         guard fromSize <= size, size <= count else {
             throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
         }
         let (signed, hashes) = try await log.checkpoint(size: size, consistencyFrom: fromSize)
-        return Reply(result: [
+        return Self.consistencyReply(hashes: hashes, checkpoint: try await cosigned(signed))
+    }
+
+    private static func consistencyReply(hashes: [[UInt8]], checkpoint: String) -> Reply {
+        Reply(result: [
             "hashes": .array(hashes.map { .string(Base64.encode($0)) }),
-            "checkpoint": .string(try await cosigned(signed)),
+            "checkpoint": .string(checkpoint),
         ])
     }
 
@@ -59,8 +92,11 @@ extension Engine {
 
     /// `note` (of the tree of `size` entries) with the stored cosignatures of that size appended.
     func cosigned(note: String, size: Int64) async throws -> String {
-        let cosignatures = try await store.logCosignatures(size: size)
-        return note + cosignatures.map { $0.line + "\n" }.joined()
+        Self.cosigned(note: note, try await store.logCosignatures(size: size))
+    }
+
+    static func cosigned(note: String, _ cosignatures: [LogCosignatureRecord]) -> String {
+        note + cosignatures.map { $0.line + "\n" }.joined()
     }
 
     /// `admin.addCosignatures` (SPEC §5.6): stores witnesses' cosignature lines of the stored

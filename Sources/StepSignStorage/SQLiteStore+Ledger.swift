@@ -204,12 +204,54 @@ extension SQLiteStore {
     }
 
     public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
+        try await pool.read { db in try Self.readTreeHashes(nodes, db) }
+    }
+
+    static func readTreeHashes(_ nodes: [MerkleNode], _ db: Database) throws -> [MerkleNode: [UInt8]] {
+        var hashes: [MerkleNode: [UInt8]] = [:]
+        for node in nodes {
+            if let hash = try treeHash(node, db) { hashes[node] = hash }
+        }
+        return hashes
+    }
+
+    /// The hashes `plan` makes, from the stored tree.
+    static func readPlan(_ plan: MerkleProofPlan, _ db: Database) throws -> [[UInt8]] {
+        do {
+            return try plan.hashes(try readTreeHashes(plan.nodes, db))
+        } catch let error as MerkleTreeError {
+            throw StorageError.ledgerTreeBroken("\(error)")
+        }
+    }
+
+    /// One snapshot, one hop: a proof served through the socket costs one read.
+    public func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
+        -> LedgerInclusionRead? {
         try await pool.read { db in
-            var hashes: [MerkleNode: [UInt8]] = [:]
-            for node in nodes {
-                if let hash = try Self.treeHash(node, db) { hashes[node] = hash }
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.ledgerColumns) FROM ledger WHERE signature_id = ?")
+            guard let entry = try Row.fetchOne(statement, arguments: [signatureID]).map(Self.decodeLedgerEntry) else { return nil }
+            guard let size = treeSize(entry), size > entry.seq - 1 else { return LedgerInclusionRead(entry: entry, proof: nil) }
+            let hashes = try Self.readPlan(MerkleTree.inclusionPlan(index: entry.seq - 1, size: size), db)
+            return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
+                treeSize: size, hashes: hashes, cosignatures: try Self.readCosignatures(size: size, db)))
+        }
+    }
+
+    /// One snapshot, one hop.
+    public func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead {
+        try await pool.read { db in
+            let rootPlan = MerkleTree.rootPlan(size: newSize)
+            let proofPlan = MerkleTree.consistencyPlan(from: oldSize, to: newSize)
+            let read = try Self.readTreeHashes(rootPlan.nodes + proofPlan.nodes, db)
+            do {
+                return LedgerConsistencyRead(
+                    count: try Self.readLedgerTail(db).0,
+                    root: try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot,
+                    hashes: try proofPlan.hashes(read),
+                    cosignatures: try Self.readCosignatures(size: newSize, db))
+            } catch let error as MerkleTreeError {
+                throw StorageError.ledgerTreeBroken("\(error)")
             }
-            return hashes
         }
     }
 
@@ -339,17 +381,19 @@ extension SQLiteStore {
     }
 
     public func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = ? ORDER BY witness
-                """, arguments: [size]).map { row in
-                do {
-                    return LogCosignatureRecord(size: try row.decode(atIndex: 0), witness: try row.decode(atIndex: 1),
-                                                line: try row.decode(atIndex: 2),
-                                                createdAt: Date(storageSeconds: try row.decode(atIndex: 3)))
-                } catch {
-                    throw StorageError.malformedRow(table: "log_cosignatures", detail: "\(error)")
-                }
+        try await pool.read { db in try Self.readCosignatures(size: size, db) }
+    }
+
+    static func readCosignatures(size: Int64, _ db: Database) throws -> [LogCosignatureRecord] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = ? ORDER BY witness
+            """), arguments: [size]).map { row in
+            do {
+                return LogCosignatureRecord(size: try row.decode(atIndex: 0), witness: try row.decode(atIndex: 1),
+                                            line: try row.decode(atIndex: 2),
+                                            createdAt: Date(storageSeconds: try row.decode(atIndex: 3)))
+            } catch {
+                throw StorageError.malformedRow(table: "log_cosignatures", detail: "\(error)")
             }
         }
     }

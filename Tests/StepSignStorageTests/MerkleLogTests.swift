@@ -34,6 +34,7 @@ import Testing
     /// of sizes, checked against the leaves.
     static func expectTreeMatches(_ store: any StepSignStore, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let leaves = try await leaves(store)
+        let entries = try await store.ledgerEntries(afterSeq: 0, limit: 100_000)
         let size = leaves.count
         for n in 0...size {
             #expect(try await store.ledgerRoot(size: Int64(n)) == mth(leaves.prefix(n)), "root of \(n)",
@@ -46,12 +47,19 @@ import Testing
                 #expect(MerkleProof.verifyInclusion(leafHash: leaves[index], index: Int64(index), size: Int64(n),
                                                     proof: proof, root: root),
                         "leaf \(index) of \(n)", sourceLocation: sourceLocation)
+                // The same proof read in one snapshot with its entry, found by signature ID.
+                let read = try await store.ledgerInclusionRead(signatureID: entries[index].signatureID) { _ in Int64(n) }
+                #expect(read?.entry == entries[index] && read?.proof?.treeSize == Int64(n) && read?.proof?.hashes == proof,
+                        "leaf \(index) of \(n), one read", sourceLocation: sourceLocation)
             }
             for old in Set([1, n / 2, n]) where old >= 1 {
                 let proof = try await store.ledgerConsistencyProof(from: Int64(old), to: Int64(n))
                 #expect(MerkleProof.verifyConsistency(oldSize: Int64(old), newSize: Int64(n),
                                                       oldRoot: mth(leaves.prefix(old)), newRoot: root, proof: proof),
                         "\(old) → \(n)", sourceLocation: sourceLocation)
+                let read = try await store.ledgerConsistencyRead(from: Int64(old), to: Int64(n))
+                #expect(read == LedgerConsistencyRead(count: Int64(size), root: root, hashes: proof, cosignatures: []),
+                        "\(old) → \(n), one read", sourceLocation: sourceLocation)
             }
         }
     }
@@ -108,6 +116,35 @@ import Testing
             await #expect(throws: StorageError.self) { try await store.ledgerRoot(size: 6) }
             await #expect(throws: StorageError.self) { try await store.ledgerInclusionProof(index: 2, size: 9) }
             await #expect(throws: StorageError.self) { try await store.ledgerConsistencyProof(from: 3, to: 8) }
+            await #expect(throws: StorageError.self) { try await store.ledgerConsistencyRead(from: 3, to: 8) }
+            let third = try await store.ledgerEntries(afterSeq: 2, limit: 1)[0]
+            await #expect(throws: StorageError.self) {
+                try await store.ledgerInclusionRead(signatureID: third.signatureID) { _ in 9 }
+            }
+        }
+    }
+
+    /// A proof read with its entry (SPEC §5.5, one read per request): only for the size the
+    /// caller names from the entry, with that size's cosignatures; none for an unknown ID.
+    @Test(arguments: StoreBackend.allCases)
+    func aProofIsReadWithItsEntryOnlyWhenTheCallerNamesASize(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let entries = try await store.appendLedger(ledgerBatch(1..<8))
+            let cosignature = LogCosignatureRecord(size: 7, witness: "w1", line: "— w1 AAAA", createdAt: epoch)
+            try await store.addLogCosignatures([cosignature])
+            #expect(try await store.ledgerInclusionRead(signatureID: "no-such-id") { _ in 7 } == nil)
+            let alone = try #require(try await store.ledgerInclusionRead(signatureID: entries[3].signatureID) { _ in nil })
+            #expect(alone.entry == entries[3] && alone.proof == nil)
+            // A size that does not cover the entry is no proof (not a crash).
+            let below = try #require(try await store.ledgerInclusionRead(signatureID: entries[3].signatureID) { $0.seq - 1 })
+            #expect(below.entry == entries[3] && below.proof == nil)
+            let named = try await store.ledgerInclusionRead(signatureID: entries[3].signatureID) { entry in
+                entry.peer.uid == entries[3].peer.uid ? 7 : nil
+            }
+            #expect(try #require(named).proof == LedgerInclusionRead.Proof(
+                treeSize: 7, hashes: try await store.ledgerInclusionProof(index: 3, size: 7), cosignatures: [cosignature]))
+            #expect(try await store.ledgerConsistencyRead(from: 2, to: 7).cosignatures == [cosignature])
+            #expect(try await store.ledgerConsistencyRead(from: 2, to: 5).cosignatures.isEmpty)
         }
     }
 

@@ -120,11 +120,9 @@ final class TransparencyLog: Sendable {
     /// against it) and the proof are read together.
     func checkpoint(size: Int64, consistencyFrom fromSize: Int64) async throws -> (Signed, [[UInt8]]) {
         if let kept = try lastSigned(), kept.checkpoint.size == size {
-            let (root, proof) = try await store.ledgerRootAndConsistencyProof(from: fromSize, to: size)
-            guard root == kept.checkpoint.rootHash else {
-                throw refuse("the tree of \(size) entries has another root than the checkpoint this daemon signed")
-            }
-            return (kept, proof)
+            let read = try await store.ledgerConsistencyRead(from: fromSize, to: size)
+            try requireRoot(read.root, of: kept)
+            return (kept, read.hashes)
         }
         let signed = try await checkpoint(size: size)
         return (signed, try await store.ledgerConsistencyProof(from: fromSize, to: size))
@@ -298,6 +296,14 @@ final class TransparencyLog: Sendable {
 
     /// The last checkpoint this daemon signed, if any.
     var latest: Signed? { try? lastSigned() }
+
+    /// Refuses (and raises the alarm) when `root`, read from the stored tree at the size of
+    /// `kept` (a checkpoint this daemon signed), is not the root it signed.
+    func requireRoot(_ root: [UInt8], of kept: Signed) throws {
+        guard root == kept.checkpoint.rootHash else {
+            throw refuse("the tree of \(kept.checkpoint.size) entries has another root than the checkpoint this daemon signed")
+        }
+    }
 
     /// Publishes the last checkpoint signed again (at start, and when cosignatures of it
     /// arrive, so the published `checkpoint` carries them).

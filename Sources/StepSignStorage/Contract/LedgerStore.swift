@@ -89,6 +89,19 @@ public protocol LedgerStore: Sendable {
     /// any size are made of them (``MerkleProofPlan``).
     func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]]
 
+    /// The entry with this signature ID and, when `treeSize(entry)` names a size (above the
+    /// entry's index, at most the log's), its inclusion proof in the tree of that size with the
+    /// cosignatures stored for that size: a proof served from one snapshot. Nil when no entry
+    /// has this ID.
+    func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
+        -> LedgerInclusionRead?
+
+    /// The log's size, and the root of the tree of `newSize` entries, the consistency proof
+    /// from `oldSize` (at most `newSize`) to it and the cosignatures stored for `newSize`, from
+    /// one snapshot. ``StorageError/ledgerTreeBroken(_:)`` when the tree lacks a hash they need
+    /// (`newSize` past the log's end among them).
+    func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead
+
     /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
     /// order, from one read snapshot, one row at a time.
     func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit
@@ -118,15 +131,26 @@ extension LedgerStore {
         try await treeHashes(MerkleTree.consistencyPlan(from: oldSize, to: newSize))
     }
 
-    /// The root of the tree of `newSize` entries and the consistency proof from `oldSize` to
-    /// it, read together (one read of the stored tree).
-    public func ledgerRootAndConsistencyProof(from oldSize: Int64, to newSize: Int64) async throws
-        -> (root: [UInt8], proof: [[UInt8]]) {
+    /// One read after another (a store that can read them in one snapshot does).
+    public func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
+        -> LedgerInclusionRead? {
+        guard let entry = try await ledgerEntry(signatureID: signatureID) else { return nil }
+        guard let size = treeSize(entry), size > entry.seq - 1 else { return LedgerInclusionRead(entry: entry, proof: nil) }
+        let hashes = try await ledgerInclusionProof(index: entry.seq - 1, size: size)
+        return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
+            treeSize: size, hashes: hashes, cosignatures: try await logCosignatures(size: size)))
+    }
+
+    /// One read after another (a store that can read them in one snapshot does).
+    public func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead {
+        let count = try await ledgerCount()
         let rootPlan = MerkleTree.rootPlan(size: newSize)
         let proofPlan = MerkleTree.consistencyPlan(from: oldSize, to: newSize)
+        let read = try await ledgerTreeHashes(rootPlan.nodes + proofPlan.nodes)
         do {
-            let read = try await ledgerTreeHashes(rootPlan.nodes + proofPlan.nodes)
-            return (try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot, try proofPlan.hashes(read))
+            return LedgerConsistencyRead(count: count, root: try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot,
+                                         hashes: try proofPlan.hashes(read),
+                                         cosignatures: try await logCosignatures(size: newSize))
         } catch let error as MerkleTreeError {
             throw StorageError.ledgerTreeBroken("\(error)")
         }
