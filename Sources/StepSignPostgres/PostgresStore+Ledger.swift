@@ -394,7 +394,7 @@ extension PostgresStore {
 
     public func addLogEpoch(_ epoch: LogEpochRecord) async throws {
         do {
-            try await withConnection { connection in
+            _ = try await withConnection { connection in
                 try await connection.query("""
                     INSERT INTO log_epochs (epoch, origin, first_index, created_at)
                     VALUES (\(epoch.epoch), \(epoch.origin), \(epoch.firstIndex), \(epoch.createdAt))
