@@ -35,7 +35,7 @@ extension Engine {
             guard index < treeSize, treeSize <= count else {
                 throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
             }
-            signed = try await log.checkpoint(size: treeSize)
+            signed = try await log.checkpoint(size: treeSize, reason: "proof")
         } else {
             // The entry is in the log, so the log's size is above its index.
             signed = try await log.checkpoint(covering: index)
@@ -68,12 +68,22 @@ extension Engine {
                                              checkpoint: Self.cosigned(note: kept.note.serialized, read.cosignatures))
             }
         }
-        let count = try await store.ledgerCount()
-        let size = toSize ?? count
-        guard fromSize <= size, size <= count else {
-            throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
+        let signed: TransparencyLog.Signed
+        if let toSize {
+            let count = try await store.ledgerCount()
+            guard fromSize <= toSize, toSize <= count else {
+                throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
+            }
+            signed = try await log.checkpoint(size: toSize, reason: "proof")
+        } else {
+            // The log's size is read where the checkpoint is made, after the kept one: a batch
+            // that keeps a newer one meanwhile is then no reason to refuse.
+            signed = try await log.checkpointHead(reason: "proof")
+            guard fromSize <= signed.checkpoint.size else {
+                throw StepSignError.invalid("\"fromSize\" must be at most the log's size \(signed.checkpoint.size)")
+            }
         }
-        let (signed, hashes) = try await log.checkpoint(size: size, consistencyFrom: fromSize)
+        let hashes = try await store.ledgerConsistencyProof(from: fromSize, to: signed.checkpoint.size)
         return Self.consistencyReply(hashes: hashes, checkpoint: try await cosigned(signed))
     }
 

@@ -113,10 +113,9 @@ public final class Engine: Sendable {
                                       : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger))
         self.log = log
         log.republishLatest()
-        let checkpointer = LedgerCheckpointer(keyring: keyring, store: store, log: log, logger: logger) {
+        let checkpointer = LedgerCheckpointer(log: log, logger: logger) {
             let config = settingsBox.withLockedValue { $0.config }
-            return LedgerCheckpointer.Settings(instance: config.instance, entries: config.ledger.checkpointEntries,
-                                               seconds: config.ledger.checkpointSeconds)
+            return LedgerCheckpointer.Settings(entries: config.ledger.checkpointEntries, seconds: config.ledger.checkpointSeconds)
         }
         self.checkpointer = checkpointer
         let noSpaceAlarm = NoSpaceAlarm(logger: logger)
@@ -207,7 +206,7 @@ public final class Engine: Sendable {
             try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
             try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
                                     peer: EventRecorder.daemon, instance: config.instance, now: now)
-            _ = try await log.checkpoint(size: try await store.ledgerCount())
+            _ = try await log.checkpointHead(reason: "start")
         } catch let StorageError.ledgerTreeBroken(why) {
             logAlarm.report(why)
         }
@@ -389,8 +388,7 @@ public final class Engine: Sendable {
             return try await getSignature(signatureID, session: session)
         case .getCheckpoint:
             let checkpoint = try await checkpointer.checkpointNow()
-            return Reply(result: ["checkpoint": .string(try await cosigned(checkpoint.note)),
-                                  "checkpointJWS": .string(checkpoint.jws)])
+            return Reply(result: ["checkpoint": .string(try await cosigned(checkpoint))])
         case let .getInclusionProof(signatureID, treeSize):
             return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)
         case let .getConsistencyProof(fromSize, toSize):

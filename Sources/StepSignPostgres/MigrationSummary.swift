@@ -13,7 +13,7 @@ public struct MigrationSummary: Sendable, Equatable {
     public var signingKeys: Int
     /// Ledger entries copied: the source's whole chain.
     public var ledgerEntries: Int64
-    /// Checkpoints copied.
+    /// Checkpoints copied: the log's (C2SP notes, SPEC §5.5) and an older ledger's JWS ones.
     public var checkpoints: Int
     /// The ledger's head, equal in the source and the copy.
     public var head: LedgerHead

@@ -40,14 +40,13 @@ extension PostgresStore {
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
-    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
-                             signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+    public func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         do {
             // A batch with events of users binds their records in its own transaction.
             if LedgerAppend.usersNamedByEvents(batch).isEmpty,
-               let entries = try await appendCommitting(batch, checkpointEvery: checkpointEvery) { return entries }
-            return try await commitInTransaction(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+               let entries = try await appendCommitting(batch, checkpointEvery: checkpoints?.every ?? 0) { return entries }
+            return try await commitInTransaction(batch, checkpoints: checkpoints)
         } catch let interrupted as CommitInterrupted {
             return try await resolveInterruptedCommit(batch, cause: interrupted.error)
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("signature_id") {
@@ -98,17 +97,43 @@ extension PostgresStore {
     /// The batch in a transaction of its own (`BEGIN`, `stepsign_ledger_append`, the
     /// checkpoints this daemon signs for entries in it, `COMMIT`): for a batch an entry-count
     /// checkpoint falls in.
-    private func commitInTransaction(_ batch: [LedgerAppend], checkpointEvery: Int,
-                                     signCheckpoint: @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+    private func commitInTransaction(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
         try await transaction { connection in
             // Returned entries carry the time as it will read back from the row.
             let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
-            for entry in entries where checkpointEvery > 0 && entry.seq % Int64(checkpointEvery) == 0 {
-                try await Self.insertCheckpoint(try signCheckpoint(entry.seq, entry.entryHash), connection, logger: logger)
+            if let checkpoints, checkpoints.every > 0 {
+                for entry in entries where entry.seq % Int64(checkpoints.every) == 0 {
+                    let record = try await signCheckpoint(checkpoints, size: entry.seq, connection)
+                    try await Self.insertLogCheckpoint(record, connection, logger: logger)
+                }
             }
             try await bindRecords(of: batch, firstSeq: entries.first?.seq ?? 0, connection)
             return entries
         }
+    }
+
+    /// The log's checkpoint of `size` entries, signed by `signer` in the append's transaction
+    /// after the consistency proof from its kept checkpoint: the root and the proof read from
+    /// the tree in the transaction, under the ledger lock the append took.
+    private func signCheckpoint(_ signer: any LogCheckpointSigner, size: Int64, _ connection: AnsweredConnection) async throws
+        -> LogCheckpointRecord {
+        let rootPlan = MerkleTree.rootPlan(size: size)
+        let epochs = try await connection.query("SELECT count(*) FROM log_epochs", logger: logger)
+            .decode(Int.self).first { _ in true } ?? 0
+        for _ in 0..<signer.signingAttemptsLimit {
+            let from = signer.keptSize()
+            let proofPlan = from.flatMap { $0 <= size ? MerkleTree.consistencyPlan(from: $0, to: size) : nil }
+            let read = try await Self.treeHashes(rootPlan.nodes + (proofPlan?.nodes ?? []), connection, logger: logger)
+            let root: [UInt8], proof: [[UInt8]]
+            do {
+                root = try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot
+                proof = try proofPlan?.hashes(read) ?? []
+            } catch {
+                throw StorageError.ledgerTreeBroken("\(error)")
+            }
+            if let record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs) { return record }
+        }
+        throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
     }
 
     /// Seals again, bound to their new latest event (SPEC §5.4), the records of the users
@@ -274,31 +299,41 @@ extension PostgresStore {
     public func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] {
         guard !nodes.isEmpty else { return [:] }
         return try await withConnection { connection in
-            let byIndex = Dictionary(nodes.map { ($0.storageIndex, $0) }, uniquingKeysWith: { first, _ in first })
-            let rows = try await connection.query(
-                "SELECT id, hash FROM ledger_tree WHERE id = ANY(\(Array(byIndex.keys))::bigint[])", logger: logger
-            )
-            var hashes: [MerkleNode: [UInt8]] = [:]
-            for try await row in rows {
-                do {
-                    let (id, hash) = try row.decode((Int64, Data).self)
-                    if let node = byIndex[id] { hashes[node] = [UInt8](hash) }
-                } catch {
-                    throw Self.malformed("ledger_tree", error)
-                }
-            }
-            return hashes
+            try await Self.treeHashes(nodes, connection, logger: logger)
         }
     }
 
-    public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
-        _ = try await withConnection { connection in
-            try await connection.query("""
-                INSERT INTO log_checkpoints (size, instance, note, created_at)
-                VALUES (\(checkpoint.size), \(checkpoint.instance), \(checkpoint.note), \(checkpoint.createdAt))
-                ON CONFLICT (size, instance) DO NOTHING
-                """, logger: logger)
+    static func treeHashes(_ nodes: [MerkleNode], _ connection: AnsweredConnection, logger: Logger) async throws
+        -> [MerkleNode: [UInt8]] {
+        guard !nodes.isEmpty else { return [:] }
+        let byIndex = Dictionary(nodes.map { ($0.storageIndex, $0) }, uniquingKeysWith: { first, _ in first })
+        let rows = try await connection.query(
+            "SELECT id, hash FROM ledger_tree WHERE id = ANY(\(Array(byIndex.keys))::bigint[])", logger: logger
+        )
+        var hashes: [MerkleNode: [UInt8]] = [:]
+        for try await row in rows {
+            do {
+                let (id, hash) = try row.decode((Int64, Data).self)
+                if let node = byIndex[id] { hashes[node] = [UInt8](hash) }
+            } catch {
+                throw Self.malformed("ledger_tree", error)
+            }
         }
+        return hashes
+    }
+
+    public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
+        try await withConnection { connection in
+            try await Self.insertLogCheckpoint(checkpoint, connection, logger: logger)
+        }
+    }
+
+    static func insertLogCheckpoint(_ checkpoint: LogCheckpointRecord, _ connection: AnsweredConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO log_checkpoints (size, instance, note, created_at)
+            VALUES (\(checkpoint.size), \(checkpoint.instance), \(checkpoint.note), \(checkpoint.createdAt))
+            ON CONFLICT (size, instance) DO NOTHING
+            """, logger: logger)
     }
 
     public func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord] {

@@ -146,7 +146,8 @@ public struct SQLiteToPostgresMigration: Sendable {
         }
         let audit = try await target.auditLedger(options: verification)
         return MigrationSummary(users: users.count, passwordHistoryEntries: history.count, deviceKeys: deviceKeys.count,
-                                signingKeys: signingKeys.count, ledgerEntries: copied, checkpoints: checkpoints.count,
+                                signingKeys: signingKeys.count, ledgerEntries: copied,
+                                checkpoints: checkpoints.count + logCheckpoints.count,
                                 head: head, signaturesChecked: verification.trustedKeys != nil,
                                 sourceAudit: sourceAudit, audit: audit)
     }

@@ -36,18 +36,16 @@ extension SQLiteStore {
     /// Appends on the store's ledger thread (``ledgerExecutor``): GRDB's writer access blocks
     /// there until the commit is durable, and a caller already on that thread (the engine's
     /// ledger writer prefers it) pays no hop.
-    public func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
-                             signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry] {
+    public func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         return try await withTaskExecutorPreference(ledgerThread) {
-            try appendBlocking(batch, checkpointEvery: checkpointEvery, signCheckpoint: signCheckpoint)
+            try appendBlocking(batch, checkpoints: checkpoints)
         }
     }
 
     public var ledgerExecutor: (any TaskExecutor)? { ledgerThread }
 
-    private func appendBlocking(_ batch: [LedgerAppend], checkpointEvery: Int,
-                                signCheckpoint: (Int64, [UInt8]) throws -> LedgerCheckpointRecord) throws -> [LedgerEntry] {
+    private func appendBlocking(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) throws -> [LedgerEntry] {
         let tail = ledgerTail
         // Returned entries carry the time as it will read back from the row.
         let createdSeconds = Date().storageSeconds
@@ -102,8 +100,8 @@ extension SQLiteStore {
                         for (node, nodeHash) in frontier.append(leafHash: item.leafHash) where node.level > 0 {
                             try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
                         }
-                        if checkpointEvery > 0, seq % Int64(checkpointEvery) == 0 {
-                            try Self.insertCheckpoint(try signCheckpoint(seq, entryHash), db)
+                        if let checkpoints, checkpoints.every > 0, seq % Int64(checkpoints.every) == 0 {
+                            try Self.insertLogCheckpoint(try Self.signCheckpoint(checkpoints, size: seq, root: frontier.root, db), db)
                         }
                         entries.append(LedgerEntry(
                             seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
@@ -136,6 +134,30 @@ extension SQLiteStore {
             guard let user = try checkedUser(db, name) else { return false }
             return user.sealFailure == nil
         }
+    }
+
+    /// The log's checkpoint of `size` entries (root `root`), signed by `signer` in the
+    /// append's transaction after the consistency proof from its kept checkpoint, read here
+    /// (the batch's own nodes and rows included).
+    static func signCheckpoint(_ signer: any LogCheckpointSigner, size: Int64, root: [UInt8], _ db: Database) throws
+        -> LogCheckpointRecord {
+        let epochs = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM log_epochs")) ?? 0
+        for _ in 0..<signer.signingAttemptsLimit {
+            let from = signer.keptSize()
+            var proof: [[UInt8]] = []
+            if let from, from <= size {
+                proof = try readPlan(MerkleTree.consistencyPlan(from: from, to: size), db)
+            }
+            if let record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs) { return record }
+        }
+        throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
+    }
+
+    static func insertLogCheckpoint(_ checkpoint: LogCheckpointRecord, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO log_checkpoints (size, instance, note, created_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (size, instance) DO NOTHING
+            """, arguments: [checkpoint.size, checkpoint.instance, checkpoint.note, checkpoint.createdAt.storageSeconds])
     }
 
     static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
@@ -329,12 +351,7 @@ extension SQLiteStore {
 
     public func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws {
         try await withTaskExecutorPreference(ledgerThread) {
-            try pool.write { db in
-                try db.execute(sql: """
-                    INSERT INTO log_checkpoints (size, instance, note, created_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (size, instance) DO NOTHING
-                    """, arguments: [checkpoint.size, checkpoint.instance, checkpoint.note, checkpoint.createdAt.storageSeconds])
-            }
+            try pool.write { db in try Self.insertLogCheckpoint(checkpoint, db) }
         }
     }
 

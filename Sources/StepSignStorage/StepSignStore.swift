@@ -10,7 +10,7 @@
 /// Rules every implementation keeps:
 /// - Each method is atomic: it either fully happens or not at all.
 /// - Counters (failed attempts, blocks) live in the store, never per connection.
-/// - ``appendLedger(_:checkpointEvery:signCheckpoint:)`` returns only after the batch is
+/// - ``appendLedger(_:checkpoints:)`` returns only after the batch is
 ///   durably committed.
 /// - Methods that change a user return `false` (or `nil`) when the user does not exist,
 ///   unless documented to throw ``StorageError/noSuchUser(_:)``.

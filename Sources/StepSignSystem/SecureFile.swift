@@ -29,6 +29,13 @@ public enum SecureFile {
         try syncDirectory(of: path)
     }
 
+    /// Moves the file at `source` to `path` (same directory), replacing it, and makes the move
+    /// durable (`fsync` of the directory).
+    public static func move(_ source: String, to path: String) throws(SystemError) {
+        guard rename(source, path) == 0 else { throw SystemError("rename", path: path) }
+        try syncDirectory(of: path)
+    }
+
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
     public static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
         var failure: SystemError?

@@ -1,6 +1,7 @@
 """The daemon's signatures verify with tools nobody here wrote: PyJWT, joserfc, cryptography
 and the openssl CLI (after converting the JWS's raw r||s signature to DER)."""
 import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -8,6 +9,7 @@ import tempfile
 
 import jwt
 import pytest
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
@@ -116,18 +118,38 @@ def test_signatures_carry_peer_and_are_low_s(signed):
         assert int.from_bytes(b64url_decode(signature)[32:], "big") <= P256_HALF_ORDER
 
 
-def test_pyjwt_verifies_a_checkpoint_with_the_exported_jwks(daemon, signed):
-    """SPEC 5.3: a checkpoint is an ES256 JWS any JOSE library checks with the published keys."""
+def test_cryptography_verifies_a_checkpoints_p256_line_with_the_exported_jwks(daemon, signed):
+    """SPEC 5.3, 5.5: a checkpoint is a C2SP signed note whose type 0x02 line (ECDSA P-256,
+    key ID = the first 4 bytes of SHA-256 of the SPKI DER, an ASN.1 DER signature over the note
+    text) the `cryptography` package checks with a key of the published JWKS; no JWS checkpoint
+    is made any more."""
     client = daemon.client()
-    token = client.call("getCheckpoint")["result"]["checkpointJWS"]
+    reply = client.call("getCheckpoint")["result"]
     jwks = client.call("getPublicKeys")["result"]["jwks"]
     # The head: the last entry, a signature or an event (SPEC 5.4).
     head = client.call("admin.exportLedger", limit=10000)["result"]["entries"][-1]["seq"]
     client.close()
-    header = jwt.get_unverified_header(token)
-    assert header["typ"] == "stepsign-checkpoint+jwt"
-    key = next(jwt.PyJWK(k) for k in jwks["keys"] if k["kid"] == header["kid"])
-    claims = jwt.decode(token, key=key, algorithms=["ES256"])
-    assert claims["seq"] == head
-    assert len(claims["entryHash"]) == 64
-    assert set(claims) == {"iss", "seq", "entryHash", "iat"}
+    assert set(reply) == {"checkpoint"}
+    note = reply["checkpoint"]
+    text, _, signatures = note.partition("\n\n")
+    text += "\n"
+    origin, size, root = text.splitlines()
+    assert int(size) == head and len(base64.b64decode(root)) == 32
+    keys = {}
+    for jwk in jwks["keys"]:
+        numbers = ec.EllipticCurvePublicNumbers(int.from_bytes(b64url_decode(jwk["x"]), "big"),
+                                                int.from_bytes(b64url_decode(jwk["y"]), "big"), ec.SECP256R1())
+        key = numbers.public_key()
+        spki = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        keys[hashlib.sha256(spki).digest()[:4]] = key
+    verified = 0
+    for line in signatures.splitlines():
+        dash, name, blob = line.split(" ")
+        assert dash == "\u2014" and name == origin
+        raw = base64.b64decode(blob)
+        if raw[:4] in keys:
+            keys[raw[:4]].verify(raw[4:], text.encode(), ec.ECDSA(hashes.SHA256()))
+            verified += 1
+            with pytest.raises(InvalidSignature):
+                keys[raw[:4]].verify(raw[4:], f"{origin}\n{head + 1}\n{root}\n".encode(), ec.ECDSA(hashes.SHA256()))
+    assert verified == 1

@@ -46,7 +46,7 @@ struct PostgresDaemonTests {
         #expect(backup.code == 170 && backup.message.contains("pg_dump"), "\(backup.code) \(backup.message)")
         // A clean stop checkpoints the head into PostgreSQL and closes the store.
         #expect(daemon.stop() == 0)
-        #expect(!daemon.logLines(message: "ledger checkpoint").isEmpty, "\(daemon.log)")
+        #expect(daemon.logLines(message: "log checkpoint").contains { $0.contains("reason=shutdown") }, "\(daemon.log)")
         try daemon.start()
         let again = try #require(try daemon.connect().call("admin.auditVerify").result)
         #expect(again["ok"]?.boolValue == true, "\(again)")
@@ -112,7 +112,7 @@ struct PostgresDaemonTests {
         while Date() < deadline, !daemon.log.contains("reason=seconds") { usleep(100_000) }
         #expect(daemon.log.contains("reason=entries"), "\(daemon.log)")
         #expect(daemon.log.contains("reason=seconds"), "\(daemon.log)")
-        let checkpoints = try #require(try connection.call("admin.exportLedger").result?["checkpoints"]?.arrayValue?.compactMap { $0.stringValue })
+        let checkpoints = try #require(try connection.call("admin.exportLedger").result?["logCheckpoints"]?.arrayValue?.compactMap { $0.stringValue })
         #expect(checkpoints.count >= 6, "\(checkpoints.count)")
         #expect(try #require(try connection.call("admin.auditVerify").result)["ok"]?.boolValue == true)
     }

@@ -31,12 +31,13 @@ struct PostgresMigrationTests {
     }
 
     /// Rows per table that a migration writes; of the ledger, the signatures (events, SPEC
-    /// §5.4, have auth_level -1).
+    /// §5.4, have auth_level -1); checkpoints of both kinds.
     static func counts(_ database: PostgresServer.Database) throws -> String {
         try query(database, """
             SELECT (SELECT count(*) FROM users) || ' ' || (SELECT count(*) FROM password_history) || ' ' ||
                    (SELECT count(*) FROM device_keys) || ' ' || (SELECT count(*) FROM signing_keys) || ' ' ||
-                   (SELECT count(*) FROM ledger WHERE auth_level >= 0) || ' ' || (SELECT count(*) FROM ledger_checkpoints)
+                   (SELECT count(*) FROM ledger WHERE auth_level >= 0) || ' ' ||
+                   ((SELECT count(*) FROM ledger_checkpoints) + (SELECT count(*) FROM log_checkpoints))
             """)
     }
 

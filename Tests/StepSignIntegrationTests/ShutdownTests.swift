@@ -84,7 +84,7 @@ struct ShutdownTests {
         // The last checkpoint covers every entry: it was made after the last reply's commit
         // (the start's events, then one signature per reply).
         let checkpoint = try #require(lines.last { $0.contains("reason=shutdown") })
-        let seq = try #require(checkpoint.split(separator: " ").first { $0.hasPrefix("seq=") }.flatMap { Int($0.dropFirst(4)) })
+        let seq = try #require(checkpoint.split(separator: " ").first { $0.hasPrefix("size=") }.flatMap { Int($0.dropFirst(5)) })
         #expect(replies.allSatisfy { $0.code == 0 })
         #expect(seq == DaemonHarness.startEvents + 1 + replies.count, "\(checkpoint), \(replies.count + 1) replies")
     }

@@ -170,17 +170,21 @@ struct TransparencyLogTests {
         #expect(try again.call("admin.auditVerify").code == 0)
     }
 
-    @Test("checkpoints asked for while many connections sign (a witness's pusher) are no cut: every signature is answered")
+    @Test("checkpoints asked for while many connections sign and batches sign their own (a witness's pusher) are no cut: every signature and proof is answered, every multiple has its note, the kept one is the newest")
     func checkpointsDuringLoadAreNoCut() throws {
-        let daemon = try DaemonHarness()
+        // Batches sign a checkpoint in their transaction every 3 entries while the pusher's
+        // asks make others between them: both kinds race for the kept checkpoint.
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 3")
         let failures = Mutex<[String]>([])
+        let proofFailures = Mutex<[String]>([])
         let group = DispatchGroup()
         let stop = Atomic<Bool>(false)
         // One connection asks for the head's checkpoint again and again, as the pusher does.
         DispatchQueue.global().async(group: group) {
             guard let connection = try? daemon.connect() else { return }
             while !stop.load(ordering: .relaxed) {
-                _ = try? connection.call("getConsistencyProof", ["fromSize": 0])
+                guard let reply = try? connection.call("getConsistencyProof", ["fromSize": 0]) else { continue }
+                if reply.code != 0 { proofFailures.withLock { $0.append("\(reply.code) \(reply.message)") } }
             }
         }
         DispatchQueue.concurrentPerform(iterations: 16) { worker in
@@ -202,8 +206,20 @@ struct TransparencyLogTests {
         group.wait()
         let seen = failures.withLock { $0 }
         #expect(seen.isEmpty, "\(seen.count) signings failed, first: \(seen.first ?? "")")
-        let status = try #require(try daemon.connect().call("status").result)
+        let proofs = proofFailures.withLock { $0 }
+        #expect(proofs.isEmpty, "\(proofs.count) proofs refused, first: \(proofs.first ?? "")")
+        let connection = try daemon.connect()
+        let status = try #require(try connection.call("status").result)
         #expect(status["logProblem"] == nil || status["logProblem"] == .null, "\(status)")
+        let audit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        let sizes = try Self.exportedNotes(connection, keys: try Self.logKeys(connection)).map(\.size)
+        let head = Int64(try daemon.ledgerEntries().count)
+        let multiples = Array(stride(from: 3, through: head, by: 3))
+        #expect(multiples.allSatisfy(sizes.contains), "missing: \(multiples.filter { !sizes.contains($0) })")
+        let kept = try SignedNote(parsing: try String(contentsOfFile: daemon.stateDirectory + "/keys/log-checkpoint", encoding: .utf8))
+        #expect(try LogCheckpoint(text: kept.text).size == sizes.max())
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/keys/log-checkpoint.pending"))
     }
 
     /// The log's C2SP checkpoints in an export, by size, each checked against `keys`.

@@ -81,12 +81,19 @@ import Testing
     @Test(arguments: StoreBackend.allCases)
     func aBatchWithACheckpointInItExtendsTheTreeToo(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
+            let signer = TestCheckpointSigner(every: 4)
             for start in stride(from: 1, to: 31, by: 6) {
-                _ = try await store.appendLedger(ledgerBatch(start..<start + 6), checkpointEvery: 4) { seq, hash in
-                    LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp.\(seq)", createdAt: epoch)
-                }
+                _ = try await store.appendLedger(ledgerBatch(start..<start + 6), checkpoints: signer)
             }
             try await Self.expectTreeMatches(store)
+            // A checkpoint at every fourth size, each proven from the one before, with the root
+            // of the tree of its size, stored in the batch's transaction.
+            #expect(signer.signedSizes == [4, 8, 12, 16, 20, 24, 28])
+            let notes = try await store.logCheckpoints(afterSize: 0, throughSize: nil)
+            #expect(notes.map(\.size) == [4, 8, 12, 16, 20, 24, 28])
+            for note in notes {
+                #expect(note.note == "note \(note.size) \(Hex.encode(try await store.ledgerRoot(size: note.size)))\n")
+            }
         }
     }
 

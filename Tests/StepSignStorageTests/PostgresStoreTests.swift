@@ -227,17 +227,16 @@ import Testing
     /// missing, none twice, one chain.
     @Test func batchesWithAndWithoutACheckpointInThemKeepEveryCheckpoint() async throws {
         try await withStore(.postgresql) { store in
+            let signer = TestCheckpointSigner(every: 5)
             for start in stride(from: 1, to: 22, by: 3) {
-                let entries = try await store.appendLedger(ledgerBatch(start..<(start + 3)), checkpointEvery: 5) { seq, hash in
-                    LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp.\(seq).sig", createdAt: epoch)
-                }
+                let entries = try await store.appendLedger(ledgerBatch(start..<(start + 3)), checkpoints: signer)
                 #expect(entries.map(\.seq) == (start..<(start + 3)).map(Int64.init))
             }
-            let checkpoints = try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil)
-            #expect(checkpoints.map(\.seq) == [5, 10, 15, 20])
-            let stored = try await store.ledgerEntries(afterSeq: 0, limit: 100)
+            let checkpoints = try await store.logCheckpoints(afterSize: 0, throughSize: nil)
+            #expect(checkpoints.map(\.size) == [5, 10, 15, 20])
+            #expect(signer.signedSizes == [5, 10, 15, 20])
             for checkpoint in checkpoints {
-                #expect(stored.first { $0.seq == checkpoint.seq }?.entryHash == checkpoint.entryHash)
+                #expect(checkpoint.note == "note \(checkpoint.size) \(Hex.encode(try await store.ledgerRoot(size: checkpoint.size)))\n")
             }
             #expect(try await store.auditLedger() == LedgerAudit(ok: true, entries: 21, firstBadSeq: nil))
         }

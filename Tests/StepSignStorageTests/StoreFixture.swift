@@ -1,4 +1,7 @@
 import Foundation
+import StepSignCrypto
+import StepSignFormat
+import Synchronization
 import Testing
 @testable import StepSignStorage
 import StepSignPostgres
@@ -114,6 +117,38 @@ func withStores<T>(_ backend: StoreBackend, count: Int, _ body: ([any StepSignSt
                 for store in stores { try? await store.close() }
                 throw error
             }
+        }
+    }
+}
+
+/// The engine's side of an append's checkpoints (``LogCheckpointSigner``) for the store tests:
+/// it checks each consistency proof the store gives it against the last checkpoint it signed,
+/// as the engine does, and signs a stand-in note `note <size> <root hex>`.
+final class TestCheckpointSigner: LogCheckpointSigner {
+    struct NotConsistent: Error {}
+
+    let every: Int
+    private let state = Mutex<(kept: (size: Int64, root: [UInt8])?, sizes: [Int64])>((nil, []))
+
+    init(every: Int) {
+        self.every = every
+    }
+
+    /// The sizes it signed, in order.
+    var signedSizes: [Int64] { state.withLock { $0.sizes } }
+
+    func keptSize() -> Int64? { state.withLock { $0.kept?.size } }
+
+    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
+        try state.withLock { state in
+            guard state.kept?.size == fromSize else { return nil }
+            if let kept = state.kept {
+                guard MerkleProof.verifyConsistency(oldSize: kept.size, newSize: size, oldRoot: kept.root, newRoot: root, proof: proof)
+                else { throw NotConsistent() }
+            }
+            state.kept = (size, root)
+            state.sizes.append(size)
+            return LogCheckpointRecord(size: size, instance: "test", note: "note \(size) \(Hex.encode(root))\n", createdAt: epoch)
         }
     }
 }

@@ -102,7 +102,7 @@ final class LedgerWriter: Sendable {
     /// queue: every other group is refused meanwhile, and it is not checked against the kept
     /// checkpoint (it is the event that says the log no longer extends it).
     func appendPastRefusal(_ entry: LedgerAppend) async throws -> LedgerEntry {
-        let stored = try await store.appendLedger([entry], checkpointEvery: 0) { _, _ in throw LedgerWriterError.noCheckpointer }
+        let stored = try await store.appendLedger([entry], checkpoints: nil)
         guard let first = stored.first, stored.count == 1 else { throw LedgerWriterError.shortBatch }
         return first
     }
@@ -163,21 +163,12 @@ final class LedgerWriter: Sendable {
     /// Commits one batch and resumes its callers: each with its entries, or all with the error.
     private func commit(_ batch: [Group]) async {
         do {
-            // Checkpoints at multiples of `checkpoint_entries` are signed inside the batch's
-            // transaction: one signature per that many entries.
-            let made = NIOLockedValueBox<[LedgerCheckpointRecord]>([])
-            let checkpointer = self.checkpointer
             // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
             // witness's pusher) may already cover this batch's rows, which is no cut.
             let keptBefore = keptCheckpointSize()
             let rows = batch.count == 1 ? batch[0].rows : batch.flatMap(\.rows)
             let started = ContinuousClock.now
-            let stored = try await store.appendLedger(rows, checkpointEvery: checkpointer?.entries ?? 0) { seq, hash in
-                guard let checkpointer else { throw LedgerWriterError.noCheckpointer }
-                let record = try checkpointer.sign(seq: seq, entryHash: hash)
-                made.withLockedValue { $0.append(record) }
-                return record
-            }
+            let stored = try await append(rows)
             guard stored.count == rows.count else { throw LedgerWriterError.shortBatch }
             StepSignMetric.ledgerCommitSeconds.observe(ContinuousClock.now - started)
             StepSignMetric.ledgerBatchEntries.observe(Double(rows.count))
@@ -192,13 +183,32 @@ final class LedgerWriter: Sendable {
                 next += group.rows.count
             }
             committed()
-            if let checkpointer, let last = stored.last {
-                checkpointer.didCommit(last: last, made: made.withLockedValue { $0 })
-            }
         } catch {
             for group in batch {
                 group.waiter.resume(throwing: error)
             }
+        }
+    }
+
+    /// Appends `rows` in one transaction, with the log's checkpoints at multiples of
+    /// `checkpoint_entries` signed inside it (SPEC §5.3, §5.5). An append that finds log
+    /// epochs this daemon has not read is tried again once they are read.
+    private func append(_ rows: [LedgerAppend]) async throws -> [LedgerEntry] {
+        guard let checkpointer else { return try await store.appendLedger(rows, checkpoints: nil) }
+        do {
+            let stored: [LedgerEntry]
+            do {
+                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner)
+            } catch is LogOriginsStale {
+                checkpointer.appendFailed()
+                try await checkpointer.refreshOrigins()
+                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner)
+            }
+            if let last = stored.last { checkpointer.didCommit(last: last) }
+            return stored
+        } catch {
+            checkpointer.appendFailed()
+            throw error
         }
     }
 }
@@ -207,6 +217,4 @@ final class LedgerWriter: Sendable {
 enum LedgerWriterError: Error {
     /// The store returned a different number of rows than it was given.
     case shortBatch
-    /// The store asked for a checkpoint of a writer that makes none.
-    case noCheckpointer
 }

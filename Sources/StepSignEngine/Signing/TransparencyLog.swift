@@ -38,9 +38,8 @@ final class TransparencyLog: Sendable {
     private let keyring: Keyring
     private let alarm: LogAlarm
     private let logger: Logger
-    private let stateFile: String
-    /// The last checkpoint this daemon signed (read from `stateFile` at the first use).
-    private let last = NIOLockedValueBox<Signed??>(nil)
+    /// The last checkpoint this daemon signed, and one pending in an append's transaction.
+    private let kept: KeptCheckpoint
     private let making = SerialExecutionQueue()
     /// Publishes each new checkpoint as tiles (`ledger.tiles_dir`), if set.
     let publisher: TilePublisher?
@@ -54,7 +53,7 @@ final class TransparencyLog: Sendable {
         self.keyring = keyring
         self.alarm = alarm
         self.logger = logger
-        self.stateFile = keyring.directoryPath + "/" + Self.stateFileName
+        self.kept = KeptCheckpoint(path: keyring.directoryPath + "/" + Self.stateFileName)
     }
 
     /// The origin of new checkpoints: the current epoch's.
@@ -102,38 +101,40 @@ final class TransparencyLog: Sendable {
         return keys
     }
 
-    /// A checkpoint of the whole log as stored now (SPEC §5.3's moments: after
-    /// `checkpoint_entries` entries, timed, on shutdown, `getCheckpoint`).
-    func checkpointHead() async throws -> Signed {
-        try await checkpoint(size: try await store.ledgerCount())
+    /// A checkpoint of the whole log as stored now (SPEC §5.3's moments: timed, on shutdown,
+    /// `getCheckpoint`; those after `checkpoint_entries` entries are made in the append's
+    /// transaction, ``appendSigner(every:)``).
+    func checkpointHead(reason: String) async throws -> Signed {
+        try await sign(size: nil, reason: reason)
     }
 
     /// A checkpoint that covers leaf `index`: the last one this daemon signed if it does, else
     /// a new one of the whole log (SPEC §5.5: a new one only when none covers the entry yet).
     func checkpoint(covering index: Int64) async throws -> Signed {
         if let kept = try lastSigned(), kept.checkpoint.size > index { return kept }
-        return try await checkpointHead()
-    }
-
-    /// A checkpoint of the first `size` entries and the consistency proof from `fromSize` to
-    /// it. When the last checkpoint this daemon signed has that size, the tree's root (checked
-    /// against it) and the proof are read together.
-    func checkpoint(size: Int64, consistencyFrom fromSize: Int64) async throws -> (Signed, [[UInt8]]) {
-        if let kept = try lastSigned(), kept.checkpoint.size == size {
-            let read = try await store.ledgerConsistencyRead(from: fromSize, to: size)
-            try requireRoot(read.root, of: kept)
-            return (kept, read.hashes)
-        }
-        let signed = try await checkpoint(size: size)
-        return (signed, try await store.ledgerConsistencyProof(from: fromSize, to: size))
+        return try await checkpointHead(reason: "proof")
     }
 
     /// Checks, signing nothing, that the log as stored extends the last checkpoint this daemon
     /// signed: its origin is the log's at its size, the log has at least its entries, and the
-    /// tree of its size has its root. Refuses (and raises the alarm) otherwise.
+    /// tree of its size has its root. Refuses (and raises the alarm) otherwise. A checkpoint a
+    /// crash left pending (signed in an append's transaction) is kept first if that
+    /// transaction committed (the store has its root), else forgotten.
     func checkKept() async throws {
         try await making.run { [self] in
             try await refreshOrigins()
+            do {
+                if let settled = try await kept.settleLeftover(committed: { [store] pending in
+                    let size = pending.checkpoint.size
+                    guard try await store.ledgerCount() >= size else { return false }
+                    return try await store.ledgerRoot(size: size) == pending.checkpoint.rootHash
+                }) {
+                    logger.notice("a log checkpoint signed in a transaction a crash interrupted is kept: the transaction committed",
+                                  metadata: ["size": "\(settled.checkpoint.size)"])
+                }
+            } catch let error as KeptCheckpoint.Unreadable {
+                throw refuse(error.description)
+            }
             guard let kept = try lastSigned() else { return }
             try requireOrigin(of: kept)
             let size = kept.checkpoint.size
@@ -150,66 +151,163 @@ final class TransparencyLog: Sendable {
     /// A checkpoint of the first `size` entries: the kept one when it has that size, else a new
     /// one, signed after the store's tree proved consistent with the kept one. A size below the
     /// kept one's is refused (4): older trees are proven from the newest checkpoint.
-    func checkpoint(size: Int64) async throws -> Signed {
+    func checkpoint(size: Int64, reason: String) async throws -> Signed {
+        try await sign(size: size, reason: reason)
+    }
+
+    /// How many times a checkpoint is proven again when another was kept meanwhile (by an
+    /// append's transaction) before the caller is told to try again (14).
+    private static let signingAttempts = 8
+
+    /// The checkpoint of `requested` entries (nil: the whole log as stored now), on `making`:
+    /// proven from the kept one and kept in its place, unless an append kept another meanwhile,
+    /// in which case it is proven again from that one.
+    private func sign(size requested: Int64?, reason: String) async throws -> Signed {
         try await making.run { [self] in
             try await refreshOrigins()
-            let kept = try lastSigned()
-            if let kept { try requireOrigin(of: kept) }
-            if let kept, size < kept.checkpoint.size {
-                // A log shorter than what this daemon signed was cut or rolled back (a restored
-                // copy): refused, not a bad request.
-                let count = try await store.ledgerCount()
-                if count < kept.checkpoint.size {
-                    throw refuse("the log has \(count) entries, fewer than the \(kept.checkpoint.size) of the checkpoint this daemon signed: it was cut or rolled back")
-                }
-                throw StepSignError.invalid("the tree size must be at least \(kept.checkpoint.size), the latest checkpoint's")
-            }
-            let root = try await store.ledgerRoot(size: size)
-            if let kept {
-                if size == kept.checkpoint.size {
-                    guard root == kept.checkpoint.rootHash else {
-                        throw refuse("the tree of \(size) entries has another root than the checkpoint this daemon signed")
+            for _ in 0..<Self.signingAttempts {
+                await kept.untilNothingPending()
+                // The kept checkpoint is read before the log's size: one an append keeps
+                // meanwhile is then caught by `replace`, never taken for a cut log.
+                let last = try lastSigned()
+                if let last { try requireOrigin(of: last) }
+                let size: Int64
+                if let requested { size = requested } else { size = try await store.ledgerCount() }
+                if let last, size < last.checkpoint.size {
+                    // A log shorter than what this daemon signed was cut or rolled back (a
+                    // restored copy): refused, not a bad request.
+                    let count = try await store.ledgerCount()
+                    if count < last.checkpoint.size {
+                        throw refuse("the log has \(count) entries, fewer than the \(last.checkpoint.size) of the checkpoint this daemon signed: it was cut or rolled back")
                     }
-                    return kept
+                    throw StepSignError.invalid("the tree size must be at least \(last.checkpoint.size), the latest checkpoint's")
                 }
-                let proof = try await store.ledgerConsistencyProof(from: kept.checkpoint.size, to: size)
-                guard MerkleProof.verifyConsistency(oldSize: kept.checkpoint.size, newSize: size,
-                                                    oldRoot: kept.checkpoint.rootHash, newRoot: root, proof: proof) else {
-                    throw refuse("the tree of \(size) entries does not extend the checkpoint of \(kept.checkpoint.size) this daemon signed")
+                let root = try await store.ledgerRoot(size: size)
+                if let last {
+                    if size == last.checkpoint.size {
+                        try requireRoot(root, of: last)
+                        return last
+                    }
+                    let proof = try await store.ledgerConsistencyProof(from: last.checkpoint.size, to: size)
+                    guard MerkleProof.verifyConsistency(oldSize: last.checkpoint.size, newSize: size,
+                                                        oldRoot: last.checkpoint.rootHash, newRoot: root, proof: proof) else {
+                        throw refuse("the tree of \(size) entries does not extend the checkpoint of \(last.checkpoint.size) this daemon signed")
+                    }
                 }
+                if let signed = try await signAndKeep(size: size, root: root, replacing: last, reason: reason) { return signed }
             }
-            return try await signAndKeep(size: size, root: root)
+            throw StepSignError(.busy, "log checkpoints were signed while this one was being proven: ask again")
         }
     }
 
     /// Signs the checkpoint of the first `size` entries, whose root is `root`, under the
-    /// origin of that size, keeps it (fsync) before anything else sees it, then stores, logs and
-    /// publishes it. Called on `making` only, after the checks.
-    private func signAndKeep(size: Int64, root: [UInt8]) async throws -> Signed {
+    /// origin of that size, keeps it in place of `previous` (fsync) before anything else sees
+    /// it, then stores, logs and publishes it; nil, signing nothing, when `previous` is no
+    /// longer the kept checkpoint. Called on `making` only, after the checks.
+    private func signAndKeep(size: Int64, root: [UInt8], replacing previous: Signed?, reason: String) async throws -> Signed? {
+        let signed = try makeSigned(size: size, root: root)
+        // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
+        guard try kept.replace(previous, with: signed) else { return nil }
+        // Stored for the export and the audit; the kept file is what guards the history, so a
+        // database that cannot take it now does not undo it (the journal has it too).
+        do {
+            try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance,
+                                                                    note: signed.note.serialized, createdAt: Date()))
+        } catch {
+            logger.error("cannot store a log checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
+        }
+        didKeep(signed, reason: reason)
+        return signed
+    }
+
+    /// A checkpoint of `size` entries with root `root`, signed with the log key and the active
+    /// signing key under the origin of that size.
+    private func makeSigned(size: Int64, root: [UInt8]) throws -> Signed {
         let origin = knownOrigins.origin(forSize: size)
         let checkpoint = try LogCheckpoint(origin: origin, size: size, rootHash: root)
         var note = try SignedNote(text: checkpoint.text)
         try note.sign(name: origin, ed25519: keyring.logKey)
         try note.sign(name: origin, p256: keyring.signer.key)
-        let signed = Signed(note: note, checkpoint: checkpoint)
-        // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
-        try SecureFile.writeAtomically(Array(note.serialized.utf8), to: stateFile, mode: 0o600)
-        last.withLockedValue { $0 = .some(signed) }
-        // Stored for the export and the audit; the kept file is what guards the history, so a
-        // database that cannot take it now does not undo it (the journal has it too).
-        do {
-            try await store.appendLogCheckpoint(LogCheckpointRecord(size: size, instance: instance,
-                                                                    note: note.serialized, createdAt: Date()))
-        } catch {
-            logger.error("cannot store a log checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
-        }
+        return Signed(note: note, checkpoint: checkpoint)
+    }
+
+    /// A new kept checkpoint is logged at info with the moment that made it (the journal
+    /// holds copies outside the database), counted and published.
+    private func didKeep(_ signed: Signed, reason: String) {
         logger.info("log checkpoint", metadata: [
-            "size": "\(size)", "root": "\(Base64.encode(root))", "checkpoint": "\(note.serialized)",
+            "size": "\(signed.checkpoint.size)", "root": "\(Base64.encode(signed.checkpoint.rootHash))",
+            "reason": "\(reason)", "checkpoint": "\(signed.note.serialized)",
         ])
         StepSignMetric.checkpointTimestamp.set(Date().timeIntervalSince1970)
-        StepSignMetric.treeSize.set(Double(size))
+        StepSignMetric.treeSize.set(Double(signed.checkpoint.size))
         publisher?.checkpointSigned(signed)
-        return signed
+    }
+
+    // MARK: Checkpoints signed in an append's transaction
+
+    /// The signer of the checkpoints an append's transaction makes at multiples of `every`
+    /// (SPEC §5.3, §5.5; ``LedgerStore/appendLedger(_:checkpoints:)``).
+    func appendSigner(every: Int) -> any LogCheckpointSigner {
+        AppendCheckpointSigner(log: self, every: every)
+    }
+
+    /// The size the next checkpoint of an append must be proven from.
+    fileprivate func appendFromSize() -> Int64? {
+        (try? kept.newest())??.checkpoint.size
+    }
+
+    /// Signs the checkpoint of `size` entries inside an append's transaction, after `proof`
+    /// (from `fromSize`) proved it extends the newest checkpoint, and writes it as pending.
+    fileprivate func signInAppend(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]],
+                                  epochs: Int) throws -> LogCheckpointRecord? {
+        // The origin a checkpoint names depends on the epochs; one stored since this daemon
+        // last read them (another daemon's `admin.recover`) is read before signing.
+        guard epochs == knownOrigins.epochs.count else { throw LogOriginsStale() }
+        let signed: Signed?
+        do {
+            signed = try kept.signPending { [self] newest in
+                guard newest?.checkpoint.size == fromSize else { return nil }
+                if let newest {
+                    try requireOrigin(of: newest)
+                    let keptSize = newest.checkpoint.size
+                    guard size > keptSize else {
+                        throw refuse("entries were appended at log index \(size - 1), below the \(keptSize) of the checkpoint this daemon signed: the log was cut or rolled back")
+                    }
+                    guard MerkleProof.verifyConsistency(oldSize: keptSize, newSize: size, oldRoot: newest.checkpoint.rootHash,
+                                                        newRoot: root, proof: proof) else {
+                        throw refuse("the tree of \(size) entries does not extend the checkpoint of \(keptSize) this daemon signed")
+                    }
+                }
+                return try makeSigned(size: size, root: root)
+            }
+        } catch let error as KeptCheckpoint.Unreadable {
+            throw refuse(error.description)
+        }
+        guard let signed else { return nil }
+        return LogCheckpointRecord(size: size, instance: instance, note: signed.note.serialized, createdAt: Date())
+    }
+
+    /// After the append's commit: its checkpoint, if it made one, is kept (and logged and
+    /// published); returned.
+    func appendCommitted() -> Signed? {
+        do {
+            guard let signed = try kept.promote() else { return nil }
+            didKeep(signed, reason: "entries")
+            return signed
+        } catch {
+            logger.error("cannot keep the log checkpoint of a committed append", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// After a failed append: its checkpoint, if it made one, never left; it is forgotten.
+    func appendFailed() {
+        kept.drop()
+    }
+
+    /// Reads the epochs stored since the last read (an append found more than it knows).
+    func refreshOriginsForAppend() async throws {
+        try await making.run { [self] in try await refreshOrigins() }
     }
 
     /// Takes the epochs stored since the last read (``LogEpochs/refresh()``); refuses the log
@@ -272,7 +370,10 @@ final class TransparencyLog: Sendable {
             // Taken as any epoch is: read back and checked against its event.
             try await refreshOrigins()
             let size = try await store.ledgerCount()
-            let signed = try await signAndKeep(size: size, root: try await store.ledgerRoot(size: size))
+            guard let signed = try await signAndKeep(size: size, root: try await store.ledgerRoot(size: size), replacing: kept,
+                                                     reason: "recover") else {
+                throw StepSignError(.busy, "a log checkpoint was kept while the epoch started: ask again")
+            }
             alarm.clear()
             logger.notice("a new log epoch started: the log goes on under a new origin", metadata: [
                 "origin": "\(next.origin)", "previousOrigin": "\(known.current)",
@@ -322,26 +423,32 @@ final class TransparencyLog: Sendable {
 
     /// The kept checkpoint, read from the state file once.
     private func lastSigned() throws -> Signed? {
-        if let cached = last.withLockedValue({ $0 }) { return cached }
-        let read: Signed?
-        if access(stateFile, F_OK) == 0 {
-            let text = String(decoding: try SecureFile.read(stateFile), as: UTF8.self)
-            do {
-                let note = try SignedNote(parsing: text)
-                read = Signed(note: note, checkpoint: try LogCheckpoint(text: note.text))
-            } catch {
-                throw refuse("the checkpoint kept in \(stateFile) cannot be read: \(error)")
-            }
-        } else {
-            read = nil
+        do {
+            return try kept.current()
+        } catch let error as KeptCheckpoint.Unreadable {
+            throw refuse(error.description)
         }
-        last.withLockedValue { $0 = .some(read) }
-        return read
     }
 
     private func refuse(_ why: String) -> StorageError {
         alarm.report(why)
         return StorageError.ledgerTreeBroken(why)
+    }
+}
+
+/// An append found log epochs stored that this daemon has not read (SPEC §5.5: another
+/// daemon's `admin.recover`): the append is tried again after they are read.
+struct LogOriginsStale: Error {}
+
+/// The ``LogCheckpointSigner`` of a daemon's appends: its ``TransparencyLog``.
+private struct AppendCheckpointSigner: LogCheckpointSigner {
+    let log: TransparencyLog
+    let every: Int
+
+    func keptSize() -> Int64? { log.appendFromSize() }
+
+    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
+        try log.signInAppend(size: size, root: root, from: fromSize, proof: proof, epochs: epochs)
     }
 }
 

@@ -12,15 +12,16 @@ public protocol LedgerStore: Sendable {
     /// with ``LedgerChain/entryHash(previous:jws:)``. Returns the stored entries, in batch
     /// order, only after the commit is durable. Nothing is stored if it throws.
     ///
-    /// When `checkpointEvery` is above 0, every entry whose seq is a multiple of it gets a
-    /// checkpoint from `signCheckpoint(seq, entryHash)`, stored in the same transaction (SPEC
-    /// §5.3): no crash and no reader ever sees such an entry without its checkpoint.
+    /// With `checkpoints`, every tree size in the batch that is a multiple of its
+    /// ``LogCheckpointSigner/every`` gets the log's checkpoint (SPEC §5.3, §5.5), signed and
+    /// stored in the same transaction (``LogCheckpointSigner``): no crash and no reader ever
+    /// sees such an entry without its checkpoint.
     ///
     /// A store whose commit blocks (SQLite: a local `fsync`) runs it on ``ledgerExecutor``.
-    func appendLedger(_ batch: [LedgerAppend], checkpointEvery: Int,
-                      signCheckpoint: @escaping @Sendable (Int64, [UInt8]) throws -> LedgerCheckpointRecord) async throws -> [LedgerEntry]
+    func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry]
 
-    /// Stores a checkpoint made outside a batch (timed, on shutdown, `getCheckpoint`), durably.
+    /// Stores a JWS checkpoint (SPEC §5.3; the daemon now makes C2SP ones, a copied or
+    /// migrated ledger still carries these), durably.
     func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws
 
     /// The executor on which this store's ledger appends run without a hop, for the task that
@@ -110,9 +111,7 @@ public protocol LedgerStore: Sendable {
 extension LedgerStore {
     /// Appends a batch without checkpoints.
     public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
-        try await appendLedger(batch, checkpointEvery: 0) { _, _ in
-            throw StorageError.malformedRow(table: "ledger_checkpoints", detail: "no signer")
-        }
+        try await appendLedger(batch, checkpoints: nil)
     }
 
     /// The root of the log's Merkle tree of `size` entries (the first `size`), from the stored

@@ -59,12 +59,9 @@ final class LedgerWriterTests: Sendable {
 
     @Test("SQLite's commit blocks on the store's own ledger thread, never on the cooperative pool")
     func commitRunsOnTheLedgerThread() async throws {
-        let threads = NIOLockedValueBox<[String]>([])
-        _ = try await store.appendLedger([row(1), row(2)], checkpointEvery: 1) { seq, hash in
-            threads.withLockedValue { $0.append(currentThreadName()) }
-            return LedgerCheckpointRecord(seq: seq, entryHash: hash, kid: "kid-1", jws: "cp", createdAt: Date())
-        }
-        #expect(threads.withLockedValue { $0 } == ["stepsign-ledger", "stepsign-ledger"])
+        let signer = ThreadRecordingSigner()
+        _ = try await store.appendLedger([row(1), row(2)], checkpoints: signer)
+        #expect(signer.threads.withLockedValue { $0 } == ["stepsign-ledger", "stepsign-ledger"])
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
         #expect(names.contains("stepsign-ledger\n"))
@@ -133,4 +130,17 @@ final class LedgerWriterTests: Sendable {
 private func currentThreadName() -> String {
     let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
     return comm.hasSuffix("\n") ? String(comm.dropLast()) : comm
+}
+
+/// Signs a stand-in checkpoint at every size, recording the thread each is signed on.
+private final class ThreadRecordingSigner: LogCheckpointSigner {
+    let every = 1
+    let threads = NIOLockedValueBox<[String]>([])
+
+    func keptSize() -> Int64? { nil }
+
+    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
+        threads.withLockedValue { $0.append(currentThreadName()) }
+        return LogCheckpointRecord(size: size, instance: "test", note: "note \(size)\n", createdAt: Date())
+    }
 }
