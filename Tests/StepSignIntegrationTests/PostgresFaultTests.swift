@@ -9,9 +9,11 @@ import Testing
 
 /// Faults of SPEC §5.2 with two real `stepsignd` on one real PostgreSQL (issue 14): the server
 /// stopped under load, a `COMMIT` whose answer is lost, both daemons started at once on an
-/// empty database. The first two stop or reconfigure the server, so each runs its own
-/// (``ThrowawayPostgres``), never the shared one the other tests use.
-@Suite("PostgreSQL faults", .enabled(if: PostgresServer.enabled), .serialized)
+/// empty database. Those that stop or reconfigure the server each run their own
+/// (``ThrowawayPostgres``), never the shared one the other tests use, and the last makes a
+/// database of its own: they share nothing, so they run at once (the two outages, 12 s twice
+/// and 75 s of a mostly idle daemon, were most of the suite's time one after the other).
+@Suite("PostgreSQL faults", .enabled(if: PostgresServer.enabled))
 struct PostgresFaultTests {
     /// The longest a request may take while the database is down: 5–10 s waiting for a
     /// connection (`PostgresStoreConfiguration.leaseTimeout`) behind a ledger batch that waited
