@@ -140,7 +140,7 @@ final class TransparencyLog: Sendable {
             let size = kept.checkpoint.size
             let count = try await store.ledgerCount()
             guard count >= size else {
-                throw refuse("the log has \(count) entries, fewer than the \(size) of the checkpoint this daemon signed: it was cut or rolled back")
+                throw refuse(Self.shorter(count: count, keptSize: size))
             }
             guard try await store.ledgerRoot(size: size) == kept.checkpoint.rootHash else {
                 throw refuse("the log does not extend the checkpoint of \(size) this daemon signed: the tree of \(size) entries has another root")
@@ -178,7 +178,7 @@ final class TransparencyLog: Sendable {
                     // restored copy): refused, not a bad request.
                     let count = try await store.ledgerCount()
                     if count < last.checkpoint.size {
-                        throw refuse("the log has \(count) entries, fewer than the \(last.checkpoint.size) of the checkpoint this daemon signed: it was cut or rolled back")
+                        throw refuse(Self.shorter(count: count, keptSize: last.checkpoint.size))
                     }
                     throw StepSignError.invalid("the tree size must be at least \(last.checkpoint.size), the latest checkpoint's")
                 }
@@ -191,7 +191,7 @@ final class TransparencyLog: Sendable {
                     let proof = try await store.ledgerConsistencyProof(from: last.checkpoint.size, to: size)
                     guard MerkleProof.verifyConsistency(oldSize: last.checkpoint.size, newSize: size,
                                                         oldRoot: last.checkpoint.rootHash, newRoot: root, proof: proof) else {
-                        throw refuse("the tree of \(size) entries does not extend the checkpoint of \(last.checkpoint.size) this daemon signed")
+                        throw refuse(Self.notExtending(size: size, keptSize: last.checkpoint.size))
                     }
                 }
                 if let signed = try await signAndKeep(size: size, root: root, replacing: last, reason: reason) { return signed }
@@ -271,11 +271,11 @@ final class TransparencyLog: Sendable {
                     try requireOrigin(of: newest)
                     let keptSize = newest.checkpoint.size
                     guard size > keptSize else {
-                        throw refuse("entries were appended at log index \(size - 1), below the \(keptSize) of the checkpoint this daemon signed: the log was cut or rolled back")
+                        throw refuse(Self.appendedBelow(index: size - 1, keptSize: keptSize))
                     }
                     guard MerkleProof.verifyConsistency(oldSize: keptSize, newSize: size, oldRoot: newest.checkpoint.rootHash,
                                                         newRoot: root, proof: proof) else {
-                        throw refuse("the tree of \(size) entries does not extend the checkpoint of \(keptSize) this daemon signed")
+                        throw refuse(Self.notExtending(size: size, keptSize: keptSize))
                     }
                 }
                 return try makeSigned(size: size, root: root)
@@ -390,7 +390,7 @@ final class TransparencyLog: Sendable {
     /// from the cut). Raises the alarm; nil when they follow it.
     func landedBelowCheckpoint(firstSeq: Int64, keptSize: Int64) -> String? {
         guard firstSeq - 1 < keptSize else { return nil }
-        let why = "entries were appended at log index \(firstSeq - 1), below the \(keptSize) of the checkpoint this daemon signed: the log was cut or rolled back"
+        let why = Self.appendedBelow(index: firstSeq - 1, keptSize: keptSize)
         alarm.report(why)
         return why
     }
@@ -428,6 +428,20 @@ final class TransparencyLog: Sendable {
         } catch let error as KeptCheckpoint.Unreadable {
             throw refuse(error.description)
         }
+    }
+
+    // The refusals stated in more than one place (SPEC §5.5: the log is not what this daemon signed).
+
+    private static func shorter(count: Int64, keptSize: Int64) -> String {
+        "the log has \(count) entries, fewer than the \(keptSize) of the checkpoint this daemon signed: it was cut or rolled back"
+    }
+
+    private static func notExtending(size: Int64, keptSize: Int64) -> String {
+        "the tree of \(size) entries does not extend the checkpoint of \(keptSize) this daemon signed"
+    }
+
+    private static func appendedBelow(index: Int64, keptSize: Int64) -> String {
+        "entries were appended at log index \(index), below the \(keptSize) of the checkpoint this daemon signed: the log was cut or rolled back"
     }
 
     private func refuse(_ why: String) -> StorageError {
