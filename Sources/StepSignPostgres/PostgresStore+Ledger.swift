@@ -124,13 +124,8 @@ extension PostgresStore {
             let from = signer.keptSize()
             let proofPlan = from.flatMap { $0 <= size ? MerkleTree.consistencyPlan(from: $0, to: size) : nil }
             let read = try await Self.treeHashes(rootPlan.nodes + (proofPlan?.nodes ?? []), connection, logger: logger)
-            let root: [UInt8], proof: [[UInt8]]
-            do {
-                root = try rootPlan.hashes(read).first ?? MerkleHash.emptyRoot
-                proof = try proofPlan?.hashes(read) ?? []
-            } catch {
-                throw StorageError.ledgerTreeBroken("\(error)")
-            }
+            let root = try Self.hashes(rootPlan, read).first ?? MerkleHash.emptyRoot
+            let proof = try proofPlan.map { try Self.hashes($0, read) } ?? []
             if let record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs) { return record }
         }
         throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
@@ -400,13 +395,17 @@ extension PostgresStore {
 
     public func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord] {
         try await withConnection { connection in
-            let rows = try await connection.query("""
-                SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = \(size) ORDER BY witness
-                """, logger: logger)
-            var cosignatures: [LogCosignatureRecord] = []
-            for try await row in rows { cosignatures.append(try Self.decodeLogCosignature(row)) }
-            return cosignatures
+            try await Self.cosignatures(size: size, connection, logger: logger)
         }
+    }
+
+    static func cosignatures(size: Int64, _ connection: AnsweredConnection, logger: Logger) async throws -> [LogCosignatureRecord] {
+        let rows = try await connection.query("""
+            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = \(size) ORDER BY witness
+            """, logger: logger)
+        var cosignatures: [LogCosignatureRecord] = []
+        for try await row in rows { cosignatures.append(try decodeLogCosignature(row)) }
+        return cosignatures
     }
 
     public func logOrigin() async throws -> String? {
@@ -478,12 +477,16 @@ extension PostgresStore {
 
     public func ledgerEntry(signatureID: String) async throws -> LedgerEntry? {
         try await withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT \(unescaped: Self.ledgerColumns) FROM ledger WHERE signature_id = \(signatureID)", logger: logger
-            )
-            for try await row in rows { return try Self.decodeLedgerEntry(row) }
-            return nil
+            try await Self.entry(signatureID: signatureID, connection, logger: logger)
         }
+    }
+
+    static func entry(signatureID: String, _ connection: AnsweredConnection, logger: Logger) async throws -> LedgerEntry? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: ledgerColumns) FROM ledger WHERE signature_id = \(signatureID)", logger: logger
+        )
+        for try await row in rows { return try decodeLedgerEntry(row) }
+        return nil
     }
 
     public func ledgerCount() async throws -> Int64 {
