@@ -33,7 +33,9 @@ struct CrashSafetyTests {
     @Test("SIGKILL under concurrent signing load loses nothing acknowledged and half-writes nothing")
     func killUnderLoad() throws {
         let rounds = Int(ProcessInfo.processInfo.environment["STEPSIGN_CRASH_ROUNDS"] ?? "") ?? 10
-        let daemon = try DaemonHarness(config: "[password]\nmax_attempts = \(Self.maxAttempts)\nblock_seconds = 0")
+        // A log checkpoint every 3 entries (SPEC §5.5): a kill often falls between one signed
+        // in a batch's transaction and the commit, or between the commit and its being kept.
+        let daemon = try DaemonHarness(config: "[password]\nmax_attempts = \(Self.maxAttempts)\nblock_seconds = 0\n[ledger]\ncheckpoint_entries = 3")
         try daemon.addUser()
         try daemon.addUser(Load.batchUser)
         let ledger = Acknowledged()
@@ -43,6 +45,7 @@ struct CrashSafetyTests {
         var verifiedCount = 0           // ledger entries checked so far
         var anchorHash = ""             // entryHash of the last one
         var acknowledgedTotal = 0
+        var pendingSettled = 0          // rounds whose kill left a log checkpoint pending
 
         for round in 1...rounds {
             let mallory = "mallory\(round)"
@@ -55,7 +58,7 @@ struct CrashSafetyTests {
             load.join()
 
             // With the daemon down: SQLite's own check on the files as the kill left them.
-            try checkFilesAtRest(daemon, round: round)
+            if try checkFilesAtRest(daemon, round: round) { pendingSettled += 1 }
 
             try daemon.start()
             let admin = try daemon.connect()
@@ -85,6 +88,11 @@ struct CrashSafetyTests {
             }
             let audit = try admin.call("admin.auditVerify")
             #expect(audit.result?["ok"]?.boolValue == true, "round \(round): audit \(audit.object)")
+            // The checkpoint kept across the kill is one the log extends: no refusal, and no
+            // pending checkpoint left behind.
+            let logProblem = try admin.call("status").result?["logProblem"]
+            #expect(logProblem == nil || logProblem == .null, "round \(round): \(logProblem.map { "\($0)" } ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/keys/log-checkpoint.pending"))
             #expect(audit.result?["entries"]?.int == verifiedCount)
             // `signatures` counts signatures; the restarts' events (SPEC §5.4) are entries too.
             #expect(try admin.call("status").result?["signatures"]?.int == verifiedCount - (try daemon.ledgerEventCount()))
@@ -125,6 +133,7 @@ struct CrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal + ledger.drain().count > rounds, "the load signed something")
+        print("crash rounds: \(pendingSettled) of \(rounds) kills left a log checkpoint pending, settled at the start")
         #expect(daemon.stop() == 0)
     }
 
@@ -162,7 +171,9 @@ struct CrashSafetyTests {
 
     /// The state directory as SIGKILL left it: the database passes `PRAGMA integrity_check`
     /// (WAL included), every key file is a PEM private key, no temporary file is left over.
-    private func checkFilesAtRest(_ daemon: DaemonHarness, round: Int) throws {
+    /// Returns whether the kill left a log checkpoint pending.
+    private func checkFilesAtRest(_ daemon: DaemonHarness, round: Int) throws -> Bool {
+        var pendingLeft = false
         let database = daemon.stateDirectory + "/stepsign.sqlite"
         let check = try Tools.python("""
             import sqlite3, sys
@@ -177,9 +188,11 @@ struct CrashSafetyTests {
                 continue
             }
             let text = try String(contentsOfFile: keys + "/" + name, encoding: .utf8)
-            if name == "log-checkpoint" {
-                // The last checkpoint the daemon signed (SPEC §5.5): a whole signed note.
-                #expect(text.hasSuffix("\n") && text.contains("\n\n\u{2014} "), "round \(round): log-checkpoint is whole")
+            if name == "log-checkpoint" || name == "log-checkpoint.pending" {
+                // The last checkpoint the daemon signed (SPEC §5.5), and one a kill left signed in
+                // a batch's transaction (settled at the start): each a whole signed note.
+                #expect(text.hasSuffix("\n") && text.contains("\n\n\u{2014} "), "round \(round): \(name) is whole")
+                if name.hasSuffix(".pending") { pendingLeft = true }
                 continue
             }
             if name == "seal.key" {
@@ -190,6 +203,7 @@ struct CrashSafetyTests {
             #expect(text.hasPrefix("-----BEGIN PRIVATE KEY-----") && text.hasSuffix("-----END PRIVATE KEY-----\n"),
                     "round \(round): key file \(name) is whole")
         }
+        return pendingLeft
     }
 }
 
