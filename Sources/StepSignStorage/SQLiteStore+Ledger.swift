@@ -250,8 +250,7 @@ extension SQLiteStore {
     public func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
         -> LedgerInclusionRead? {
         try await pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Self.ledgerColumns) FROM ledger WHERE signature_id = ?")
-            guard let entry = try Row.fetchOne(statement, arguments: [signatureID]).map(Self.decodeLedgerEntry) else { return nil }
+            guard let entry = try Self.readEntry(signatureID: signatureID, db) else { return nil }
             guard let size = treeSize(entry), size > entry.seq - 1 else { return LedgerInclusionRead(entry: entry, proof: nil) }
             let hashes = try Self.readPlan(MerkleTree.inclusionPlan(index: entry.seq - 1, size: size), db)
             return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
@@ -290,10 +289,12 @@ extension SQLiteStore {
     }
 
     public func ledgerEntry(signatureID: String) async throws -> LedgerEntry? {
-        try await pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Self.ledgerColumns) FROM ledger WHERE signature_id = ?")
-            return try Row.fetchOne(statement, arguments: [signatureID]).map(Self.decodeLedgerEntry)
-        }
+        try await pool.read { db in try Self.readEntry(signatureID: signatureID, db) }
+    }
+
+    static func readEntry(signatureID: String, _ db: Database) throws -> LedgerEntry? {
+        let statement = try db.cachedStatement(sql: "SELECT \(ledgerColumns) FROM ledger WHERE signature_id = ?")
+        return try Row.fetchOne(statement, arguments: [signatureID]).map(decodeLedgerEntry)
     }
 
     public func ledgerCount() async throws -> Int64 {
