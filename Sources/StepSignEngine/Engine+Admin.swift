@@ -20,7 +20,7 @@ extension Engine {
                 try PasswordHash.make(password: password, parameters: parameters)
             }
             do {
-                try await store.addUser(NewUser(name: user, passwordHash: hash, mustChangePassword: mustChange, createdAt: context.now))
+                try await credentials.store.addUser(NewUser(name: user, passwordHash: hash, mustChangePassword: mustChange, createdAt: context.now))
             } catch StorageError.userExists {
                 throw StepSignError.invalid("user \"\(user)\" already exists")
             }
@@ -40,10 +40,10 @@ extension Engine {
                 try await $0.expirePassword(named: $1)
             }
         case .listUsers:
-            let users = try await store.listUsers()
+            let users = try await credentials.store.listUsers()
             var rows: [JSONValue] = []
             for user in users {
-                let keys = try await store.deviceKeys(user: user.name, includeRevoked: false)
+                let keys = try await credentials.store.deviceKeys(user: user.name, includeRevoked: false)
                 rows.append([
                     "user": .string(user.name),
                     "blocked": .bool(user.isBlocked(at: context.now)),
@@ -58,15 +58,15 @@ extension Engine {
         case let .revokeDeviceKey(user, kid):
             return try await adminRevokeDeviceKey(user: user, kid: kid, context: context)
         case .rotateKey:
-            try await events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
-            let previous = keyring.active.kid
-            let kid = try await keyring.rotate()
+            try await signing.events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
+            let previous = signing.keyring.active.kid
+            let kid = try await signing.keyring.rotate()
             try await recordEvent(.signingKeyRotated, details: [("kid", .string(kid)), ("previous", .string(previous))],
                                   context: context)
             return Reply(result: ["activeKid": .string(kid)])
         case let .revokeKey(kid):
-            try await events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
-            let revocation = try await keyring.revoke(kid: kid, now: context.now) { rotated in
+            try await signing.events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
+            let revocation = try await signing.keyring.revoke(kid: kid, now: context.now) { rotated in
                 if let rotated {
                     try await self.recordEvent(.signingKeyRotated, details: [("kid", .string(rotated.to)), ("previous", .string(rotated.from))],
                                                context: context)
@@ -75,15 +75,15 @@ extension Engine {
             }
             return Reply(result: ["activeKid": .string(revocation.activeKid), "revokedAt": .int(revocation.logIndex)])
         case let .endorseKey(endorsement):
-            let kid = try await keyring.addEndorsement(endorsement)
-            let key = keyring.keys.first { $0.kid == kid }
+            let kid = try await signing.keyring.addEndorsement(endorsement)
+            let key = signing.keyring.keys.first { $0.kid == kid }
             try await recordEvent(.signingKeyEndorsed, details: [
                 ("kid", .string(kid)), ("instance", .string(key?.instance ?? "")), ("endorser", .string(KeyTrust.rootEndorser)),
             ], context: context)
             return Reply(result: ["kid": .string(kid), "trusted": .bool(key?.trust.isTrusted ?? false)])
         case .listKeys:
-            try await keyring.refresh()
-            let keys = keyring.keys.map { key -> JSONValue in
+            try await signing.keyring.refresh()
+            let keys = signing.keyring.keys.map { key -> JSONValue in
                 [
                     "kid": .string(key.kid),
                     "active": .bool(key.isActive),
@@ -112,14 +112,14 @@ extension Engine {
         case .recover:
             return try await recoverLog(context: context)
         case let .exportLedger(afterSeq, limit):
-            let entries = try await store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
+            let entries = try await signing.store.ledgerEntries(afterSeq: Int64(afterSeq), limit: limit)
             // The checkpoints of this page's entries; the last page also carries any above the
             // ledger's end, which is how a cut-off tail shows.
             let isLastPage = entries.count < limit
-            let checkpoints = try await store.ledgerCheckpoints(
+            let checkpoints = try await signing.store.ledgerCheckpoints(
                 afterSeq: Int64(afterSeq), throughSeq: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
             // The log's C2SP checkpoints (SPEC §5.5) by the same rule, by tree size.
-            let logCheckpoints = try await store.logCheckpoints(
+            let logCheckpoints = try await signing.store.logCheckpoints(
                 afterSize: Int64(afterSeq), throughSize: isLastPage ? nil : entries.last?.seq ?? Int64(afterSeq))
             var noteLines: [JSONValue] = []
             for checkpoint in logCheckpoints {
@@ -148,19 +148,19 @@ extension Engine {
     /// `admin.auditVerify`: the ledger against the trusted keys (SPEC §5.3), and every key
     /// the store lists that the daemon does not trust (SPEC §5.4), which makes it not `ok`.
     private func auditVerify(context: RequestContext) async throws -> Reply {
-        try await keyring.refresh()
-        let keys = keyring.keys
+        try await signing.keyring.refresh()
+        let keys = signing.keyring.keys
         let untrusted = keys.filter { !$0.trust.isTrusted }
         let options = LedgerVerifier.Options(
-            trustedKeys: keyring.trustedKeys,
+            trustedKeys: signing.keyring.trustedKeys,
             // Keys revoked at a proven log index are in trustedKeys with it (their earlier
             // entries stay valid); those revoked without one have all their entries reported.
             revokedKids: Set(keys.filter { $0.revokedAt != nil && $0.revokedIndex == nil && $0.trust.isTrusted }.map(\.kid)),
             checkpointEntries: context.config.ledger.checkpointEntries,
             untrustedKids: Dictionary(untrusted.map { ($0.kid, $0.trust.problem ?? "") }, uniquingKeysWith: { $1 }),
-            logKeys: log.verifierKeys
+            logKeys: signing.log.verifierKeys
         )
-        let audit = try await store.auditLedger(options: options)
+        let audit = try await signing.store.auditLedger(options: options)
         var ok = audit.ok
         var problem = audit.problem
         if ok, let key = untrusted.first {
@@ -169,8 +169,8 @@ extension Engine {
                 + (key.trust.problem ?? "")
         }
         // Credential records someone wrote behind the daemon's back (SPEC §5.4).
-        let unsealed = try await store.listUsers().compactMap { user in user.sealFailure.map { (user.name, $0) } }
-        for (user, failure) in unsealed { sealAlarm.report(user: user, failure) }
+        let unsealed = try await credentials.store.listUsers().compactMap { user in user.sealFailure.map { (user.name, $0) } }
+        for (user, failure) in unsealed { credentials.sealAlarm.report(user: user, failure) }
         if ok, let (user, failure) = unsealed.first {
             ok = false
             problem = "the credential record of user \(user) failed its seal check: \(failure)"
@@ -209,9 +209,9 @@ extension Engine {
     /// Removes, unlocks or expires the password of an existing user (error 4 if there is none),
     /// and records `event` in the ledger.
     private func changeExistingUser(_ user: String, _ op: String, event: LedgerEvent.Kind, context: RequestContext,
-                                    _ change: (any StepSignStore, String) async throws -> Bool) async throws -> Reply {
+                                    _ change: (any CredentialStore, String) async throws -> Bool) async throws -> Reply {
         try await validateExistingName(user)
-        guard try await change(store, user) else { throw StepSignError.invalid("no user \"\(user)\"") }
+        guard try await change(credentials.store, user) else { throw StepSignError.invalid("no user \"\(user)\"") }
         logger.notice("\(op)", metadata: ["user": "\(user)"])
         try await recordEvent(event, user: user, context: context)
         return Reply(result: [:])
@@ -226,7 +226,7 @@ extension Engine {
         do {
             try UserName.validate(user)
         } catch {
-            guard try await store.user(named: user) != nil else { throw error }
+            guard try await credentials.store.user(named: user) != nil else { throw error }
         }
     }
 }

@@ -27,7 +27,7 @@ extension Engine {
     /// record it, tell the approvers, and answer `onApprovalPending`. Nothing is signed yet.
     func requestApproval(_ signing: SigningRequest, rule: StepSignConfiguration.ApprovalRule, authenticatorUsed: String,
                          session: Session, context: RequestContext) async throws -> Reply {
-        let waiting = try await store.pendingApprovals().filter { $0.requester == signing.user && $0.expiresAt > context.now }
+        let waiting = try await approvals.store.pendingApprovals().filter { $0.requester == signing.user && $0.expiresAt > context.now }
         guard waiting.count < Self.maxPendingApprovalsPerRequester else {
             throw StepSignError(.busy, "\(signing.user) has \(waiting.count) requests waiting for approval; wait for them first")
         }
@@ -39,7 +39,7 @@ extension Engine {
             peer: LedgerPeer(uid: session.peer.uid, pid: session.peer.pid, comm: session.peer.comm),
             rule: Self.snapshot(rule), createdAt: context.now,
             expiresAt: context.now.addingTimeInterval(Double(rule.timeoutSeconds)))
-        try await store.createApproval(record)
+        try await approvals.store.createApproval(record)
         try await recordEvent(.approvalRequested, user: signing.user, details: [
             ("approvalID", .string(record.id)), ("digest", .string(Hex.encode(ApprovalDecision.digest(of: record)))),
             ("payloadSHA256", .string(Hex.encode(SHA256.hash(Array(record.payload.utf8))))), ("reason", .string(record.reason)),
@@ -61,7 +61,7 @@ extension Engine {
             throw StepSignError.wrongState("log in to see the requests you may approve")
         }
         var rows: [JSONValue] = []
-        for record in try await store.pendingApprovals() where record.expiresAt > context.now {
+        for record in try await approvals.store.pendingApprovals() where record.expiresAt > context.now {
             guard record.requester != login.user, !record.votes.contains(where: { $0.approver == login.user }),
                   try await isApprover(login.user, of: record) else { continue }
             rows.append(Self.describe(record))
@@ -94,7 +94,7 @@ extension Engine {
     /// already approved by `user`.
     private func answerableRequest(_ approvalID: String, by user: String, kind: ApprovalDecision.Kind,
                                    context: RequestContext) async throws -> ApprovalRecord {
-        guard let record = try await store.approval(id: approvalID) else {
+        guard let record = try await approvals.store.approval(id: approvalID) else {
             throw StepSignError.invalid("no request for approval \(approvalID) that you may answer")
         }
         guard record.requester != user else {
@@ -127,7 +127,7 @@ extension Engine {
         }
         switch decision.kind {
         case let .deny(reason):
-            guard try await store.endApproval(id: record.id, as: .denied, by: decision.approver, reason: reason, now: context.now) else {
+            guard try await approvals.store.endApproval(id: record.id, as: .denied, by: decision.approver, reason: reason, now: context.now) else {
                 throw StepSignError.wrongState("the request is no longer pending")
             }
             try await recordEvent(.approvalDenied, user: decision.approver, details: [
@@ -143,7 +143,7 @@ extension Engine {
             let reserved = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, context.now.timeIntervalSince1970 * 1000)))
             let counted: ApprovalRecord
             var complete = false
-            switch try await store.addApprovalVote(id: record.id, vote: vote, reserving: reserved, now: context.now) {
+            switch try await approvals.store.addApprovalVote(id: record.id, vote: vote, reserving: reserved, now: context.now) {
             case let .counted(now): counted = now
             case let .complete(now): counted = now; complete = true
             case .alreadyApproved: throw StepSignError.wrongState("you approved this request already; each approver counts once")
@@ -186,7 +186,7 @@ extension Engine {
         }
         var details: SigningDetails
         do {
-            (details, _) = try await signer.sign(signing, instance: context.config.instance, authenticatorUsed: record.authenticatorUsed,
+            (details, _) = try await self.signing.signer.sign(signing, instance: context.config.instance, authenticatorUsed: record.authenticatorUsed,
                                                  peer: peer, now: context.now, signatureID: signatureID, approvals: claims)
         } catch StorageError.duplicateSignatureID {
             // Signed before (by another daemon, or before a restart): that signature stands.
@@ -194,8 +194,8 @@ extension Engine {
             details = existing
         }
         // The one that marks it signed records the event: once, whoever signed.
-        if try await store.markApprovalSigned(id: record.id, signatureID: signatureID) {
-            try await events.record(.approvalSigned, user: record.requester,
+        if try await approvals.store.markApprovalSigned(id: record.id, signatureID: signatureID) {
+            try await self.signing.events.record(.approvalSigned, user: record.requester,
                                     details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
                                     peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
         }
@@ -211,8 +211,8 @@ extension Engine {
     /// The details of the signature of an approved request, read from the ledger; nil when it
     /// is not there.
     private func approvedSignature(_ record: ApprovalRecord) async throws -> SigningDetails? {
-        guard let signatureID = record.signatureID, let entry = try await store.ledgerEntry(signatureID: signatureID) else { return nil }
-        let claims = try? StepSignSignature.verify(entry.jws, trustedKeys: keyring.trustedKeys)
+        guard let signatureID = record.signatureID, let entry = try await signing.store.ledgerEntry(signatureID: signatureID) else { return nil }
+        let claims = try? StepSignSignature.verify(entry.jws, trustedKeys: signing.keyring.trustedKeys)
         var details = SigningDetails(dataPayload: record.payload, dataPayloadLength: record.payloadLength, reason: record.reason,
                                      payloadSignature: entry.jws, dataSignatureID: signatureID, authLevel: record.authLevel,
                                      authenticatorType: record.authenticatorType,
@@ -227,7 +227,7 @@ extension Engine {
     /// a denied one with status 121, an expired one 122.
     func getApproval(_ approvalID: String, waitSeconds: Int, session: inout Session, context: RequestContext) async throws -> Reply {
         let login = try await currentLogin(&session, context: context)
-        guard var record = try await store.approval(id: approvalID) else {
+        guard var record = try await approvals.store.approval(id: approvalID) else {
             throw StepSignError.invalid("no request for approval \(approvalID) that you may see")
         }
         var mayRead = session.isAdmin || session.peer.uid == record.peer.uid || login?.user == record.requester
@@ -242,12 +242,12 @@ extension Engine {
                 // Approved long ago but not signed: the daemon that counted the last approval
                 // stopped before it signed. The reserved ID makes this sign once.
                 _ = try await signApproved(record, context: context)
-                record = try await store.approval(id: approvalID) ?? record
+                record = try await approvals.store.approval(id: approvalID) ?? record
             }
             guard record.state == .pending || record.state == .approved, Date() < deadline, !Task.isCancelled,
-                  !waitsEnded.load(ordering: .relaxed) else { break }
+                  !approvals.waitsEnded.load(ordering: .relaxed) else { break }
             try? await Task.sleep(for: .milliseconds(200))
-            record = try await store.approval(id: approvalID) ?? record
+            record = try await approvals.store.approval(id: approvalID) ?? record
         }
         return try await approvalReply(record)
     }
@@ -291,10 +291,10 @@ extension Engine {
         } else {
             return nil
         }
-        if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: reason, now: context.now) {
+        if try await approvals.store.endApproval(id: record.id, as: .expired, by: nil, reason: reason, now: context.now) {
             try await recordExpiry(record, reason: reason, config: context.config, now: context.now)
         }
-        var ended = try await store.approval(id: record.id) ?? record
+        var ended = try await approvals.store.approval(id: record.id) ?? record
         if ended.state == .pending { ended.state = .expired }
         return ended
     }
@@ -304,12 +304,12 @@ extension Engine {
     public func expireApprovals(now: Date = Date()) async {
         let config = settings.config
         do {
-            for record in try await store.expireApprovals(now: now) {
+            for record in try await approvals.store.expireApprovals(now: now) {
                 try await recordExpiry(record, reason: "timeout", config: config, now: now)
             }
             let keys = Set(config.approvals.map { Self.snapshot($0).key })
-            for record in try await store.pendingApprovals() where !keys.contains(record.rule.key) {
-                if try await store.endApproval(id: record.id, as: .expired, by: nil, reason: Self.ruleGoneReason, now: now) {
+            for record in try await approvals.store.pendingApprovals() where !keys.contains(record.rule.key) {
+                if try await approvals.store.endApproval(id: record.id, as: .expired, by: nil, reason: Self.ruleGoneReason, now: now) {
                     try await recordExpiry(record, reason: Self.ruleGoneReason, config: config, now: now)
                 }
             }
@@ -321,7 +321,7 @@ extension Engine {
     }
 
     private func recordExpiry(_ record: ApprovalRecord, reason: String, config: StepSignConfiguration, now: Date) async throws {
-        try await events.record(.approvalExpired, user: record.requester,
+        try await signing.events.record(.approvalExpired, user: record.requester,
                                 details: [("approvalID", .string(record.id)), ("reason", .string(reason))],
                                 peer: EventRecorder.daemon, instance: config.instance, now: now)
         logger.notice("approval expired", metadata: ["approvalID": .string(record.id), "reason": .string(reason)])
@@ -333,7 +333,7 @@ extension Engine {
         if record.rule.users.contains(user) { return true }
         let groups = record.rule.groups
         guard !groups.isEmpty else { return false }
-        for member in try await store.groupMembers() where member.user == user && groups.contains(member.group) {
+        for member in try await approvals.store.groupMembers() where member.user == user && groups.contains(member.group) {
             if try await groupMembershipHolds(member) { return true }
         }
         return false
@@ -344,7 +344,7 @@ extension Engine {
         var users = rule.users
         let groups = rule.groups
         if !groups.isEmpty {
-            for member in try await store.groupMembers() where groups.contains(member.group) && !users.contains(member.user) {
+            for member in try await approvals.store.groupMembers() where groups.contains(member.group) && !users.contains(member.user) {
                 if try await groupMembershipHolds(member) { users.append(member.user) }
             }
         }
@@ -356,11 +356,11 @@ extension Engine {
     /// from it, or removed the user. So neither a row put back after a removal nor a user added
     /// again under a removed member's name is a member.
     func groupMembershipHolds(_ member: GroupMember) async throws -> Bool {
-        let verifiers = keyring.trustedKeys
+        let verifiers = signing.keyring.trustedKeys
         var after = member.addedSeq - 1
         var sawAdded = false
         while true {
-            let page = try await store.ledgerEvents(user: member.user, afterSeq: after, limit: 256)
+            let page = try await signing.store.ledgerEvents(user: member.user, afterSeq: after, limit: 256)
             for entry in page {
                 guard let event = try? LedgerEvent.verify(entry.jws, trustedKeys: verifiers).event else { continue }
                 if entry.seq == member.addedSeq {

@@ -17,7 +17,7 @@ extension Engine {
     /// what it holds, and which files of `keys/` must be kept with it; `stepsign admin backup
     /// --to FILE` copies it out and removes it. One at a time (14 while one is made).
     func backup(context: RequestContext) async throws -> Reply {
-        guard let backupStore = store as? any OnlineBackupStore else {
+        guard let backupStore = onlineBackup else {
             throw StepSignError(.notSupported,
                                 "the store is PostgreSQL: back it up on the server with pg_dump (docs/backups.md)")
         }
@@ -33,7 +33,7 @@ extension Engine {
         let stamp = RFC3339Timestamp.string(context.now).replacingOccurrences(of: ":", with: "")
         let path = directory + "/stepsign-\(stamp).sqlite"
         let backup = try await backupStore.backup(to: path)
-        let keys = try Self.filesToKeep(keyDirectory: keyring.directoryPath, stateDirectory: context.config.server.stateDir)
+        let keys = try Self.filesToKeep(keyDirectory: signing.keyring.directoryPath, stateDirectory: context.config.server.stateDir)
         logger.notice("backup made", metadata: [
             "path": "\(path)", "bytes": "\(backup.bytes)", "ledgerSize": "\(backup.ledgerSize)",
         ])

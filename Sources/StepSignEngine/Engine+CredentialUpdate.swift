@@ -21,7 +21,7 @@ extension Engine {
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
-        guard let attemptsLeft = try await passwords.attemptsLeft(user: login.user, config: context.config, now: context.now) else {
+        guard let attemptsLeft = try await credentials.passwords.attemptsLeft(user: login.user, config: context.config, now: context.now) else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
         session.pending = .password(PasswordChallenge(user: login.user, mode: .update, openedAt: context.now))
@@ -43,14 +43,14 @@ extension Engine {
         }
         // One read of the record serves both checks. The SDK's flow first: a password that
         // expired meanwhile answers 110 (and logs off).
-        let record = try await store.user(named: user)
+        let record = try await credentials.store.user(named: user)
         if let record, record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now) {
             return endSession(.passwordExpiredWhileUpdating)
         }
         // Otherwise a login that ended (changed elsewhere, blocked, removed, too old) is error 5.
         guard let login = session.login, login.user == user else { throw StepSignError.wrongState("not logged in") }
         _ = try checkLogin(login, user: record, session: &session, context: context)
-        switch try await passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
+        switch try await credentials.passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [
                 .getPassword(user: user, challengeMode: .update, attemptsLeft: attemptsLeft,

@@ -31,7 +31,7 @@ extension Engine {
     /// `admin.revokeDeviceKey`: the key stops answering challenges at once.
     func adminRevokeDeviceKey(user: String, kid: String, context: RequestContext) async throws -> Reply {
         try await validateExistingName(user)
-        guard try await store.revokeDeviceKey(user: user, kid: kid, at: context.now) else {
+        guard try await credentials.store.revokeDeviceKey(user: user, kid: kid, at: context.now) else {
             throw StepSignError.invalid("user \"\(user)\" has no active device key \"\(kid)\"")
         }
         logger.notice("device key revoked", metadata: ["user": "\(user)", "kid": "\(kid)"])
@@ -48,7 +48,7 @@ extension Engine {
         }
         let jwk = key.jwkJSON
         do {
-            try await store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now))
+            try await credentials.store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now))
         } catch StorageError.noSuchUser {
             throw StepSignError.invalid("no user \"\(user)\"")
         } catch StorageError.deviceKeyExists {

@@ -48,19 +48,19 @@ extension Engine {
             throw StepSignError.wrongState("no activation code challenge is open")
         }
         let user = challenge.user
-        let accepted = try await passwords.checks.withSlot(uid: session.peer.uid, limit: context.config.password.maxChecksPerUID) { slot in
-            let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
+        let accepted = try await credentials.passwords.checks.withSlot(uid: session.peer.uid, limit: context.config.password.maxChecksPerUID) { slot in
+            let reservation = try await credentials.store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
                                                                        now: context.now)
             guard case .granted = reservation else { return (false, reservation) }
-            let record = try await store.activationCode(user: user)
-            let encoded = record?.codeHash ?? passwords.configuredDummy
+            let record = try await credentials.store.activationCode(user: user)
+            let encoded = record?.codeHash ?? credentials.passwords.configuredDummy
             let matches = try await slot.run { try ActivationCode.matches(typed, hash: encoded) }
             guard let record, matches else { return (false, reservation) }
-            return (try await store.consumeActivationCode(user: user, codeHash: record.codeHash, now: context.now), reservation)
+            return (try await credentials.store.consumeActivationCode(user: user, codeHash: record.codeHash, now: context.now), reservation)
         }
         if accepted.0 {
             logger.notice("activation code accepted", metadata: ["user": "\(user)"])
-            if try await !deviceKeys.activeIDs(user: user, config: context.config).isEmpty {
+            if try await !credentials.deviceKeys.activeIDs(user: user, config: context.config).isEmpty {
                 session.pending = .ldaConsent(user: user, openedAt: context.now)
                 return Reply(events: [.getUserConsentForLDA(user: user, challengeMode: .set)])
             }
@@ -72,7 +72,7 @@ extension Engine {
             // closed). An answer that found no attempt left leaves it: the attempts may be
             // held by answers still being checked, on this daemon or another, and one of them
             // may be right (SPEC §5.1); the last of them removes it if it is wrong.
-            if case .granted = accepted.1 { try await store.deleteActivationCode(user: user) }
+            if case .granted = accepted.1 { try await credentials.store.deleteActivationCode(user: user) }
             session.pending = nil
             return Reply(events: [
                 .getActivationCode(user: user, verificationKey: challenge.verificationKey, attemptsLeft: 0,
@@ -99,7 +99,7 @@ extension Engine {
         guard case let .ldaConsent(user, _)? = session.pending else {
             throw StepSignError.wrongState("no LDA consent is asked for")
         }
-        guard consent, let device = try await deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
+        guard consent, let device = try await credentials.deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
                                                                    peer: session.peer, config: context.config)
         else {
             return Reply(events: [askForNewPassword(user: user, session: &session, context: context)])
@@ -115,17 +115,17 @@ extension Engine {
     /// Wrong signatures draw on the name's activation-code budget, reserved before the check.
     func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge,
                                     session: inout Session, context: RequestContext) async throws -> Reply {
-        let reservation = try await store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
+        let reservation = try await credentials.store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
                                                                    now: context.now)
         let token = try await credentialToken(user: user)
         if case .granted = reservation,
-           try await deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge, user: user, config: context.config),
-           try await store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: context.challengeExpiry, now: context.now) {
-            _ = try await store.unlockUser(named: user)
+           try await credentials.deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge, user: user, config: context.config),
+           try await credentials.store.useOnce("lda-nonce:" + challenge.nonce, expiresAt: context.challengeExpiry, now: context.now) {
+            _ = try await credentials.store.unlockUser(named: user)
             return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
-              let fresh = try await deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
+              let fresh = try await credentials.deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
                                                          peer: session.peer, config: context.config)
         else {
             session.pending = nil
@@ -152,16 +152,16 @@ extension Engine {
         let verificationKey = try VerificationKey.generate()
         let expiresAt = context.now.addingTimeInterval(Double(context.config.forgotPassword.codeTTLSeconds))
         let parameters = context.config.password.scryptParameters
-        let hash = try await passwords.checks.withSlot(uid: peer.uid, limit: context.config.password.maxChecksPerUID) { slot in
+        let hash = try await credentials.passwords.checks.withSlot(uid: peer.uid, limit: context.config.password.maxChecksPerUID) { slot in
             try await slot.run { try ActivationCode.hash(code, parameters: parameters) }
         }
         let record = ActivationCodeRecord(user: user, codeHash: hash, verificationKey: verificationKey, expiresAt: expiresAt)
-        switch try await store.issueActivationCode(record, maxCodesPerHour: context.config.forgotPassword.maxCodesPerHour, now: context.now) {
+        switch try await credentials.store.issueActivationCode(record, maxCodesPerHour: context.config.forgotPassword.maxCodesPerHour, now: context.now) {
         case .limitReached:
             throw StepSignError(.busy, "too many activation codes for this user (forgot_password.max_codes_per_hour); try again later")
         case let .issued(failures, stored):
             if stored {
-                codeDelivery.send(ActivationMessage(user: user, verificationKey: verificationKey, activationCode: code,
+                credentials.codeDelivery.send(ActivationMessage(user: user, verificationKey: verificationKey, activationCode: code,
                                                     expiresAt: expiresAt),
                                   via: CodeNotifierFactory.make(config: context.config, stateDirectory: context.config.server.stateDir))
             }

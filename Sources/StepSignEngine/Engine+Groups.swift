@@ -9,13 +9,13 @@ extension Engine {
     func addGroupMember(group: String, user: String, context: RequestContext) async throws -> Reply {
         try Self.validateGroupName(group)
         try UserName.validate(user)
-        guard try await store.user(named: user) != nil else { throw StepSignError.invalid("no such user \"\(user)\"") }
-        if let current = try await store.groupMembers().first(where: { $0.group == group && $0.user == user }),
+        guard try await credentials.store.user(named: user) != nil else { throw StepSignError.invalid("no such user \"\(user)\"") }
+        if let current = try await approvals.store.groupMembers().first(where: { $0.group == group && $0.user == user }),
            try await groupMembershipHolds(current) {
             return Reply(result: [:])
         }
         let entry = try await recordEvent(.groupMemberAdded, user: user, details: [("group", .string(group))], context: context)
-        try await store.addGroupMember(GroupMember(group: group, user: user, addedSeq: entry.seq))
+        try await approvals.store.addGroupMember(GroupMember(group: group, user: user, addedSeq: entry.seq))
         logger.notice("group member added", metadata: ["group": .string(group), "user": .string(user)])
         return Reply(result: [:])
     }
@@ -24,12 +24,12 @@ extension Engine {
     /// longer holds), then deletes the row.
     func removeGroupMember(group: String, user: String, context: RequestContext) async throws -> Reply {
         try Self.validateGroupName(group)
-        guard let current = try await store.groupMembers().first(where: { $0.group == group && $0.user == user }),
+        guard let current = try await approvals.store.groupMembers().first(where: { $0.group == group && $0.user == user }),
               try await groupMembershipHolds(current) else {
             throw StepSignError.invalid("\"\(user)\" is not a member of group \"\(group)\"")
         }
         try await recordEvent(.groupMemberRemoved, user: user, details: [("group", .string(group))], context: context)
-        _ = try await store.removeGroupMember(group: group, user: user)
+        _ = try await approvals.store.removeGroupMember(group: group, user: user)
         logger.notice("group member removed", metadata: ["group": .string(group), "user": .string(user)])
         return Reply(result: [:])
     }
@@ -37,7 +37,7 @@ extension Engine {
     /// `admin.listGroups`: `{"groups": [{"group", "members"}]}`, the memberships that hold.
     func listGroups() async throws -> Reply {
         var groups: [(String, [JSONValue])] = []
-        for member in try await store.groupMembers() where try await groupMembershipHolds(member) {
+        for member in try await approvals.store.groupMembers() where try await groupMembershipHolds(member) {
             if groups.last?.0 == member.group {
                 groups[groups.count - 1].1.append(.string(member.user))
             } else {

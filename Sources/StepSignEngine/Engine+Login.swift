@@ -12,7 +12,7 @@ extension Engine {
         guard session.pending == nil else {
             throw StepSignError(.authenticationInProgress, "another authentication is already in progress in this session")
         }
-        let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now)
+        let attemptsLeft = try await credentials.passwords.attemptsLeft(user: user, config: context.config, now: context.now)
         session.pending = .password(PasswordChallenge(user: user, mode: .verify, openedAt: context.now))
         return Reply(events: [
             .getPassword(user: user, challengeMode: .verify, attemptsLeft: attemptsLeft ?? 0,
@@ -49,16 +49,16 @@ extension Engine {
     /// Mode 0: the password of a login.
     private func verifyLoginPassword(_ password: String, challenge: PasswordChallenge, session: inout Session, context: RequestContext) async throws -> Reply {
         let user = challenge.user
-        guard try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) != nil else {
+        guard try await credentials.passwords.attemptsLeft(user: user, config: context.config, now: context.now) != nil else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
-        switch try await passwords.verify(user: user, password: password, peer: session.peer, config: context.config, now: context.now) {
+        switch try await credentials.passwords.verify(user: user, password: password, peer: session.peer, config: context.config, now: context.now) {
         case let .accepted(record):
             // The record whose hash was checked: its token is the login's (a change after
             // this read ends the login), its expiry decides whether it must be replaced first.
             if record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now) {
                 session.pending = .password(PasswordChallenge(user: user, mode: .updateOnExpiry, openedAt: context.now))
-                let attemptsLeft = try await passwords.attemptsLeft(user: user, config: context.config, now: context.now) ?? 0
+                let attemptsLeft = try await credentials.passwords.attemptsLeft(user: user, config: context.config, now: context.now) ?? 0
                 return Reply(events: [
                     .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft,
                                  status: .passwordExpired, info: policyInfo(context.config)),
@@ -91,7 +91,7 @@ extension Engine {
                              status: outcome.status ?? .passwordReused, info: policyInfo(context.config)),
             ])
         }
-        _ = try await store.unlockUser(named: user)
+        _ = try await credentials.store.unlockUser(named: user)
         return Reply(events: [try logIn(user, token: token, session: &session, now: context.now)])
     }
 
@@ -119,7 +119,7 @@ extension Engine {
             .getPassword(user: user, challengeMode: .updateOnExpiry, attemptsLeft: attemptsLeft, status: status,
                          info: policyInfo(context.config))
         }
-        switch try await passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
+        switch try await credentials.passwords.verify(user: user, password: current, peer: session.peer, config: context.config, now: context.now) {
         case let .rejected(attemptsLeft):
             return Reply(events: [prompt(.authenticationFailed(attemptsLeft: attemptsLeft), attemptsLeft: attemptsLeft)])
         case .exhausted:
@@ -139,7 +139,7 @@ extension Engine {
     func logOff(session: inout Session, context: RequestContext) async throws -> Reply {
         let login = try await requireLogin(&session, context: context)
         session.end()
-        stepUpReuse.end(user: login.user, scope: StepUpReuseWindows.scope(of: session, settings: context.config.stepUp))
+        credentials.stepUpReuse.end(user: login.user, scope: StepUpReuseWindows.scope(of: session, settings: context.config.stepUp))
         logger.info("logged off", metadata: ["user": "\(login.user)"])
         return Reply(events: [.onUserLoggedOff(user: login.user), .getUser])
     }

@@ -17,7 +17,7 @@ extension Engine {
         if let violation = context.policy.violation(password: newPassword, userID: user) {
             return .policyViolated(violation)
         }
-        let history = try await store.passwordHistory(user: user, limit: context.config.password.history + 1)
+        let history = try await credentials.store.passwordHistory(user: user, limit: context.config.password.history + 1)
         let parameters = context.config.password.scryptParameters
         let outcome = try await NIOThreadPool.singleton.runIfActive { () throws -> (reused: Bool, hash: String) in
             for old in history where try PasswordHash.verify(password: newPassword, encoded: old) {
@@ -26,7 +26,7 @@ extension Engine {
             return (false, try PasswordHash.make(password: newPassword, parameters: parameters))
         }
         if outcome.reused { return .reused }
-        let token = try await store.setPassword(user: user, hash: outcome.hash, at: context.now, historyLimit: context.config.password.history)
+        let token = try await credentials.store.setPassword(user: user, hash: outcome.hash, at: context.now, historyLimit: context.config.password.history)
         logger.notice("password changed", metadata: ["user": "\(user)"])
         try await recordEvent(event, user: user, context: context)
         return .changed(token)
@@ -37,7 +37,7 @@ extension Engine {
     @discardableResult
     func recordEvent(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [],
                      context: RequestContext) async throws -> LedgerEntry {
-        try await events.record(kind, user: user, details: details, peer: context.peer, instance: context.config.instance,
+        try await signing.events.record(kind, user: user, details: details, peer: context.peer, instance: context.config.instance,
                                 now: context.now)
     }
 
@@ -55,7 +55,7 @@ extension Engine {
     /// the user in (so that a change meanwhile ends that login), or a fresh random one for a
     /// name that is not a user (which never logs in).
     func credentialToken(user: String) async throws -> CredentialToken {
-        try await store.user(named: user)?.credentialToken ?? CredentialToken.random()
+        try await credentials.store.user(named: user)?.credentialToken ?? CredentialToken.random()
     }
 
     /// A new session ID: 128 random bits, base64url.

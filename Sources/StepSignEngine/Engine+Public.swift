@@ -9,13 +9,13 @@ extension Engine {
     func getPublicKeys(format: String?) async throws -> Reply {
         let format = format ?? "jwks"
         guard format == "jwks" || format == "pem" else { throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"") }
-        try await keyring.refresh()
+        try await signing.keyring.refresh()
         // A PEM bundle cannot say where a revoked key's validity ends: it carries the
         // unrevoked keys only; the JWKS carries revoked ones with `stepsign_revoked_at`.
         // The note verifier keys of this daemon's checkpoints (SPEC §5.5), in either format.
-        let logKeys = JSONValue.array(log.verifierKeys.map { .string($0.description) })
-        if format == "pem" { return Reply(result: ["pem": .string(keyring.unrevokedKeys.pemBundle), "logKeys": logKeys]) }
-        return Reply(result: ["jwks": Self.jwksJSON(keyring.trustedKeys.jwks), "logKeys": logKeys])
+        let logKeys = JSONValue.array(signing.log.verifierKeys.map { .string($0.description) })
+        if format == "pem" { return Reply(result: ["pem": .string(signing.keyring.unrevokedKeys.pemBundle), "logKeys": logKeys]) }
+        return Reply(result: ["jwks": Self.jwksJSON(signing.keyring.trustedKeys.jwks), "logKeys": logKeys])
     }
 
     /// `getSignature`: the ledger row, for the session that made it or an admin.
@@ -24,7 +24,7 @@ extension Engine {
             throw StepSignError(.permissionDenied, "only the session that made a signature, or an admin, may read it")
         }
         // Events (SPEC §5.4) are ledger entries too, but not signatures.
-        guard let entry = try await store.ledgerEntry(signatureID: signatureID), !LedgerExportEntry.isEvent(entry.jws) else {
+        guard let entry = try await signing.store.ledgerEntry(signatureID: signatureID), !LedgerExportEntry.isEvent(entry.jws) else {
             throw StepSignError.invalid("no signature \"\(signatureID)\"")
         }
         return Reply(result: [
@@ -46,10 +46,10 @@ extension Engine {
         var members: [(String, JSONValue)] = [
             ("version", .string(Self.version)),
             ("uptimeSeconds", .int(Int64(now.timeIntervalSince(startedAt)))),
-            ("activeKid", .string(keyring.active.kid)),
-            ("signatures", .int(try await store.ledgerSignatureCount())),
+            ("activeKid", .string(signing.keyring.active.kid)),
+            ("signatures", .int(try await signing.store.ledgerSignatureCount())),
         ]
-        if let problem = logAlarm.current { members.append(("logProblem", .string(problem))) }
+        if let problem = signing.logAlarm.current { members.append(("logProblem", .string(problem))) }
         let quorum = settings.config.ledger.witnessQuorum
         if quorum > 0 { members.append(("witnessed", .bool(try await latestCheckpointIsWitnessed(quorum: quorum)))) }
         return .object(members)

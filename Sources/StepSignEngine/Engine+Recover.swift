@@ -11,10 +11,10 @@ extension Engine {
     /// checkpoint under the new origin, kept in place of the old one, and signing resumes.
     /// Refused (4) when nothing was lost or the log was rewritten rather than cut.
     func recoverLog(context: RequestContext) async throws -> Reply {
-        let events = self.events
+        let events = signing.events
         let instance = context.config.instance, peer = context.peer, now = context.now
-        let started = try await log.startEpoch(now: now) { details in
-            try await events.recordEpochStart(details: details, peer: peer, instance: instance, now: now)
+        let started = try await signing.log.startEpoch(now: now) { details in
+            try await self.signing.events.recordEpochStart(details: details, peer: peer, instance: instance, now: now)
         }
         return Reply(result: [
             "epoch": .int(started.epoch.epoch),

@@ -17,7 +17,7 @@ extension Engine {
     func currentLogin(_ session: inout Session, context: RequestContext,
                       blocked: StepSignError.Code = .sessionExpired) async throws -> Session.Login? {
         guard let login = session.login else { return nil }
-        return try checkLogin(login, user: try await store.user(named: login.user), session: &session,
+        return try checkLogin(login, user: try await credentials.store.user(named: login.user), session: &session,
                               context: context, blocked: blocked)
     }
 
@@ -25,7 +25,7 @@ extension Engine {
     /// caller (for the same request, so one read serves both).
     func checkLogin(_ login: Session.Login, user: UserRecord?, session: inout Session, context: RequestContext,
                     blocked: StepSignError.Code = .sessionExpired) throws -> Session.Login {
-        if let failure = user?.sealFailure { sealAlarm.report(user: login.user, failure) }
+        if let failure = user?.sealFailure { credentials.sealAlarm.report(user: login.user, failure) }
         guard let end = LoginEnd.check(login, user: user, maxSeconds: context.config.server.sessionMaxSeconds, now: context.now) else {
             return login
         }

@@ -69,7 +69,7 @@ extension Engine {
     /// key, else the password, for `.strongestEnrolled`; the IDV server for `.idvBiometric`.
     func openFirstStepUp(_ work: SigningWork, requirement: AuthenticationMatrix.Requirement, session: inout Session,
                          context: RequestContext) async throws -> Reply {
-        guard let attemptsLeft = try await passwords.attemptsLeft(user: work.user, config: context.config, now: context.now) else {
+        guard let attemptsLeft = try await credentials.passwords.attemptsLeft(user: work.user, config: context.config, now: context.now) else {
             throw StepSignError(.userBlocked, "the user is blocked")
         }
         let authenticator: any StepUpAuthenticator
@@ -77,7 +77,7 @@ extension Engine {
         case .idvBiometric:
             authenticator = try IDVBiometricStepUp(for: work.subject, peer: session.peer)
         default:
-            let device = try await deviceKeys.challenge(for: work.subject, peer: session.peer, config: context.config)
+            let device = try await credentials.deviceKeys.challenge(for: work.subject, peer: session.peer, config: context.config)
             authenticator = device.map { DeviceKeyStepUp(challenge: $0) } ?? PasswordStepUp()
         }
         return openStepUp(authenticator, for: work, attemptsLeft: attemptsLeft, session: &session, context: context)
@@ -109,7 +109,7 @@ extension Engine {
         // A signing opened by a login signs as its user: the login must still hold.
         _ = try await currentLogin(&session, context: context)
         let work = challenge.work
-        let outcome = try await answerer.check(answer, for: work.subject, using: stepUp, context: context)
+        let outcome = try await answerer.check(answer, for: work.subject, using: credentials.stepUp, context: context)
         StepSignMetric.stepUps.increment(by: 1, [("authenticator", answerer.used), ("outcome", outcome.metricLabel)])
         switch outcome {
         case .accepted:
@@ -128,7 +128,7 @@ extension Engine {
             logger.info("step-up password must be replaced first", metadata: ["user": "\(work.user)"])
             return Reply(events: [work.unsigned(status: .passwordExpired, authenticatorUsed: answerer.used)])
         case let .rejected(attemptsLeft):
-            let fresh = try await answerer.retry(for: work.subject, using: stepUp, context: context)
+            let fresh = try await answerer.retry(for: work.subject, using: credentials.stepUp, context: context)
             return openStepUp(fresh ?? answerer, for: work, attemptsLeft: attemptsLeft,
                               status: .authenticationFailed(attemptsLeft: attemptsLeft),
                               openedAt: fresh == nil ? challenge.openedAt : nil, session: &session, context: context)
@@ -179,13 +179,13 @@ extension Engine {
         let details: SigningDetails
         let entry: LedgerEntry
         do {
-            (details, entry) = try await signer.sign(signing, instance: context.config.instance,
+            (details, entry) = try await self.signing.signer.sign(signing, instance: context.config.instance,
                                                      authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now,
                                                      reusedFrom: reusedFrom)
         } catch StorageError.signingKeyRevoked(let kid) {
             // Another daemon revoked this one's key and the keyring made a new one: record it
             // (SPEC §5.4) before the caller's retry is signed with it.
-            try? await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+            try? await self.signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
             throw StorageError.signingKeyRevoked(kid)
         }
         session.signatureIDs.insert(details.dataSignatureID)
@@ -202,7 +202,7 @@ extension Engine {
             "reusedFrom": reusedFrom.map { .string($0) } ?? "",
         ])
         if signing.authLevel == 0 {
-            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
+            logSummary(self.signing.levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
         }
         StepSignMetric.signatures.increment(by: 1, [("level", "\(signing.authLevel)"), ("authenticator", authenticatorUsed)])
         return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
@@ -216,16 +216,16 @@ extension Engine {
     /// behind its back is found at the next step-up).
     private func signReusingStepUp(_ signing: SigningRequest, session: inout Session, context: RequestContext) async throws -> Reply? {
         let settings = context.config.stepUp
-        guard settings.reuseSeconds > 0, stepUpReuse.count > 0 else { return nil }
+        guard settings.reuseSeconds > 0, credentials.stepUpReuse.count > 0 else { return nil }
         var token: CredentialToken?
-        if store.isShared {
-            guard let record = try await store.user(named: signing.user), record.sealFailure == nil,
+        if credentials.store.isShared {
+            guard let record = try await credentials.store.user(named: signing.user), record.sealFailure == nil,
                   !record.isBlocked(at: context.now),
                   !record.mustReplacePassword(maxAgeDays: context.config.password.maxAgeDays, at: context.now)
             else { return nil }
             token = record.credentialToken
         }
-        guard let window = stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
+        guard let window = credentials.stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
                                             scope: StepUpReuseWindows.scope(of: session, settings: settings),
                                             credentialToken: token, now: context.now, settings: settings)
         else { return nil }
@@ -238,9 +238,9 @@ extension Engine {
     private func openReuseWindow(_ signing: SigningRequest, authenticatorUsed: String, signatureID: String,
                                  session: Session, context: RequestContext) async throws {
         let settings = context.config.stepUp
-        guard settings.reusable(level: signing.authLevel), let record = try await store.user(named: signing.user) else { return }
+        guard settings.reusable(level: signing.authLevel), let record = try await credentials.store.user(named: signing.user) else { return }
         let maxAgeDays = context.config.password.maxAgeDays
-        stepUpReuse.open(StepUpReuseWindows.Window(level: signing.authLevel, type: signing.authenticatorType,
+        credentials.stepUpReuse.open(StepUpReuseWindows.Window(level: signing.authLevel, type: signing.authenticatorType,
                                                    authenticatorUsed: authenticatorUsed, signatureID: signatureID,
                                                    credentialToken: record.credentialToken,
                                                    passwordExpiresAt: maxAgeDays > 0

@@ -31,10 +31,10 @@ extension Engine {
         let signed: BatchSignatures
         let entries: [LedgerEntry]
         do {
-            (signed, entries) = try await signer.sign(batch, instance: context.config.instance, authenticatorUsed: authenticatorUsed,
+            (signed, entries) = try await signing.signer.sign(batch, instance: context.config.instance, authenticatorUsed: authenticatorUsed,
                                                       peer: session.peer, now: context.now)
         } catch StorageError.signingKeyRevoked(let kid) {
-            try? await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+            try? await signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
             throw StorageError.signingKeyRevoked(kid)
         }
         for details in signed.signatures {
@@ -51,7 +51,7 @@ extension Engine {
             "peerUID": "\(session.peer.uid)", "peerPID": "\(session.peer.pid)", "peerComm": .string(session.peer.comm),
         ])
         if batch.authLevel == 0 {
-            logSummary(levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
+            logSummary(signing.levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
                                                count: batch.items.count))
         }
         StepSignMetric.signatures.increment(by: batch.items.count,

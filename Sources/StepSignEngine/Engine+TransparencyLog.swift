@@ -11,11 +11,11 @@ extension Engine {
     func getInclusionProof(_ signatureID: String, treeSize: Int64?, session: Session) async throws -> Reply {
         let allowed = session.isAdmin || session.signatureIDs.contains(signatureID)
         let uid = session.peer.uid
-        let kept = log.latest
+        let kept = signing.log.latest
         // The common case in one read: the entry with its proof against the last checkpoint
         // this daemon signed, when that covers it and is the tree asked for. An entry the
         // caller may not see is read alone, as an unknown ID reads nothing more.
-        let read = try await store.ledgerInclusionRead(signatureID: signatureID) { entry in
+        let read = try await signing.store.ledgerInclusionRead(signatureID: signatureID) { entry in
             guard allowed || entry.peer.uid == uid, let kept, entry.seq - 1 < kept.checkpoint.size,
                   treeSize == nil || treeSize == kept.checkpoint.size else { return nil }
             return kept.checkpoint.size
@@ -31,16 +31,16 @@ extension Engine {
         }
         let signed: TransparencyLog.Signed
         if let treeSize {
-            let count = try await store.ledgerCount()
+            let count = try await signing.store.ledgerCount()
             guard index < treeSize, treeSize <= count else {
                 throw StepSignError.invalid("\"treeSize\" must be above the signature's log index \(index) and at most the log's size")
             }
-            signed = try await log.checkpoint(size: treeSize, reason: "proof")
+            signed = try await signing.log.checkpoint(size: treeSize, reason: "proof")
         } else {
             // The entry is in the log, so the log's size is above its index.
-            signed = try await log.checkpoint(covering: index)
+            signed = try await signing.log.checkpoint(covering: index)
         }
-        let hashes = try await store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
+        let hashes = try await signing.store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
         return Self.inclusionReply(index: index, treeSize: signed.checkpoint.size, hashes: hashes,
                                    checkpoint: try await cosigned(signed))
     }
@@ -59,31 +59,31 @@ extension Engine {
     func getConsistencyProof(from fromSize: Int64, to toSize: Int64?) async throws -> Reply {
         // The common case in one read: a proof to the last checkpoint this daemon signed, when
         // that is the tree asked for (`toSize`, or the whole log when none is named).
-        if let kept = log.latest, fromSize <= kept.checkpoint.size, toSize == nil || toSize == kept.checkpoint.size {
+        if let kept = signing.log.latest, fromSize <= kept.checkpoint.size, toSize == nil || toSize == kept.checkpoint.size {
             let size = kept.checkpoint.size
-            let read = try await store.ledgerConsistencyRead(from: fromSize, to: size)
+            let read = try await signing.store.ledgerConsistencyRead(from: fromSize, to: size)
             if read.count == size || (toSize != nil && read.count > size) {
-                try log.requireRoot(read.root, of: kept)
+                try signing.log.requireRoot(read.root, of: kept)
                 return Self.consistencyReply(hashes: read.hashes,
                                              checkpoint: Self.cosigned(note: kept.note.serialized, read.cosignatures))
             }
         }
         let signed: TransparencyLog.Signed
         if let toSize {
-            let count = try await store.ledgerCount()
+            let count = try await signing.store.ledgerCount()
             guard fromSize <= toSize, toSize <= count else {
                 throw StepSignError.invalid("\"fromSize\" must be at most \"toSize\", and \"toSize\" at most the log's size \(count)")
             }
-            signed = try await log.checkpoint(size: toSize, reason: "proof")
+            signed = try await signing.log.checkpoint(size: toSize, reason: "proof")
         } else {
             // The log's size is read where the checkpoint is made, after the kept one: a batch
             // that keeps a newer one meanwhile is then no reason to refuse.
-            signed = try await log.checkpointHead(reason: "proof")
+            signed = try await signing.log.checkpointHead(reason: "proof")
             guard fromSize <= signed.checkpoint.size else {
                 throw StepSignError.invalid("\"fromSize\" must be at most the log's size \(signed.checkpoint.size)")
             }
         }
-        let hashes = try await store.ledgerConsistencyProof(from: fromSize, to: signed.checkpoint.size)
+        let hashes = try await signing.store.ledgerConsistencyProof(from: fromSize, to: signed.checkpoint.size)
         return Self.consistencyReply(hashes: hashes, checkpoint: try await cosigned(signed))
     }
 
@@ -102,7 +102,7 @@ extension Engine {
 
     /// `note` (of the tree of `size` entries) with the stored cosignatures of that size appended.
     func cosigned(note: String, size: Int64) async throws -> String {
-        Self.cosigned(note: note, try await store.logCosignatures(size: size))
+        Self.cosigned(note: note, try await signing.store.logCosignatures(size: size))
     }
 
     static func cosigned(note: String, _ cosignatures: [LogCosignatureRecord]) -> String {
@@ -116,7 +116,7 @@ extension Engine {
     func addCosignatures(treeSize: Int64, lines: [String], context: RequestContext) async throws -> Reply {
         let witnesses = settings.witnessKeys
         guard !witnesses.isEmpty else { throw StepSignError(.notSupported, "no [[witness]] is configured") }
-        guard let stored = try await store.logCheckpoints(afterSize: treeSize - 1, throughSize: treeSize).first,
+        guard let stored = try await signing.store.logCheckpoints(afterSize: treeSize - 1, throughSize: treeSize).first,
               let text = try? SignedNote(parsing: stored.note).text
         else { throw StepSignError.invalid("no checkpoint of tree size \(treeSize) is stored") }
         var records: [LogCosignatureRecord] = []
@@ -128,8 +128,8 @@ extension Engine {
             }
             records.append(LogCosignatureRecord(size: treeSize, witness: cosigner.key.name, line: line, createdAt: context.now))
         }
-        try await store.addLogCosignatures(records)
-        if log.latest?.checkpoint.size == treeSize { log.republishLatest() }
+        try await signing.store.addLogCosignatures(records)
+        if signing.log.latest?.checkpoint.size == treeSize { signing.log.republishLatest() }
         StepSignMetric.witnessedTreeSize.set(Double(treeSize))
         logger.info("log cosignatures stored", metadata: [
             "size": "\(treeSize)", "witnesses": "\(records.map(\.witness).joined(separator: ","))",
@@ -140,7 +140,7 @@ extension Engine {
     /// Whether the last checkpoint this daemon signed carries `ledger.witness_quorum` valid
     /// cosignatures of the configured witnesses (`status.witnessed`).
     func latestCheckpointIsWitnessed(quorum: Int) async throws -> Bool {
-        guard let latest = log.latest else { return false }
+        guard let latest = signing.log.latest else { return false }
         let note = try SignedNote(parsing: try await cosigned(latest))
         return note.cosigners(settings.witnessKeys).count >= quorum
     }

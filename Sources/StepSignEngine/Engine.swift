@@ -20,51 +20,24 @@ public final class Engine: Sendable {
     public static let version = StepSignVersion.current
 
     // The engine's state, by owner. Sessions are not here: each connection owns its
-    // `Session` and passes it to every request (see `Session/Session.swift`).
+    // `Session` and passes it to every request (see `Session/Session.swift`). The rest is in
+    // three parts, each with the part of the store it may use, so a handler says which it
+    // touches (`credentials.`, `signing.`, `approvals.`): see `Parts/`.
 
-    // MARK: Credentials: the users and how they prove who they are
-
-    /// Every record the flows read and change (users, counters, device keys, codes), the
-    /// signing keys' rows and the ledger: the one store.
-    let store: any StepSignStore
-    /// The attempt rule (SPEC §5.1) and the password check, with its per-uid scrypt queue.
-    let passwords: PasswordAuthenticator
-    /// The users' device keys as the flows use them.
-    let deviceKeys: DeviceKeys
-    let idvVerifier: IDVAssertionVerifier
-    /// Logs records that fail their seal check (SPEC §5.4).
-    let sealAlarm: SealAlarm
-    let codeDelivery: CodeDelivery
-    /// The part of the above a step-up authenticator may use (`StepUp/`).
-    let stepUp: StepUpDependencies
-
-    // MARK: Signing: keys, signatures, events and the ledger
-
-    /// Why the log cannot be extended, once the store found its tree broken (SPEC §5.5).
-    let logAlarm: LogAlarm
-    /// Says once that the state directory's filesystem is full, and once that space is back.
-    let noSpaceAlarm: NoSpaceAlarm
-    /// Whether `admin.backup` is making a copy (one at a time).
-    let backupInProgress = NIOLockedValueBox(false)
-    /// The transparency log's checkpoints (SPEC §5.5).
-    let log: TransparencyLog
-
-    let keyring: Keyring
-    let signer: Signer
-    /// Records changes of who may sign in the ledger (SPEC §5.4).
-    let events: EventRecorder
-    /// The step-up reuse windows (SPEC §3.4), in memory.
-    let stepUpReuse: StepUpReuseWindows
-    let checkpointer: LedgerCheckpointer
-    /// Level-0 signatures, summarized once a minute (``flushSigningSummary(now:)``).
-    let levelZeroSummary = SigningSummary()
-    /// Set when shutdown begins: a `getApproval` that waits answers at once (``endWaits()``).
-    let waitsEnded = Atomic<Bool>(false)
-
+    /// The users and how they prove who they are.
+    let credentials: Credentials
+    /// Keys, signatures, events and the ledger as a transparency log.
+    let signing: Signing
+    /// Requests waiting for approval, and the approver groups.
+    let approvals: Approvals
     // MARK: Settings and the daemon's life
 
     let logger: Logger
     let startedAt: Date
+    /// The store's online copy (`admin.backup`), when it has one (SQLite).
+    let onlineBackup: (any OnlineBackupStore)?
+    /// Whether `admin.backup` is making a copy (one at a time).
+    let backupInProgress = NIOLockedValueBox(false)
     private let configuration: NIOLockedValueBox<Settings>
 
     /// The configuration with what is derived from it, swapped as one on reload.
@@ -101,37 +74,31 @@ public final class Engine: Sendable {
                 logOrigin: String? = nil) throws {
         let settingsBox = NIOLockedValueBox(try Self.settings(configuration))
         self.configuration = settingsBox
-        self.store = store
-        self.keyring = keyring
+        self.onlineBackup = store as? any OnlineBackupStore
+        self.approvals = Approvals(store: store)
         let logAlarm = LogAlarm(logger: logger)
-        self.logAlarm = logAlarm
         let log = TransparencyLog(origin: logOrigin ?? TransparencyLog.origin(configured: configuration.ledger.origin,
                                                                               instance: configuration.instance),
                                   instance: configuration.instance, store: store, keyring: keyring, alarm: logAlarm,
                                   logger: logger,
                                   publisher: configuration.ledger.tilesDir.isEmpty ? nil
                                       : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger))
-        self.log = log
         log.republishLatest()
         let checkpointer = LedgerCheckpointer(log: log, logger: logger) {
             let config = settingsBox.withLockedValue { $0.config }
             return LedgerCheckpointer.Settings(entries: config.ledger.checkpointEntries, seconds: config.ledger.checkpointSeconds)
         }
-        self.checkpointer = checkpointer
         let noSpaceAlarm = NoSpaceAlarm(logger: logger)
-        self.noSpaceAlarm = noSpaceAlarm
         let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
                                   committed: { noSpaceAlarm.cleared() },
                                   keptCheckpointSize: { log.latest?.checkpoint.size },
                                   landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
-        self.signer = Signer(keyring: keyring, ledger: ledger)
         let stepUpReuse = StepUpReuseWindows()
-        self.stepUpReuse = stepUpReuse
-        self.events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: { stepUpReuse.end(user: $0) })
-        let events = self.events
+        let events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: { stepUpReuse.end(user: $0) })
+        self.signing = Signing(store: store, keyring: keyring, signer: Signer(keyring: keyring, ledger: ledger), events: events,
+                               log: log, checkpointer: checkpointer, logAlarm: logAlarm, noSpaceAlarm: noSpaceAlarm)
         let sealAlarm = SealAlarm(logger: logger)
-        self.sealAlarm = sealAlarm
-        self.passwords = try PasswordAuthenticator(
+        let passwords = try PasswordAuthenticator(
             store: store, parameters: configuration.password.scryptParameters, checks: CheckScheduler(), logger: logger,
             sealAlarm: sealAlarm,
             onBlocked: { name, peer, now in
@@ -149,13 +116,13 @@ public final class Engine: Sendable {
                     }
                 }
             })
-        self.codeDelivery = CodeDelivery(logger: logger)
         let deviceKeys = DeviceKeys(store: store, logger: logger)
-        self.deviceKeys = deviceKeys
         let idvVerifier = IDVAssertionVerifier()
-        self.idvVerifier = idvVerifier
-        self.stepUp = StepUpDependencies(passwords: self.passwords, users: store, singleUse: store, deviceKeys: deviceKeys,
-                                         idvVerifier: idvVerifier, logger: logger)
+        self.credentials = Credentials(
+            store: store, passwords: passwords, deviceKeys: deviceKeys, idvVerifier: idvVerifier, sealAlarm: sealAlarm,
+            codeDelivery: CodeDelivery(logger: logger), stepUpReuse: stepUpReuse,
+            stepUp: StepUpDependencies(passwords: passwords, users: store, singleUse: store, deviceKeys: deviceKeys,
+                                       idvVerifier: idvVerifier, logger: logger))
         self.logger = logger
         self.startedAt = Date()
     }
@@ -202,13 +169,13 @@ public final class Engine: Sendable {
             // checked first, so a database restored or rewritten while the daemon was down gets
             // no event of this start (a restore that lost entries stays exactly as restored,
             // for `admin.recover`), and checked again below with the start's events in it.
-            try await log.checkKept()
-            try await events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
-            try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
+            try await signing.log.checkKept()
+            try await signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
+            try await signing.events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
                                     peer: EventRecorder.daemon, instance: config.instance, now: now)
-            _ = try await log.checkpointHead(reason: "start")
+            _ = try await signing.log.checkpointHead(reason: "start")
         } catch let StorageError.ledgerTreeBroken(why) {
-            logAlarm.report(why)
+            signing.logAlarm.report(why)
         }
     }
 
@@ -222,32 +189,32 @@ public final class Engine: Sendable {
     public func reload(_ new: StepSignConfiguration, sha256 digest: [UInt8], now: Date = Date()) async throws {
         let settings = try Self.settings(new)
         let root = try new.cluster.loadRootKey()
-        try await events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
+        try await signing.events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
                                 peer: EventRecorder.daemon, instance: config.instance, now: now)
-        try passwords.useParameters(new.password.scryptParameters)
+        try credentials.passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
-        keyring.useClusterRoot(root)
+        signing.keyring.useClusterRoot(root)
     }
 
     /// Clean shutdown: logs the level-0 signatures not yet summarized and checkpoints the
     /// ledger head (SPEC §5.3), and publishes it as tiles if `ledger.tiles_dir` is set. Call
     /// after the last request.
     public func shutdown() async {
-        logSummary(levelZeroSummary.flush(now: Date(), force: true))
-        await checkpointer.shutdown()
-        await log.publisher?.idle()
+        logSummary(signing.levelZeroSummary.flush(now: Date(), force: true))
+        await signing.checkpointer.shutdown()
+        await signing.log.publisher?.idle()
     }
 
     /// Shutdown has begun: requests that wait (`getApproval` with `waitSeconds`) answer with
     /// what they have now, so the requests in flight end within the server's grace.
     public func endWaits() {
-        waitsEnded.store(true, ordering: .relaxed)
+        approvals.waitsEnded.store(true, ordering: .relaxed)
     }
 
     /// Logs the summary of level-0 signatures if its minute is over by `now`; the daemon calls
     /// it every few seconds, so a summary is at most that late when signing stops.
     public func flushSigningSummary(now: Date = Date()) {
-        logSummary(levelZeroSummary.flush(now: now))
+        logSummary(signing.levelZeroSummary.flush(now: now))
     }
 
     /// One `info` line for a window of level-0 signatures: the count, the window, and the
@@ -305,12 +272,12 @@ public final class Engine: Sendable {
         } catch let StorageError.recordSealBroken(user, failure) {
             // A record someone wrote behind the daemon's back is neither used nor changed: the
             // user is answered as a blocked one (SPEC §5.4).
-            sealAlarm.report(user: user, failure)
+            credentials.sealAlarm.report(user: user, failure)
             reply = Reply(error: StepSignError(.userBlocked, session.isAdmin
                 ? "the user's record failed its seal check (admin.auditVerify lists it): remove the user and add them again"
                 : "the user is blocked"))
         } catch let StorageError.ledgerTreeBroken(why) {
-            logAlarm.report(why)
+            signing.logAlarm.report(why)
             reply = Reply(error: .internalError(
                 "the ledger's Merkle tree does not match its entries (status says why): nothing was signed or changed"))
         } catch let StorageError.ledgerCommitOutcomeUnknown(signatureIDs) {
@@ -324,7 +291,7 @@ public final class Engine: Sendable {
         } catch let error where StorageError.meansNoSpace(error) {
             // A full disk is said once (the alarm), not per request; the transaction was
             // rolled back whole.
-            noSpaceAlarm.report(error)
+            signing.noSpaceAlarm.report(error)
             reply = Reply(error: .internalError(
                 "no space left on the daemon's disk: nothing was signed or changed; retry once space is freed"))
         } catch {
@@ -387,7 +354,7 @@ public final class Engine: Sendable {
         case let .getSignature(signatureID):
             return try await getSignature(signatureID, session: session)
         case .getCheckpoint:
-            let checkpoint = try await checkpointer.checkpointNow()
+            let checkpoint = try await signing.checkpointer.checkpointNow()
             return Reply(result: ["checkpoint": .string(try await cosigned(checkpoint))])
         case let .getInclusionProof(signatureID, treeSize):
             return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)

@@ -44,7 +44,7 @@ final class EngineFlowTests: Sendable {
             Issue.record("not signed: \(answer.events)"); return
         }
         #expect(status.code == .success)
-        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.signing.keyring.trustedKeys)
         #expect(claims.sub == "alice" && claims.authenticatorUsed == "password")
         #expect(session.signatureIDs.count == 1 && session.signatureIDs.contains(details.dataSignatureID))
         #expect(session.pending == nil)
@@ -76,8 +76,8 @@ final class EngineFlowTests: Sendable {
         }
         let audit = await send(#"{"id":9,"op":"admin.auditVerify"}"#, &session)
         #expect(audit.result?["ok"] == .bool(true))
-        #expect(audit.result?["entries"] == .int(try await engine.store.ledgerCount()))
-        #expect(try await engine.store.ledgerSignatureCount() == 5)
+        #expect(audit.result?["entries"] == .int(try await engine.signing.store.ledgerCount()))
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 5)
     }
 
     @Test("concurrent signings share commits and every one gets its own sequence number")
@@ -88,13 +88,13 @@ final class EngineFlowTests: Sendable {
                     var session = Session(peer: self.peer, isAdmin: false)
                     let reply = await self.send(#"{"id":1,"op":"authenticateUserAndSignData","user":"u","payload":"p\#(index)","reason":"r","authLevel":0,"authenticatorType":0}"#, &session)
                     guard case let .onAuthenticateUserAndSignData(details, _)? = reply.events.first else { return nil }
-                    return try? await self.engine.store.ledgerEntry(signatureID: details.dataSignatureID)?.seq
+                    return try? await self.engine.signing.store.ledgerEntry(signatureID: details.dataSignatureID)?.seq
                 }
             }
             return await group.reduce(into: [Int64?]()) { $0.append($1) }
         }
         let seqs = results.compactMap { $0 }
         #expect(seqs.count == 64 && Set(seqs).count == 64)
-        #expect(Set(seqs).isSubset(of: Set(1...(try await engine.store.ledgerCount()))))
+        #expect(Set(seqs).isSubset(of: Set(1...(try await engine.signing.store.ledgerCount()))))
     }
 }

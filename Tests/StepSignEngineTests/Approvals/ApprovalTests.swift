@@ -88,9 +88,9 @@ final class ApprovalTests: Sendable {
 
     @Test("the request waits, unsigned; two approvers sign it; the claims name them; every step is a log event")
     func twoApprovalsSign() async throws {
-        let before = try await engine.store.ledgerSignatureCount()
+        let before = try await engine.signing.store.ledgerSignatureCount()
         let id = try await request()
-        #expect(try await engine.store.ledgerSignatureCount() == before, "nothing signed while pending")
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before, "nothing signed while pending")
 
         var bob = try await login("bob")
         let listed = await send(#"{"id":5,"op":"listApprovals"}"#, &bob)
@@ -105,13 +105,13 @@ final class ApprovalTests: Sendable {
 
         let (details, status) = try await outcome(id)
         #expect(status == .success)
-        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.signing.keyring.trustedKeys)
         #expect(claims.sub == "alice" && claims.payload == "pay 100 EUR to Mallory" && claims.peer?.comm == "payroll")
         #expect(claims.approvals?.map(\.user) == ["bob", "carol"] && claims.approvals?.allSatisfy { $0.authenticator == "password" } == true)
-        #expect(try await engine.store.ledgerSignatureCount() == before + 1)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before + 1)
 
-        let events = try await engine.store.ledgerEntries(afterSeq: 0, limit: 1000)
-            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event.kind }
+        let events = try await engine.signing.store.ledgerEntries(afterSeq: 0, limit: 1000)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.signing.keyring.trustedKeys).event.kind }
         for kind in [LedgerEvent.Kind.approvalRequested, .approvalGranted, .approvalSigned] { #expect(events.contains(kind), "\(kind)") }
         #expect(events.filter { $0 == .approvalGranted }.count == 2)
     }
@@ -139,7 +139,7 @@ final class ApprovalTests: Sendable {
         let replies = await [a, b]
         #expect(replies.filter { response($0) != nil }.count == 1, "\(replies.map(\.line))")
         #expect(replies.filter { $0.error?.code == .wrongState }.count == 1)
-        #expect(try await engine.store.approval(id: id2)?.votes.count == 1)
+        #expect(try await engine.approvals.store.approval(id: id2)?.votes.count == 1)
     }
 
     @Test("a user who is no approver gets 4, as for an unknown request; nothing changes")
@@ -149,7 +149,7 @@ final class ApprovalTests: Sendable {
         #expect(await send(#"{"id":3,"op":"approveRequest","approvalID":"\#(id)"}"#, &eve).error?.code == .invalidArguments)
         #expect(await send(#"{"id":3,"op":"approveRequest","approvalID":"0190a0b0-0000-7000-8000-000000000000"}"#, &eve).error?.code == .invalidArguments)
         #expect((await send(#"{"id":5,"op":"listApprovals"}"#, &eve)).result?["approvals"]?.arrayValue?.isEmpty == true)
-        #expect(try await engine.store.approval(id: id)?.votes.isEmpty == true)
+        #expect(try await engine.approvals.store.approval(id: id)?.votes.isEmpty == true)
         var stranger = Session(peer: Self.approverPeer)
         #expect(await send(#"{"id":3,"op":"approveRequest","approvalID":"\#(id)"}"#, &stranger).error?.code == .wrongState, "not logged in")
     }
@@ -165,8 +165,8 @@ final class ApprovalTests: Sendable {
         let (_, status) = try await outcome(id, now: late)
         #expect(status.code == .approvalExpired)
         await engine.expireApprovals(now: late.addingTimeInterval(10))
-        let expiries = try await engine.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
-            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event }
+        let expiries = try await engine.signing.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.signing.keyring.trustedKeys).event }
             .filter { $0.kind == .approvalExpired }
         #expect(expiries.count == 1)
     }
@@ -176,12 +176,12 @@ final class ApprovalTests: Sendable {
         let t0 = Date()
         let id = try await request(now: t0)
         await engine.expireApprovals(now: t0.addingTimeInterval(599))
-        #expect(try await engine.store.approval(id: id)?.state == .pending)
+        #expect(try await engine.approvals.store.approval(id: id)?.state == .pending)
         await engine.expireApprovals(now: t0.addingTimeInterval(601))
         await engine.expireApprovals(now: t0.addingTimeInterval(602))
-        #expect(try await engine.store.approval(id: id)?.state == .expired)
-        let expiries = try await engine.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
-            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event }
+        #expect(try await engine.approvals.store.approval(id: id)?.state == .expired)
+        let expiries = try await engine.signing.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.signing.keyring.trustedKeys).event }
             .filter { $0.kind == .approvalExpired }
         #expect(expiries.count == 1)
     }
@@ -212,7 +212,7 @@ final class ApprovalTests: Sendable {
         #expect(refused.error?.code == .wrongState)
         let (_, status) = try await outcome(id)
         #expect(status.code == .approvalExpired && status.message.contains("reload"))
-        #expect(try await engine.store.ledgerSignatureCount() == 0)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 0)
     }
 
     @Test("the approver's device signs a text naming the request's digest; a signature over another request's text does not approve")
@@ -233,7 +233,7 @@ final class ApprovalTests: Sendable {
             throw Failure("no device challenge: \(challenge.line)")
         }
         #expect(mode == .stepUpForSigning)
-        let record = try #require(try await engine.store.approval(id: id))
+        let record = try #require(try await engine.approvals.store.approval(id: id))
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == "stepsign-lda-approval-v1" && lines[2] == "bob" && lines[3] == "approve" && lines[4] == id)
         #expect(lines[5] == Hex.encode(ApprovalDecision.digest(of: record)) && lines[6] == "alice" && lines[8] == "payment: invoice 7")
@@ -243,11 +243,11 @@ final class ApprovalTests: Sendable {
         let refused = await send(#"{"id":4,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(misdirected)"}"#, &bob)
         guard case let .getLDASignature(_, _, fresh, _, _, status, _)? = refused.events.first else { throw Failure("\(refused.line)") }
         #expect(status.code == .authenticationFailed)
-        #expect(try await engine.store.approval(id: id)?.votes.isEmpty == true)
+        #expect(try await engine.approvals.store.approval(id: id)?.votes.isEmpty == true)
         let right = Base64URL.encode(try device.signatureES256(for: try #require(Base64URL.decode(fresh))))
         let accepted = await send(#"{"id":5,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#, &bob)
         #expect(response(accepted)! == ("pending", 1))
-        #expect(try await engine.store.approval(id: id)?.votes.first?.authenticator == "lda")
+        #expect(try await engine.approvals.store.approval(id: id)?.votes.first?.authenticator == "lda")
     }
 
     @Test("group members approve while the log says they are members: not after a removal, a put-back row, or a re-added user")
@@ -261,9 +261,9 @@ final class ApprovalTests: Sendable {
 
         // Removed: no longer an approver. The row put back as it was (a database writer's
         // replay) does not make him one again: the log says he was removed.
-        let member = try #require(try await engine.store.groupMembers().first)
+        let member = try #require(try await engine.approvals.store.groupMembers().first)
         _ = try await admin(#"{"id":1,"op":"admin.removeGroupMember","group":"treasury","user":"dave"}"#)
-        try await engine.store.addGroupMember(member)
+        try await engine.approvals.store.addGroupMember(member)
         let id2 = try await request("pay 300 EUR")
         var dave2 = try await login("dave")
         #expect(await send(#"{"id":3,"op":"approveRequest","approvalID":"\#(id2)"}"#, &dave2).error?.code == .invalidArguments)
@@ -278,8 +278,8 @@ final class ApprovalTests: Sendable {
         try await addTestUser(engine, "dave")
         var newDave = try await login("dave")
         #expect(await send(#"{"id":3,"op":"approveRequest","approvalID":"\#(id2)"}"#, &newDave).error?.code == .invalidArguments)
-        let groupEvents = try await engine.store.ledgerEvents(user: "dave", afterSeq: 0, limit: 100)
-            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event.kind }
+        let groupEvents = try await engine.signing.store.ledgerEvents(user: "dave", afterSeq: 0, limit: 100)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.signing.keyring.trustedKeys).event.kind }
         #expect(groupEvents.filter { $0 == .groupMemberAdded }.count == 2 && groupEvents.contains(.groupMemberRemoved))
     }
 
@@ -312,7 +312,7 @@ final class ApprovalTests: Sendable {
         async let b = engine.handle(line: Array(answer.utf8), session: &dave)
         let replies = await [a, b]
         #expect(replies.filter { response($0)?.state == "signed" }.count == 1, "\(replies.map(\.line))")
-        #expect(try await engine.store.ledgerSignatureCount() == 1)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 1)
     }
 
     @Test("a pending request survives a restart of the daemon and is signed after it")
@@ -376,8 +376,8 @@ final class ApprovalTests: Sendable {
     @Test("an IDV approver's challenge is stepsign-idv-approval-v1 naming the digest; its txn differs for another request")
     func idvTextBindsTheDigest() async throws {
         let id = try await request(), other = try await request("pay 7 EUR")
-        let first = try #require(try await engine.store.approval(id: id))
-        let second = try #require(try await engine.store.approval(id: other))
+        let first = try #require(try await engine.approvals.store.approval(id: id))
+        let second = try #require(try await engine.approvals.store.approval(id: other))
         let challenge = try IDVBiometricStepUp(for: ApprovalDecision(approver: "bob", kind: .approve, request: first).subject,
                                                peer: Self.approverPeer).challenge
         let lines = String(decoding: challenge.text, as: UTF8.self).split(separator: "\n").map(String.init)
@@ -397,18 +397,18 @@ final class ApprovalTests: Sendable {
         let id = try await request()
         let past = Date().addingTimeInterval(-120)
         for approver in ["bob", "carol"] {
-            _ = try await engine.store.addApprovalVote(
+            _ = try await engine.approvals.store.addApprovalVote(
                 id: id, vote: ApprovalVote(approver: approver, authLevel: 1, authenticator: "password", at: past),
                 reserving: try UUIDv7.generate(unixMilliseconds: UInt64(past.timeIntervalSince1970 * 1000)), now: past)
         }
-        #expect(try await engine.store.approval(id: id)?.state == .approved)
+        #expect(try await engine.approvals.store.approval(id: id)?.state == .approved)
         let (details, status) = try await outcome(id)
         #expect(status == .success && !details.payloadSignature.isEmpty)
         #expect(try await outcome(id).1 == .success)
-        let signedEvents = try await engine.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
-            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.keyring.trustedKeys).event }
+        let signedEvents = try await engine.signing.store.ledgerEvents(user: "alice", afterSeq: 0, limit: 100)
+            .compactMap { try? LedgerEvent.verify($0.jws, trustedKeys: engine.signing.keyring.trustedKeys).event }
             .filter { $0.kind == .approvalSigned }
         #expect(signedEvents.count == 1)
-        #expect(try await engine.store.ledgerSignatureCount() == 1)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 1)
     }
 }

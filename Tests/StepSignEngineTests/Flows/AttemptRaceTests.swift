@@ -80,45 +80,45 @@ final class AttemptRaceTests: Sendable {
         let open = Self.signingOpen.replacingOccurrences(of: "USER", with: user)
         var all = await sessions(40, open: open)
         let last = all.removeLast()
-        let before = engine.passwords.checks.startedCount
+        let before = engine.credentials.passwords.checks.startedCount
         let replies = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
-        #expect(engine.passwords.checks.startedCount - before == 3)
+        #expect(engine.credentials.passwords.checks.startedCount - before == 3)
         #expect(Self.statusCodes(replies) == [102, 102] + [Int](repeating: 153, count: 37))
 
         var session = last
         let right = await send(#"{"id":3,"op":"setPassword","password":"\#(Self.password)","challengeMode":12}"#, &session)
         #expect(Self.statusCodes([right]) == [153])
-        #expect(engine.passwords.checks.startedCount - before == 3, "the right answer after the budget is not checked")
-        #expect(try await engine.store.ledgerSignatureCount() == 0)
-        #expect(try await engine.store.attemptCounter(name: user, now: Date()).blocked)
+        #expect(engine.credentials.passwords.checks.startedCount - before == 3, "the right answer after the budget is not checked")
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 0)
+        #expect(try await engine.credentials.store.attemptCounter(name: user, now: Date()).blocked)
     }
 
     @Test("mode 12: 40 answers at once, one of them right: at most 3 wrong ones are checked before a success")
     func signingPasswordBurstWithTheRightOneInside() async throws {
         let all = await sessions(40, open: Self.signingOpen.replacingOccurrences(of: "USER", with: "alice"))
-        let before = engine.passwords.checks.startedCount
+        let before = engine.credentials.passwords.checks.startedCount
         let replies = await answerAll(all) { index in
             #"{"id":2,"op":"setPassword","password":"\#(index == 20 ? Self.password : "Wrong-Guess-71")","challengeMode":12}"#
         }
-        let checked = engine.passwords.checks.startedCount - before
+        let checked = engine.credentials.passwords.checks.startedCount - before
         let signed = Self.statusCodes(replies).filter { $0 == 100 }.count
         // 3 checks, or, if the right answer won one of them, its success opened 3 more.
         #expect(checked == 3 || (signed == 1 && checked <= 6), "checked \(checked), signed \(signed)")
-        #expect(try await engine.store.ledgerSignatureCount() == Int64(signed))
+        #expect(try await engine.signing.store.ledgerSignatureCount() == Int64(signed))
     }
 
     @Test("mode 0: of 59 wrong logins at once 3 are checked, and the right one after them does not log in")
     func loginBurst() async throws {
         var all = await sessions(60, open: #"{"id":1,"op":"setUser","user":"alice"}"#)
         let last = all.removeLast()
-        let before = engine.passwords.checks.startedCount
+        let before = engine.credentials.passwords.checks.startedCount
         _ = await answerAll(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":0}"# }
-        #expect(engine.passwords.checks.startedCount - before == 3)
+        #expect(engine.credentials.passwords.checks.startedCount - before == 3)
         var session = last
         let right = await send(#"{"id":3,"op":"setPassword","password":"\#(Self.password)","challengeMode":0}"#, &session)
         #expect(right.error?.code == .userBlocked)
         #expect(!right.events.contains { if case .onUserLoggedIn = $0 { true } else { false } })
-        #expect(engine.passwords.checks.startedCount - before == 3)
+        #expect(engine.credentials.passwords.checks.startedCount - before == 3)
     }
 
     @Test("device key: of 39 wrong signatures at once 3 take an attempt, and the right one after them signs nothing")
@@ -143,7 +143,7 @@ final class AttemptRaceTests: Sendable {
         let right = Base64URL.encode(try device.signatureES256(for: open.bytes))
         let reply = await send(#"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#, &session)
         #expect(Self.statusCodes([reply]) == [153])
-        #expect(try await engine.store.ledgerSignatureCount() == 0)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 0)
     }
 
     @Test("device key: a right signature is used once; replayed on the same challenge it signs nothing more")
@@ -163,7 +163,7 @@ final class AttemptRaceTests: Sendable {
             #"{"id":3,"op":"setLDASignature","deviceKeyId":"\#(kid)","signature":"\#(right)"}"#
         }
         #expect(Self.statusCodes(replies) == [100, 102])
-        #expect(try await engine.store.ledgerSignatureCount() == 1)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 1)
     }
 
     @Test("activation code: an answer that finds no attempt left gets 153 and leaves the code to the answers holding the attempts")
@@ -175,11 +175,11 @@ final class AttemptRaceTests: Sendable {
         // Three answers elsewhere (another session or daemon) hold the budget's attempts.
         let maxAttempts = engine.config.forgotPassword.maxAttempts
         for _ in 0..<maxAttempts {
-            _ = try await engine.store.reserveActivationAttempt(name: "alice", maxAttempts: maxAttempts, now: Date())
+            _ = try await engine.credentials.store.reserveActivationAttempt(name: "alice", maxAttempts: maxAttempts, now: Date())
         }
         let late = await send(#"{"id":3,"op":"setActivationCode","activationCode":"00000000"}"#, &session)
         #expect(Self.statusCodes([late]) == [153])
-        #expect(try await engine.store.activationCode(user: "alice") != nil, "one of the holders may be right")
+        #expect(try await engine.credentials.store.activationCode(user: "alice") != nil, "one of the holders may be right")
     }
 
     @Test("a peer uid with max_checks_per_uid checks queued gets error 14 for more, costing no attempt")
@@ -193,7 +193,7 @@ final class AttemptRaceTests: Sendable {
         let busy = replies.filter { $0.error?.code == .busy }.count
         #expect(busy >= 1, "\(replies.map(\.line))")
         #expect(replies.count - busy <= 3)
-        let counter = try await engine.store.attemptCounter(name: "alice", now: Date())
+        let counter = try await engine.credentials.store.attemptCounter(name: "alice", now: Date())
         #expect(counter.failedAttempts == replies.count - busy, "a refused answer took no attempt")
     }
 }
@@ -204,13 +204,13 @@ struct DummyCostTests {
     @Test("after raising scrypt_n, the dummy keeps the stored hashes' cost, and a login rehashes at the new one")
     func dummyFollowsStoredHashesAndLoginRehashes() async throws {
         let first = try await AttemptRaceTests()
-        let old = try PasswordHash.parameters(of: try #require(try await first.engine.store.user(named: "alice")).passwordHash)
+        let old = try PasswordHash.parameters(of: try #require(try await first.engine.credentials.store.user(named: "alice")).passwordHash)
         // The daemon restarts with a higher cost on the same store.
         var config = first.engine.config
         config.password.scryptN = 2048
-        let engine = try Engine(configuration: config, store: first.engine.store, keyring: first.engine.keyring,
+        let engine = try Engine(configuration: config, store: try #require(first.engine.credentials.store as? any StepSignStore), keyring: first.engine.signing.keyring,
                                 logger: TestLog.logger())
-        #expect(engine.passwords.storedDummyParameters == config.password.scryptParameters)
+        #expect(engine.credentials.passwords.storedDummyParameters == config.password.scryptParameters)
         func send(_ text: String, _ session: inout Session) async -> Reply {
             await engine.handle(line: Array(text.utf8), session: &session)
         }
@@ -219,17 +219,17 @@ struct DummyCostTests {
         _ = await send(#"{"id":1,"op":"setUser","user":"nobody"}"#, &session)
         _ = await send(#"{"id":2,"op":"setPassword","password":"x","challengeMode":0}"#, &session)
         var waited = 0
-        while engine.passwords.storedDummyParameters != old || engine.passwords.isRefreshingDummy, waited < 500 {
+        while engine.credentials.passwords.storedDummyParameters != old || engine.credentials.passwords.isRefreshingDummy, waited < 500 {
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }
-        #expect(engine.passwords.storedDummyParameters == old, "the dummy costs what alice's stored hash costs")
+        #expect(engine.credentials.passwords.storedDummyParameters == old, "the dummy costs what alice's stored hash costs")
 
         var login = Session(peer: AttemptRaceTests.peer(1000), isAdmin: false)
         _ = await send(#"{"id":1,"op":"setUser","user":"alice"}"#, &login)
         let reply = await send(#"{"id":2,"op":"setPassword","password":"\#(AttemptRaceTests.password)","challengeMode":0}"#, &login)
         #expect(reply.events.contains { if case .onUserLoggedIn = $0 { true } else { false } })
-        let stored = try #require(try await engine.store.user(named: "alice")).passwordHash
+        let stored = try #require(try await engine.credentials.store.user(named: "alice")).passwordHash
         #expect(try PasswordHash.parameters(of: stored) == config.password.scryptParameters)
         #expect(try PasswordHash.verify(password: AttemptRaceTests.password, encoded: stored))
     }

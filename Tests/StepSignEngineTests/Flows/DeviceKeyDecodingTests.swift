@@ -34,7 +34,7 @@ final class DeviceKeyDecodingTests: Sendable {
         let enrolled = await engine.handle(
             line: Array(#"{"id":2,"op":"admin.enrollDeviceKey","user":"alice","publicKey":"\#(pem)"}"#.utf8), session: &admin)
         #expect(enrolled.error == nil, "\(enrolled.line)")
-        try await engine.store.addDeviceKey(DeviceKeyRecord(kid: "broken", user: "alice", publicKeyJWK: "{not a jwk",
+        try await engine.credentials.store.addDeviceKey(DeviceKeyRecord(kid: "broken", user: "alice", publicKeyJWK: "{not a jwk",
                                                             label: "", createdAt: Date()))
 
         var session = Session(peer: Self.peer, isAdmin: false)

@@ -78,7 +78,7 @@ final class ChallengeExpiryTests: Sendable {
         let signed = await send(Self.answerSigning, &session, after: 10)
         #expect(signed.error == nil, "\(signed.text)")
         #expect(Self.status(signed).code == 100, "\(signed.text)")
-        #expect(try await engine.store.ledgerSignatureCount() == 1)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 1)
     }
 
     @Test("a password answering a signing challenge older than challenge_timeout_seconds is error 11; the challenge is gone")
@@ -95,7 +95,7 @@ final class ChallengeExpiryTests: Sendable {
         #expect(await send(Self.openSigning, &session, after: 12).events.first?.name == "getPassword")
         let signed = await send(Self.answerSigning, &session, after: 13)
         #expect(Self.status(signed).code == 100, "\(signed.text)")
-        #expect(try await engine.store.ledgerSignatureCount() == 1, "only the answer in time signed")
+        #expect(try await engine.signing.store.ledgerSignatureCount() == 1, "only the answer in time signed")
     }
 
     @Test("an activation code answering a challenge older than challenge_timeout_seconds is error 11; the challenge is gone")

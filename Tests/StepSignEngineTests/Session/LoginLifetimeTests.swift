@@ -86,7 +86,7 @@ final class LoginLifetimeTests: Sendable {
         #expect(stale.error?.message.contains("log in again") == true, "\(stale.text)")
         let still = await send(Self.getAllChallenges, &session, at: Self.start.addingTimeInterval(1301))
         #expect(still.error == nil, "a stale login is still a login: \(still.text)")
-        let keys = try await engine.store.deviceKeys(user: "alice", includeRevoked: true)
+        let keys = try await engine.credentials.store.deviceKeys(user: "alice", includeRevoked: true)
         #expect(keys.count == 1)
     }
 
@@ -102,12 +102,12 @@ final class LoginLifetimeTests: Sendable {
     @Test("a user blocked in the store behind the daemon's back: enrollDeviceKey is error 148, enrols nothing")
     func enrollBlocked() async throws {
         var session = try await loggedIn()
-        let store = try #require(engine.store as? SQLiteStore)
+        let store = try #require(engine.credentials.store as? SQLiteStore)
         // Not through reserveAttempt (which would end the login): only the blocked flag.
         try await store.executeRawSQL("UPDATE users SET blocked = 1, failed_attempts = 3 WHERE name = 'alice'")
         let reply = await send(try Self.enroll(), &session, at: Self.start.addingTimeInterval(10))
         #expect(reply.error?.code == .userBlocked, "\(reply.text)")
-        #expect(try await engine.store.deviceKeys(user: "alice", includeRevoked: true).isEmpty)
+        #expect(try await engine.credentials.store.deviceKeys(user: "alice", includeRevoked: true).isEmpty)
     }
 
     @Test("three wrong step-up answers in another session end this login (error 5), and an unlock does not bring it back")

@@ -88,7 +88,7 @@ final class SigningSummaryTests: Sendable {
             Issue.record("not signed: \(answer.text)"); return
         }
         // The signature is made at the request's time, which is the test's.
-        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+        let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.signing.keyring.trustedKeys)
         #expect(claims.iat == Int64(Self.start.timeIntervalSince1970) + 1)
         let line = try #require(log.lines("signed").first)
         #expect(line.level == .notice)

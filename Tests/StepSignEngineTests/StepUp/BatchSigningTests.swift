@@ -66,7 +66,7 @@ final class BatchSigningTests: Sendable {
     func passwordBatch() async throws {
         let payloads = (0..<7).map { "artifact-\($0).tar.gz sha256:\(String(repeating: "ab", count: 8))" }
         var session = Session(peer: Self.peer)
-        let before = try await engine.store.ledgerSignatureCount()
+        let before = try await engine.signing.store.ledgerSignatureCount()
         let challenge = await send(Self.request(payloads, reason: { $0 < 4 ? "release 1.2" : "hotfix" }), &session)
         guard case let .getPassword(user, mode, _, status, _, manifest)? = challenge.events.first, let manifest else {
             throw Failure("no getPassword with a manifest: \(challenge.line)")
@@ -74,30 +74,30 @@ final class BatchSigningTests: Sendable {
         #expect(user == "alice" && mode == .stepUpForSigning && status == .success)
         #expect(manifest == BatchManifest(count: 7, bytes: payloads.reduce(0) { $0 + $1.utf8.count },
                                           root: Self.expectedRoot(payloads), reasons: ["release 1.2", "hotfix"]))
-        #expect(try await engine.store.ledgerSignatureCount() == before, "nothing signed before the step-up")
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before, "nothing signed before the step-up")
 
         let (batch, outcome) = try batchOutcome(await send(Self.answer, &session))
         #expect(outcome == .success && batch.manifest == manifest && batch.signatures.count == 7)
         #expect(Set(batch.signatures.map(\.dataSignatureID)).count == 7 && !batch.batchID.isEmpty)
         var seqs: [Int64] = []
         for (index, details) in batch.signatures.enumerated() {
-            let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+            let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.signing.keyring.trustedKeys)
             #expect(claims.payload == payloads[index] && claims.jti == details.dataSignatureID)
             #expect(claims.reason == (index < 4 ? "release 1.2" : "hotfix"))
             #expect(claims.authLevel == 1 && claims.authenticatorUsed == "password" && claims.stepUp == nil)
             #expect(claims.batch == BatchClaim(id: batch.batchID, index: index, count: 7, root: manifest.root))
-            let entry = try #require(try await engine.store.ledgerEntry(signatureID: details.dataSignatureID))
+            let entry = try #require(try await engine.signing.store.ledgerEntry(signatureID: details.dataSignatureID))
             #expect(entry.jws == details.payloadSignature && details.logIndex == entry.seq - 1)
             seqs.append(entry.seq)
         }
         #expect(seqs == Array(seqs[0]..<seqs[0] + 7), "the batch's entries are consecutive, in order")
-        #expect(try await engine.store.ledgerSignatureCount() == before + 7)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before + 7)
     }
 
     @Test("a wrong password costs one attempt for the whole batch; the last one ends it with 153 and nothing signed")
     func failedStepUpCostsOneAttempt() async throws {
         var session = Session(peer: Self.peer)
-        let before = try await engine.store.ledgerSignatureCount()
+        let before = try await engine.signing.store.ledgerSignatureCount()
         _ = await send(Self.request(["a", "b", "c", "d", "e"]), &session)
         let maxAttempts = engine.config.password.maxAttempts
         for expected in stride(from: maxAttempts - 1, through: 1, by: -1) {
@@ -110,13 +110,13 @@ final class BatchSigningTests: Sendable {
         let last = await send(#"{"id":3,"op":"setPassword","password":"wrong","challengeMode":12}"#, &session)
         let (batch, status) = try batchOutcome(last)
         #expect(status.code == .attemptsExhausted && batch.signatures.isEmpty && batch.batchID.isEmpty)
-        #expect(try await engine.store.ledgerSignatureCount() == before)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before)
     }
 
     @Test("max_batch_items + 1 items, an item over the payload limit, a blank reason, no items: error 4, nothing signed")
     func limits() async throws {
         var session = Session(peer: Self.peer)
-        let before = try await engine.store.ledgerSignatureCount()
+        let before = try await engine.signing.store.ledgerSignatureCount()
         let tooMany = await send(Self.request((0...20).map { "p\($0)" }), &session)
         #expect(tooMany.error?.code == .invalidArguments && tooMany.error?.message.contains("at most 20") == true)
         let long = await send(Self.request(["ok", String(repeating: "x", count: 501)]), &session)
@@ -134,7 +134,7 @@ final class BatchSigningTests: Sendable {
             #expect(reply.error?.code == .invalidArguments, "\(bad) → \(reply.line)")
         }
         #expect(session.pending == nil, "no challenge was opened")
-        #expect(try await engine.store.ledgerSignatureCount() == before)
+        #expect(try await engine.signing.store.ledgerSignatureCount() == before)
     }
 
     @Test("level 0 signs the batch without a challenge when allowed, else 170; level 2 is 214")
@@ -152,7 +152,7 @@ final class BatchSigningTests: Sendable {
         let reply = await open.handle(line: Array(Self.request(["a", "b"], level: 0).utf8), session: &other)
         let (batch, status) = try batchOutcome(reply)
         #expect(status == .success && batch.signatures.map(\.authenticatorUsed) == ["none", "none"])
-        #expect(try await open.store.ledgerSignatureCount() == 2)
+        #expect(try await open.signing.store.ledgerSignatureCount() == 2)
     }
 
     @Test("the device signs stepsign-lda-v3 over the manifest; its signature over another batch's text is rejected")

@@ -32,14 +32,14 @@ final class RecordReadsTests: Sendable {
                                                   checks: CheckScheduler(), logger: engine.logger)
         return StepUpDependencies(passwords: passwords, users: counting, singleUse: counting,
                                   deviceKeys: DeviceKeys(store: counting, logger: engine.logger),
-                                  idvVerifier: engine.idvVerifier, logger: engine.logger)
+                                  idvVerifier: engine.credentials.idvVerifier, logger: engine.logger)
     }
 
     var context: RequestContext { RequestContext(settings: engine.settings, now: Date(), peer: Self.peer) }
 
     @Test("a right password: one read, and the answer signs")
     func rightPassword() async throws {
-        let counting = CountingCredentials(engine.store)
+        let counting = CountingCredentials(engine.credentials.store)
         let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .accepted)
@@ -48,8 +48,8 @@ final class RecordReadsTests: Sendable {
 
     @Test("a right password that must be replaced: still one read, and 118 instead of a signature")
     func passwordToReplace() async throws {
-        _ = try await engine.store.expirePassword(named: "alice")
-        let counting = CountingCredentials(engine.store)
+        _ = try await engine.credentials.store.expirePassword(named: "alice")
+        let counting = CountingCredentials(engine.credentials.store)
         let outcome = try await PasswordStepUp().check(.password(testUserPassword), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .passwordMustBeReplaced)
@@ -58,7 +58,7 @@ final class RecordReadsTests: Sendable {
 
     @Test("a wrong password: one read, one attempt gone")
     func wrongPassword() async throws {
-        let counting = CountingCredentials(engine.store)
+        let counting = CountingCredentials(engine.credentials.store)
         let outcome = try await PasswordStepUp().check(.password("not-the-password"), for: signing.subject,
                                                        using: try dependencies(counting), context: context)
         #expect(outcome == .rejected(attemptsLeft: engine.config.password.maxAttempts - 1))
@@ -68,10 +68,10 @@ final class RecordReadsTests: Sendable {
 
 /// A real store's credentials and counters, counting how often a user's record is read.
 final class CountingCredentials: CredentialStore, CounterStore {
-    private let store: any StepSignStore
+    private let store: any CredentialStore & CounterStore
     private let reads = Mutex(0)
 
-    init(_ store: any StepSignStore) {
+    init(_ store: any CredentialStore & CounterStore) {
         self.store = store
     }
 

@@ -83,9 +83,9 @@ final class StepUpReuseTests: Sendable {
             let reply = await send(Self.request(payload: "more \(number)"), &session)
             let details = try #require(signedWithoutChallenge(reply), "use \(number): \(reply.events)")
             #expect(details.reusedFrom == first)
-            let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.keyring.trustedKeys)
+            let claims = try StepSignSignature.verify(details.payloadSignature, trustedKeys: engine.signing.keyring.trustedKeys)
             #expect(claims.stepUp == StepUpClaim(reusedFrom: first) && claims.authenticatorUsed == "password")
-            let entry = try #require(try await engine.store.ledgerEntry(signatureID: details.dataSignatureID))
+            let entry = try #require(try await engine.signing.store.ledgerEntry(signatureID: details.dataSignatureID))
             #expect(entry.jws == details.payloadSignature, "the ledger records the claim")
         }
         let fourth = await send(Self.request(payload: "one too many"), &session)
