@@ -14,7 +14,7 @@ extension Engine {
         let events = signing.events
         let instance = context.config.instance, peer = context.peer, now = context.now
         let started = try await signing.log.startEpoch(now: now) { details in
-            try await self.signing.events.recordEpochStart(details: details, peer: peer, instance: instance, now: now)
+            try await events.recordEpochStart(details: details, peer: peer, instance: instance, now: now)
         }
         return Reply(result: [
             "epoch": .int(started.epoch.epoch),

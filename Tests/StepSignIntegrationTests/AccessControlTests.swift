@@ -6,7 +6,7 @@ import Testing
 ///
 /// These run a client as `nobody` (uid 65534) with `setpriv`, so they need root; the socket
 /// is 0666 in a 0755 directory so that `nobody` can reach it, and the access lists alone decide.
-@Suite("Access by peer credentials", .enabled(if: PeerClient.available, "needs root, /usr/bin/setpriv and /usr/bin/python3 to connect as another uid"))
+@Suite("Access by peer credentials", .blocking, .enabled(if: PeerClient.available, "needs root, /usr/bin/setpriv and /usr/bin/python3 to connect as another uid"))
 struct AccessControlTests {
     static let nobody: UInt32 = 65534
     /// The `users` group (gid 100 on Debian), given to `nobody` as a supplementary group.

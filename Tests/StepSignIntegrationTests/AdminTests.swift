@@ -6,7 +6,7 @@ import StepSignFormat
 import Testing
 
 /// Admin and public operations against the real daemon (SPEC §3.2).
-@Suite("Admin and public operations")
+@Suite("Admin and public operations", .blocking)
 struct AdminTests {
     @Test("admin.addUser refuses a password that breaks the policy with 4 and the reason")
     func addUserPolicy() throws {

@@ -10,7 +10,7 @@ import Testing
 /// approved on B, survives a restart of both between its two approvals, and its signature
 /// (made by whichever daemon counted the last approval) is fetched on A with `getApproval`,
 /// the claims naming both approvers. On one daemon on SQLite, and on two on one PostgreSQL.
-@Suite("Approvals across daemons and restarts")
+@Suite("Approvals across daemons and restarts", .blocking)
 struct ApprovalDeploymentTests {
     static let config = """
         [[approval]]

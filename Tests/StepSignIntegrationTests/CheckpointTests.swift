@@ -9,7 +9,7 @@ import Testing
 /// The log's checkpoints (SPEC §5.3, §5.5: C2SP notes, which replace the JWS checkpoints): made
 /// every `checkpoint_entries` in the batch's transaction, every `checkpoint_seconds`, on
 /// `getCheckpoint` and on shutdown; logged; exported; verified by stepsign-verify.
-@Suite("Ledger checkpoints")
+@Suite("Ledger checkpoints", .blocking)
 struct CheckpointTests {
     func signLevel0(_ connection: StepSignConnection, count: Int) throws {
         for index in 1...count {

@@ -5,7 +5,7 @@ import Testing
 /// `stepsign admin cluster root-key new` and `endorse` (SPEC §8): the root key is written
 /// private and never over another file, read only when private, and an endorsement is made
 /// only for the key and instance the operator named.
-@Suite("stepsign admin cluster")
+@Suite("stepsign admin cluster", .blocking)
 struct ClusterCommandTests {
     @Test("root-key new writes a 0600 key and prints the public half; it never overwrites a file")
     func rootKeyNew() throws {

@@ -8,7 +8,7 @@ import Testing
 /// sending their answers at the same moment, then the right answer after them. Each attack
 /// runs on one daemon on SQLite and on two daemons sharing one PostgreSQL database with the
 /// connections spread over both (``Deployment``): the limits are the store's, not a daemon's.
-@Suite("Concurrent answers")
+@Suite("Concurrent answers", .blocking)
 struct ConcurrentAnswersTests {
     /// `count` connections, alternately to A and B, each with `open` answered 0.
     func connections(_ cluster: Cluster, _ count: Int, open: (String, JSONValue)) throws -> [StepSignConnection] {

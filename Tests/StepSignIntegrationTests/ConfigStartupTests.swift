@@ -3,7 +3,7 @@ import StepSignTestSupport
 import Testing
 
 /// `stepsignd --config FILE`: a bad file is refused at start, naming the file, line and key.
-@Suite("Configuration at start")
+@Suite("Configuration at start", .blocking)
 struct ConfigStartupTests {
     private func start(config: String) throws -> (status: Int32, stderr: String, path: String) {
         let directory = try TemporaryDirectory("cfg")

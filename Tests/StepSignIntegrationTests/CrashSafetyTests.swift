@@ -26,7 +26,7 @@ import Testing
 ///   no leftover *.tmp stops it), and SQLite's own integrity check passes on the killed files.
 ///
 /// Rounds: `STEPSIGN_CRASH_ROUNDS` (default 10; `scripts/crash-soak` runs 50).
-@Suite("Crash safety")
+@Suite("Crash safety", .blocking)
 struct CrashSafetyTests {
     static let maxAttempts = 100
 

@@ -10,7 +10,7 @@ import Testing
 /// `stepsignd` processes, "host-a" and "host-b", on one real PostgreSQL database. (Logins
 /// ending on credential events and the #7 attacks run on both deployments in
 /// `LoginEndTests` and `ConcurrentAnswersTests`.)
-@Suite("Cross-daemon semantics", .enabled(if: PostgresServer.enabled))
+@Suite("Cross-daemon semantics", .blocking, .enabled(if: PostgresServer.enabled))
 struct CrossDaemonTests {
     /// Part `index` (0 header, 1 claims) of a compact JWS, as a JSON object.
     static func part(_ index: Int, of jws: String) throws -> JSONValue {

@@ -12,7 +12,7 @@ import Testing
 /// SPEC §5.4, tried as an attacker who can write the database (the SQLite file, a restored
 /// backup, a stolen PostgreSQL credential) but holds no daemon's key file and not the cluster
 /// root: nothing they write makes a signature verify or a key trusted.
-@Suite("What a database writer cannot do")
+@Suite("What a database writer cannot do", .blocking)
 struct DatabaseWriterTests {
     /// The store of `cluster`'s database, opened by the attacker's own process.
     static func attackersStore(_ cluster: Cluster) async throws -> any StepSignStore {

@@ -7,7 +7,7 @@ import Testing
 
 /// LDA device keys: enrolment, and the (1,0) step-up they answer (SPEC §3.2,
 /// docs/flows.md "Strong authenticators / Device keys (LDA)").
-@Suite("Device keys (LDA)")
+@Suite("Device keys (LDA)", .blocking)
 struct DeviceKeyTests {
     // MARK: Enrolment
 

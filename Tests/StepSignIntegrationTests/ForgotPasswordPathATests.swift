@@ -6,7 +6,7 @@ import Testing
 /// Forgot password, Path A: after a right activation code, a user with a device key logs in
 /// by signing a login challenge (SPEC §3.2 `setActivationCode`, `setUserConsentForLDA`;
 /// docs/flows.md "Strong authenticators / Forgot password, Path A").
-@Suite("Forgot password, Path A")
+@Suite("Forgot password, Path A", .blocking)
 struct ForgotPasswordPathATests {
     /// A daemon with alice and her enrolled device.
     private func setUp(config: String = "") throws -> (DaemonHarness, TestDevice) {

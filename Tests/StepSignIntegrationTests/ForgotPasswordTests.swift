@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// Forgot password: activation code, then a new password in mode 1 (SPEC §3.2, docs/flows.md "Forgot password").
-@Suite("Forgot password")
+@Suite("Forgot password", .blocking)
 struct ForgotPasswordTests {
     @Test("forgot_password.enabled = false: mode 0 says ENABLE_FORGOT_PASSWORD \"false\" and forgotPassword is error 170")
     func disabled() throws {

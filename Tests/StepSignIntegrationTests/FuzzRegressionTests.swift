@@ -6,7 +6,7 @@ import Testing
 /// seed corpus and every regression input under Tests/Fuzz/ run through the same harness and
 /// invariants as `scripts/fuzz` (parser round trip, one JSON reply line per request, the id
 /// echoed, no events on a refusal). A crash or a broken invariant exits non-zero.
-@Suite("Fuzz regressions")
+@Suite("Fuzz regressions", .blocking)
 struct FuzzRegressionTests {
     static let fuzzDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")

@@ -7,7 +7,7 @@ import Testing
 
 /// Hostile clients rather than hostile lines: disconnects mid-request, a thousand connections,
 /// slow senders, a client that never reads, idle sessions. The daemon must keep serving others.
-@Suite("Bad input: hostile clients")
+@Suite("Bad input: hostile clients", .blocking)
 struct HostileClientTests {
     private func levelZero(_ payload: String) -> String {
         #"{"id":"s","op":"authenticateUserAndSignData","user":"alice","payload":"\#(payload)","reason":"hostile","authLevel":0,"authenticatorType":0}"#

@@ -6,7 +6,7 @@ import Testing
 
 /// (4,1): the IDV server's biometric assertion (SPEC §3.2 `setIDVBiometricAssertion`,
 /// docs/flows.md "Strong authenticators / IDV server biometric (4,1)").
-@Suite("IDV biometric (4,1)")
+@Suite("IDV biometric (4,1)", .blocking)
 struct IDVBiometricTests {
     /// A daemon that trusts `idv` through its keys file in `format`, with alice added.
     private func startDaemon(_ idv: TestIDVServer, _ format: TestIDVServer.KeysFormat = .pem,
@@ -316,7 +316,7 @@ struct IDVBiometricTests {
 
 /// Who may get a level-4 signature: the IDV server vouches for a face, stepsign's user table
 /// for who may sign (blocked and removed users may not; SPEC §3.2, §4).
-@Suite("IDV biometric (4,1): the user's state")
+@Suite("IDV biometric (4,1): the user's state", .blocking)
 struct IDVUserStateTests {
     private func startDaemon(_ idv: TestIDVServer) throws -> DaemonHarness {
         let daemon = try DaemonHarness(config: idv.config(.pem), start: false)

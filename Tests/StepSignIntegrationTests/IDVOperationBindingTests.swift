@@ -8,7 +8,7 @@ import Testing
 /// PSD2 "dynamic linking"): `getIDVBiometric` carries the operation text, the IDV server shows
 /// it and puts `txn` = base64url(SHA-256(text)) in its assertion, and the daemon accepts the
 /// assertion only for the operation whose text hashes to that `txn`.
-@Suite("IDV biometric (4,1): bound to the operation")
+@Suite("IDV biometric (4,1): bound to the operation", .blocking)
 struct IDVOperationBindingTests {
     static let payload = "wire 5000 EUR to carol"
     static let reason = "high-value transfer"

@@ -4,7 +4,7 @@ import Testing
 
 /// Signing keys at rest (SPEC §2): encrypted with the passphrase of the systemd credential
 /// `stepsign-key-passphrase`, read from `$CREDENTIALS_DIRECTORY`.
-@Suite("key passphrase credential")
+@Suite("key passphrase credential", .blocking)
 struct KeyPassphraseTests {
     static let passphrase = "Plum-Orbit-Lantern-8"
 

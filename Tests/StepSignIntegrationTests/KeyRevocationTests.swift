@@ -8,7 +8,7 @@ import Testing
 /// `admin.revokeKey` and `admin.listKeys` (SPEC §3.2, §5.4): a compromised key is revoked at a
 /// log index R, by a signed event; its signatures below R stay valid with proof of their index,
 /// and nothing it signs from R on is.
-@Suite("Signing key revocation")
+@Suite("Signing key revocation", .blocking)
 struct KeyRevocationTests {
     func sign(_ connection: StepSignConnection, _ payload: String) throws -> String {
         let reply = try connection.call("authenticateUserAndSignData", [

@@ -10,7 +10,7 @@ import Testing
 /// service user) edits the real SQLite file of a stopped daemon the way issue 12 describes:
 /// drops the append-only triggers, edits columns, deletes rows and re-chains with the SPEC §5
 /// formula. After a restart `admin.auditVerify` must report each edit (SPEC §5.3).
-@Suite("Ledger attacks on the SQLite file")
+@Suite("Ledger attacks on the SQLite file", .blocking)
 struct LedgerAttackTests {
     /// Drops the triggers, runs `sql`, and (when `rechain`) renumbers the rows 1… and
     /// recomputes every hash: entryHash = SHA-256(prev || SHA-256(JWS)), genesis 32 zero bytes.

@@ -9,7 +9,7 @@ import Testing
 /// SPEC §5.4 "Events in the log": every change of who may sign is a signed
 /// `stepsign-event+jwt` entry with the peer that asked and no secret; an admin change costs one
 /// entry; exports tell events from signatures; `getSignature` returns signatures only.
-@Suite("Events in the ledger")
+@Suite("Events in the ledger", .blocking)
 struct LedgerEventsTests {
     /// The events the ledger holds after `seq`, verified with the daemon's keys.
     static func events(_ daemon: DaemonHarness, after seq: Int = 0) throws -> [(seq: Int, event: LedgerEvent)] {

@@ -6,7 +6,7 @@ import Testing
 
 /// The ledger exported with `stepsign admin audit export` and checked offline by
 /// `stepsign-verify ledger` (SPEC §5, §8): any changed, removed, inserted or reordered entry is found.
-@Suite("Ledger export and offline check")
+@Suite("Ledger export and offline check", .blocking)
 struct LedgerExportTests {
     /// One exported ledger of 25 signatures over two keys, with the JWKS, in a temporary directory.
     struct Exported {

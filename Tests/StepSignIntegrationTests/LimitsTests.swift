@@ -4,7 +4,7 @@ import Testing
 
 /// The server's limits (SPEC §3, §6 `[server]`): connections, connections per uid, idle
 /// connections, open challenges. The line limit is in the protocol suite.
-@Suite("Limits")
+@Suite("Limits", .blocking)
 struct LimitsTests {
     /// A connection that has been served (`status` answered 0), retrying while connections
     /// closed a moment ago are still being counted.

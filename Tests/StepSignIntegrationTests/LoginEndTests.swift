@@ -9,7 +9,7 @@ import Testing
 /// The next request of the old login that needs it gets error 5. Each runs on one daemon on
 /// SQLite and on two daemons sharing one PostgreSQL database, the logins on A and the event
 /// on B (SPEC §5.2: what happens through one daemon is so on all of them at once).
-@Suite("Logins end on credential events")
+@Suite("Logins end on credential events", .blocking)
 struct LoginEndTests {
     static var signing: KeyValuePairs<String, any JSONValueConvertible> { [
         "payload": "Pay 1,000,000 EUR to mallory", "reason": "payment", "authLevel": 1, "authenticatorType": 0,

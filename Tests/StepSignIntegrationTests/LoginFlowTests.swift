@@ -5,7 +5,7 @@ import StepSignFormat
 import Testing
 
 /// Login with `setUser` / `setPassword` mode 0 (SPEC §3.2, docs/flows.md "Login").
-@Suite("Login flow")
+@Suite("Login flow", .blocking)
 struct LoginFlowTests {
     @Test("setUser asks for the password in mode 0 with ENABLE_FORGOT_PASSWORD, the right one logs in with a session id")
     func loginSucceeds() throws {

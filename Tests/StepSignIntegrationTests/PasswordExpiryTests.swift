@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// Password expiry: status 118 and the mode-4 update (SPEC §3.2, docs/flows.md "Login … and expiry").
-@Suite("Password expiry (mode 4)")
+@Suite("Password expiry (mode 4)", .blocking)
 struct PasswordExpiryTests {
     /// A policy unlike the default, so that the one sent can only be the configured one.
     static let customPolicy = """

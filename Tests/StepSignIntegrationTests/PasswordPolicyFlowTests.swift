@@ -5,7 +5,7 @@ import Testing
 /// Every policy field of SPEC §4, enforced wherever a new password is set: mode 1 (after an
 /// activation code), mode 2 (user-initiated update) and mode 4 (update on expiry). Each
 /// broken rule answers status 190 whose message names the rule by its SDK field name.
-@Suite("Password policy in the flows")
+@Suite("Password policy in the flows", .blocking)
 struct PasswordPolicyFlowTests {
     static let modes = [1, 2, 4]
 

@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// The user-initiated password update, challenge mode 2 (SPEC §3.2, docs/flows.md "User-initiated update").
-@Suite("Password update (mode 2)")
+@Suite("Password update (mode 2)", .blocking)
 struct PasswordUpdateTests {
     private static let logOffChain = ["onUpdateCredentialResponse", "onUserLoggedOff", "getUser"]
 

@@ -6,7 +6,7 @@ import StepSignFormat
 import Testing
 
 /// State that must survive the daemon: keys, users, counters, the ledger (SPEC §5).
-@Suite("Persistence")
+@Suite("Persistence", .blocking)
 struct PersistenceTests {
     private func signLevelZero(_ connection: StepSignConnection, _ payload: String) throws -> JSONValue {
         let reply = try connection.call("authenticateUserAndSignData", [

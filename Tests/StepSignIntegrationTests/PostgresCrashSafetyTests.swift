@@ -24,7 +24,7 @@ import Testing
 /// - the restarted daemon signs.
 ///
 /// Rounds: `STEPSIGN_PG_CRASH_ROUNDS` (default 4; `scripts/crash-soak --postgresql` runs 20).
-@Suite("Crash safety on PostgreSQL", .enabled(if: PostgresServer.enabled))
+@Suite("Crash safety on PostgreSQL", .blocking, .enabled(if: PostgresServer.enabled))
 struct PostgresCrashSafetyTests {
     static let maxAttempts = 100
 

@@ -16,7 +16,7 @@ import Testing
 /// rounds of the simultaneous start run one after another: each holds the migration lock and
 /// checks that both daemons wait for it, and three pairs of daemons starting at once on the
 /// two cores made that wait a race with the machine rather than the test.
-@Suite("PostgreSQL faults", .enabled(if: PostgresServer.enabled))
+@Suite("PostgreSQL faults", .blocking, .enabled(if: PostgresServer.enabled))
 struct PostgresFaultTests {
     /// The longest a request may take while the database is down: 5–10 s waiting for a
     /// connection (`PostgresStoreConfiguration.leaseTimeout`) behind a ledger batch that waited
@@ -139,7 +139,7 @@ struct PostgresFaultTests {
     }
 
     @Test("PostgreSQL down for 75 s, longer than the pool's minute of connection retries: 15 throughout, then the daemon signs again by itself",
-          .timeLimit(.minutes(6)))
+          .timeLimit(.minutes(6)), .waitsMinutes)
     func longOutage() async throws {
         // Two minutes of sleeps and blocking calls: on a thread of its own, not the pool's; the
         // expectations are checked here, in the test's task.

@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// The line protocol of SPEC §3: framing, pipelining, malformed input.
-@Suite("Line protocol")
+@Suite("Line protocol", .blocking)
 struct ProtocolTests {
     @Test("malformed JSON is answered with error 4 and the connection stays open")
     func malformedJSONKeepsConnection() throws {

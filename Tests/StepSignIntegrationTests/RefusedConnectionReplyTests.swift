@@ -8,7 +8,7 @@ import Testing
 /// A refused connection (error 13 or 14) is sent one line and closed, possibly before the
 /// client's request goes out; `StepSignConnection.call` must still return that line, so the
 /// CLI reports the daemon's reason rather than "send: Broken pipe" (issue 13).
-@Suite("A refused connection's reply reaches call")
+@Suite("A refused connection's reply reaches call", .blocking)
 struct RefusedConnectionReplyTests {
     @Test("the daemon writes error 14 and closes before the request is sent: call returns that reply")
     func closedBeforeSend() throws {

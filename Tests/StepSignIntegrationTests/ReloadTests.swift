@@ -5,7 +5,7 @@ import Testing
 
 /// SIGHUP re-reads the configuration (SPEC §6, §7): the new one decides the next request, on
 /// connections that stay open; a bad file keeps the one in force.
-@Suite("Reload (SIGHUP)")
+@Suite("Reload (SIGHUP)", .blocking)
 struct ReloadTests {
     private func signLevelZero(_ connection: StepSignConnection) throws -> ClientReply {
         try connection.call("authenticateUserAndSignData", [

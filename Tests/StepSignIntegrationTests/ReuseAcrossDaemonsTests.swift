@@ -6,7 +6,7 @@ import Testing
 /// A step-up reuse window (SPEC §3.4) ends when the user's credentials change anywhere: on one
 /// daemon on SQLite through its own events, on two daemons on one PostgreSQL also when the
 /// change is made on the other daemon (the stored credential token differs).
-@Suite("Step-up reuse across daemons")
+@Suite("Step-up reuse across daemons", .blocking)
 struct ReuseAcrossDaemonsTests {
     static let config = """
         [stepup]

@@ -6,7 +6,7 @@ import Testing
 /// SPEC §3 flows written once and run in two places: in-process against the engine on an
 /// injected clock, and against the real daemon over its socket (`ScenarioPlace`). Scenarios that
 /// move the clock run in-process only; the real daemon's time limits are its own tests'.
-@Suite("Scenarios, in-process and live")
+@Suite("Scenarios, in-process and live", .blocking)
 struct ScenarioTests {
     static let user = "alice"
     static let password = "Tr1cky-Pelican-42"

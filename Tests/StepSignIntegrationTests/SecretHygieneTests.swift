@@ -5,7 +5,7 @@ import Testing
 
 /// Logs (SPEC §7): structured lines on stderr, one audit line per signature, and never a
 /// password, activation code or private key — in the log or in any process's argv.
-@Suite("Logs and secret hygiene")
+@Suite("Logs and secret hygiene", .blocking)
 struct SecretHygieneTests {
     /// Passwords no other test uses, so finding one anywhere can only come from this test.
     enum Secret {

@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// Sessions: log off, reset, idle timeout (SPEC §3, docs/flows.md "Session").
-@Suite("Session")
+@Suite("Session", .blocking)
 struct SessionTests {
     @Test("logOff answers onUserLoggedOff and getUser; then getAllChallenges and logOff are error 11")
     func logOff() throws {

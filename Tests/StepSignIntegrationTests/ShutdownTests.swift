@@ -3,7 +3,7 @@ import StepSignClient
 import Testing
 
 /// SIGTERM (SPEC §7): stop accepting, finish the requests in flight, exit 0 — within a bound.
-@Suite("Shutdown (SIGTERM)")
+@Suite("Shutdown (SIGTERM)", .blocking)
 struct ShutdownTests {
     /// `count` pipelined level-0 signing requests, ids 1...count, as one write.
     private func pipelined(_ count: Int, tag: String) -> [UInt8] {

@@ -6,7 +6,7 @@ import StepSignFormat
 import Testing
 
 /// `authenticateUserAndSignData` against the real daemon (SPEC §3.2, signing).
-@Suite("Signing flow")
+@Suite("Signing flow", .blocking)
 struct SigningFlowTests {
     @Test("(0,0) signs at once when allow_level_0 is on, and the JWS verifies offline")
     func levelZeroSigns() throws {

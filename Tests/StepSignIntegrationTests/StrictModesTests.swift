@@ -7,7 +7,7 @@ import Testing
 /// naming the path) on state that others could have written, and a reload keeps the
 /// configuration in force. The files are real, owned by another uid (`chown 65534`) or with
 /// loose modes, so these need root.
-@Suite("Strict modes", .enabled(if: getuid() == 0, "needs root to chown files to another uid"))
+@Suite("Strict modes", .blocking, .enabled(if: getuid() == 0, "needs root to chown files to another uid"))
 struct StrictModesTests {
     static let nobody: UInt32 = 65534
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `Type=notify` (SPEC §7): the real stepsignd, started with `NOTIFY_SOCKET` pointing at a
 /// datagram socket the test bound, tells "systemd" about its life.
-@Suite("systemd notifications")
+@Suite("systemd notifications", .blocking)
 struct SystemdNotifyTests {
     /// A daemon whose `NOTIFY_SOCKET` is a fresh socket in its temporary directory, started
     /// without waiting for its socket.

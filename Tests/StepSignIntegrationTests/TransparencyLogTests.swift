@@ -12,7 +12,7 @@ import Testing
 /// `getPublicKeys` publishes; consistency proofs join checkpoints; and a database rewritten
 /// consistently behind the daemon's back (chain and tree recomputed) gets no checkpoint and
 /// no signature, because the daemon checks the log against the checkpoint it kept itself.
-@Suite("Transparency log")
+@Suite("Transparency log", .blocking)
 struct TransparencyLogTests {
     static func signLevel0(_ connection: StepSignConnection, _ payload: String) throws -> JSONValue {
         let reply = try connection.call("authenticateUserAndSignData", [

@@ -8,7 +8,7 @@ import Testing
 ///
 /// The engine decides these before anything reaches a socket or the store, so the checks run
 /// in-process (``ScenarioHost``): no daemon is started for them.
-@Suite("User IDs")
+@Suite("User IDs", .blocking)
 struct UserIDTests {
     static let hiding = [
         "ali\u{200B}ce",          // ZERO WIDTH SPACE

@@ -9,7 +9,7 @@ import Testing
 /// `stepsign-verify` says "valid" only for what stepsign itself would make (SPEC §2, §5.3,
 /// §8): the forgeries below are signed with the daemon's own key file, the way someone who
 /// stole it, or a buggy second signer, would make them; the verifier runs as a subprocess.
-@Suite("stepsign-verify strictness")
+@Suite("stepsign-verify strictness", .blocking)
 struct VerifierStrictnessTests {
     /// A daemon with one level-0 signature, its JWKS in a file and its private key read from
     /// the state directory's `keys/`.

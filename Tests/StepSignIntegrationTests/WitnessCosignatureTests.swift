@@ -11,7 +11,7 @@ import Testing
 /// carried in `getCheckpoint`, proofs and exports, `status.witnessed` follows
 /// `ledger.witness_quorum`, and `stepsign-verify --witness … --quorum` accepts a proof file from
 /// `stepsign proof` with them.
-@Suite struct WitnessCosignatureTests {
+@Suite(.blocking) struct WitnessCosignatureTests {
     struct Witness {
         var name: String
         var key: Ed25519PrivateKey
