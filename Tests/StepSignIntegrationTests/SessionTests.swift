@@ -5,53 +5,54 @@ import Testing
 /// Sessions: log off, reset, idle timeout (SPEC §3, docs/flows.md "Session").
 @Suite("Session", .blocking)
 struct SessionTests {
+    // The flows below need no process: they run in-process (``ScenarioHost``), the engine's
+    // sessions being the connections' (SPEC §3).
+
     @Test("logOff answers onUserLoggedOff and getUser; then getAllChallenges and logOff are error 11")
-    func logOff() throws {
-        let daemon = try DaemonHarness()
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        try connection.requireLogin()
-        let reply = try connection.call("logOff")
+    func logOff() async throws {
+        let connection = try await ScenarioHost.withUser(.inProcess).connect()
+        try await connection.requireLogin()
+        let reply = try await connection.call("logOff")
         #expect(reply.code == 0)
         #expect(reply.eventNames == ["onUserLoggedOff", "getUser"])
         #expect(reply.string("user", of: "onUserLoggedOff") == "alice")
-        #expect(try connection.call("getAllChallenges").code == 11)
-        #expect(try connection.call("logOff").code == 11)
+        #expect(try await connection.call("getAllChallenges").code == 11)
+        #expect(try await connection.call("logOff").code == 11)
         // A new login works on the same connection.
-        try connection.requireLogin()
+        try await connection.requireLogin()
     }
 
     @Test("logOff without a login is error 11")
-    func logOffWithoutLogin() throws {
-        let daemon = try DaemonHarness()
-        let reply = try daemon.connect().call("logOff")
+    func logOffWithoutLogin() async throws {
+        let reply = try await ScenarioHost(.inProcess).connect().call("logOff")
         #expect(reply.code == 11)
         #expect(reply.events.isEmpty)
     }
 
     @Test("resetAuthState during a login answers getUser; the password challenge is gone (setPassword is 11)")
-    func resetDuringLogin() throws {
-        let daemon = try DaemonHarness()
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        _ = try connection.setUser()
-        let reset = try connection.call("resetAuthState")
+    func resetDuringLogin() async throws {
+        let connection = try await ScenarioHost.withUser(.inProcess).connect()
+        _ = try await connection.call("setUser", ["user": "alice"])
+        let reset = try await connection.call("resetAuthState")
         #expect(reset.code == 0)
         #expect(reset.eventNames == ["getUser"])
-        #expect(try connection.setPassword(Passwords.initial, mode: 0).code == 11)
+        let answer = try await connection.call("setPassword", ["password": .string(Passwords.initial), "challengeMode": 0])
+        #expect(answer.code == 11)
         // A new flow can start.
-        #expect(try connection.setUser().eventNames == ["getPassword"])
+        #expect(try await connection.call("setUser", ["user": "alice"]).eventNames == ["getPassword"])
     }
 
     @Test("resetAuthState cancels an open update challenge but keeps the login")
-    func resetKeepsLogin() throws {
-        let daemon = try DaemonHarness()
-        try daemon.addUser()
-        let connection = try daemon.connect()
-        _ = try connection.startUpdate()
-        #expect(try connection.call("resetAuthState").eventNames == ["getUser"])
-        #expect(try connection.updatePassword(current: Passwords.initial, new: Passwords.second, mode: 2).code == 11)
-        #expect(try connection.call("getAllChallenges").eventNames == ["onCredentialsAvailableForUpdate"])
+    func resetKeepsLogin() async throws {
+        let connection = try await ScenarioHost.withUser(.inProcess).connect()
+        try await connection.requireLogin()
+        _ = try await connection.call("initiateUpdateFlowForCredential", ["credentialType": "Password"])
+        #expect(try await connection.call("resetAuthState").eventNames == ["getUser"])
+        let update = try await connection.call("updatePassword", [
+            "currentPassword": .string(Passwords.initial), "newPassword": .string(Passwords.second), "challengeMode": 2,
+        ])
+        #expect(update.code == 11)
+        #expect(try await connection.call("getAllChallenges").eventNames == ["onCredentialsAvailableForUpdate"])
     }
 
     @Test("resetAuthState cancels an open activation code")

@@ -53,9 +53,19 @@ final class ScenarioHost: @unchecked Sendable {
 
     /// A new connection (a new session) of this test process's uid.
     func connect() throws -> ScenarioConnection {
-        if let daemon { return ScenarioConnection(raw: try RawClient(socketPath: daemon.socketPath)) }
+        if let daemon { return ScenarioConnection(host: self, raw: try RawClient(socketPath: daemon.socketPath)) }
         let peer = Peer(uid: getuid(), gid: getgid(), pid: getpid(), comm: "scenario", groups: [])
         return ScenarioConnection(host: self, engine: engine!, session: Session(peer: peer))
+    }
+
+    /// A host with the harness's user (`alice`, ``DaemonHarness/password``) added.
+    static func withUser(_ place: ScenarioPlace, config: String = "") async throws -> ScenarioHost {
+        let host = try await ScenarioHost(place, config: config)
+        let added = try await host.connect().call("admin.addUser", [
+            "user": .string(DaemonHarness.user), "password": .string(DaemonHarness.password),
+        ])
+        guard added.code == 0 else { throw HarnessError.refused(added.code, added.message) }
+        return host
     }
 
     /// Moves the in-process clock on; a scenario that needs it runs in-process only.
@@ -68,13 +78,15 @@ final class ScenarioHost: @unchecked Sendable {
 /// One session: request lines out, reply lines back, through the socket or the engine.
 final class ScenarioConnection: @unchecked Sendable {
     private let raw: RawClient?
-    private weak var host: ScenarioHost?
+    /// Kept alive by its connections: the engine and its directory are the host's.
+    private let host: ScenarioHost?
     private let engine: Engine?
     private var session: Session?
     private var nextID = 1
 
-    fileprivate init(raw: RawClient) {
+    fileprivate init(host: ScenarioHost, raw: RawClient) {
         self.raw = raw
+        self.host = host
         engine = nil
     }
 
@@ -102,6 +114,15 @@ final class ScenarioConnection: @unchecked Sendable {
             replyLine = Array(reply.line.dropLast())
         }
         return try ClientReply(line: replyLine)
+    }
+}
+
+extension ScenarioConnection {
+    /// `setUser` then `setPassword` mode 0 for the harness's user; requires `onUserLoggedIn`.
+    func requireLogin(password: String = DaemonHarness.password) async throws {
+        _ = try await call("setUser", ["user": .string(DaemonHarness.user)])
+        let reply = try await call("setPassword", ["password": .string(password), "challengeMode": 0])
+        guard reply.eventNames == ["onUserLoggedIn"] else { throw HarnessError.refused(reply.code, reply.message) }
     }
 }
 
