@@ -25,8 +25,11 @@ import struct Foundation.Date
 /// `server.idle_timeout_seconds` (no request read and unanswered) gets one reply with error 5
 /// and is closed (`IdleConnectionHandler`). On graceful shutdown
 /// the listener closes, each connection stops reading, finishes the requests it has read and
-/// closes; a connection still busy after `shutdownGrace` (a client that stopped reading its
-/// replies) is closed outright, so shutdown is bounded.
+/// closes. After `shutdownGrace` a connection starts no more of the requests it has read (they
+/// get no reply and nothing is done: as if never sent), answers the one in flight and closes;
+/// one whose reply still cannot go out `shutdownWriteGrace` later (a client that stopped
+/// reading its replies) is closed outright, so shutdown is bounded and a request is either
+/// answered or not done.
 public final class SocketServer: Service, Sendable {
     /// Where to listen.
     public enum Listener: Sendable {
@@ -42,6 +45,10 @@ public final class SocketServer: Service, Sendable {
     /// How long, after shutdown begins, a connection may take to finish the requests it has
     /// read before it is closed outright.
     public static let shutdownGrace: TimeAmount = .seconds(5)
+
+    /// How long after `shutdownGrace` a connection may take to answer the request it was
+    /// handling before it is closed outright, even if that reply is lost.
+    public static let shutdownWriteGrace: TimeAmount = .seconds(3)
 
     private let engine: Engine
     private let listener: Listener
@@ -154,8 +161,11 @@ public final class SocketServer: Service, Sendable {
                 idleConnections.increment()
                 defer { idleConnections.decrement() }
                 var session = Session(peer: peer)
+                // Set when the grace is over: the requests read and not yet started are not.
+                let graceOver = Atomic<Bool>(false)
                 try await withGracefulShutdownHandler {
                     for try await frame in inbound {
+                        if graceOver.load(ordering: .acquiring) { return }
                         idleConnections.decrement()
                         workingConnections.increment()
                         let reply = await handle(frame, session: &session)
@@ -167,7 +177,8 @@ public final class SocketServer: Service, Sendable {
                 } onGracefulShutdown: {
                     let channel = connection.channel
                     channel.close(mode: .input, promise: nil)
-                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace) { channel.close(promise: nil) }
+                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace) { graceOver.store(true, ordering: .releasing) }
+                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace + Self.shutdownWriteGrace) { channel.close(promise: nil) }
                 }
             }
         } catch {

@@ -229,7 +229,7 @@ let badInputs: [BadInput] = malformed + mistyped + misplaced
 
 /// Hostile input on the socket (SPEC §3, §3.3): every kind gets its code or a clean close, and
 /// the daemon keeps serving everyone else.
-@Suite("Bad input", .blocking, .serialized, SharedDaemon())
+@Suite("Bad input", .blockingSerialized, .serialized, SharedDaemon())
 struct BadInputTests {
     @Test("a bad input gets its SPEC code (or a clean close) and other clients are still served", arguments: badInputs)
     func badInput(_ input: BadInput) throws {

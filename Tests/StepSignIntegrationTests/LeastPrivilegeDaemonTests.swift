@@ -9,7 +9,7 @@ import Testing
 /// daemons logged in as that role do everything a daemon does (users, keys of their own,
 /// rotation and revocation, signing, checkpoints, audit) while the database refuses that role
 /// any change to the ledger.
-@Suite("Daemon as the least-privilege role", .blocking, .enabled(if: PostgresServer.enabled), .serialized)
+@Suite("Daemon as the least-privilege role", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized)
 struct LeastPrivilegeDaemonTests {
     private static let rolesSQL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

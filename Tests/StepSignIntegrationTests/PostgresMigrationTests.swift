@@ -7,7 +7,7 @@ import Testing
 /// `stepsign admin migrate --to postgresql` (issue 14): a SQLite file made by the real daemon,
 /// copied by the real CLI (which runs `stepsignd --migrate-to`) into the real PostgreSQL, and
 /// the real daemon started on it with the same state directory.
-@Suite("stepsign admin migrate: SQLite into PostgreSQL", .blocking, .enabled(if: PostgresServer.enabled), .serialized)
+@Suite("stepsign admin migrate: SQLite into PostgreSQL", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized)
 struct PostgresMigrationTests {
     /// The daemon's config lines: SQLite for now, with the target's `[storage.postgresql]`.
     static func sqliteConfig(_ database: PostgresServer.Database, extra: String = "") -> String {

@@ -6,7 +6,7 @@ import Testing
 /// `[storage.postgresql] tls` against a real PostgreSQL over TCP (issue 14): a server of its
 /// own with `ssl = on` and a certificate from a test CA for localhost and 127.0.0.1,
 /// reachable over TCP only through TLS with scram-sha-256 (`PostgresTLSServer`).
-@Suite("Daemon on PostgreSQL over TCP and TLS", .blocking, .enabled(if: PostgresServer.enabled), .serialized, TLSPostgresServer())
+@Suite("Daemon on PostgreSQL over TCP and TLS", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized, TLSPostgresServer())
 struct PostgresTLSTests {
     private static func server() throws -> PostgresTLSServer {
         try #require(TLSPostgresServer.current, "no TLS test server")

@@ -67,22 +67,17 @@ struct ProtocolTests {
         #"{"id":1,"op":"authenticateUserAndSignData","user":"a","payload":"p","reason":"r","authLevel":"0","authenticatorType":0}"#,
         #"{"id":1,"op":"status","id":2}"#,
     ])
-    func invalidRequests(line: String) throws {
-        let daemon = try DaemonHarness()
-        let connection = try daemon.connect()
-        try connection.send(Array((line + "\n").utf8))
-        let reply = try ClientReply(line: connection.readLine())
+    func invalidRequests(line: String) async throws {
+        // Decoding is the engine's: in-process, no daemon (``ScenarioHost``).
+        let reply = try await ScenarioHost(.inProcess).connect().exchange(line)
         #expect(reply.code == 4)
         #expect(reply.events.isEmpty)
     }
 
     @Test("every reply echoes the request's id, numeric or string")
-    func idEcho() throws {
-        let daemon = try DaemonHarness()
-        let connection = try daemon.connect()
-        try connection.send(Array(#"{"id":"abc-1","op":"status"}"#.utf8) + [0x0A])
-        #expect(try ClientReply(line: connection.readLine()).id.stringValue == "abc-1")
-        try connection.send(Array(#"{"id":42,"op":"status"}"#.utf8) + [0x0A])
-        #expect(try ClientReply(line: connection.readLine()).id.int == 42)
+    func idEcho() async throws {
+        let connection = try await ScenarioHost(.inProcess).connect()
+        #expect(try await connection.exchange(#"{"id":"abc-1","op":"status"}"#).id.stringValue == "abc-1")
+        #expect(try await connection.exchange(#"{"id":42,"op":"status"}"#).id.int == 42)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// write the database (the SQLite file; PostgreSQL's superuser) but holds no seal key: a user
 /// they write, a password hash they overwrite, a record they roll back to an older sealed copy
 /// can neither log in nor sign, and each is reported.
-@Suite(.blocking, .serialized) struct SealedRecordTests {
+@Suite(.blockingSerialized, .serialized) struct SealedRecordTests {
     /// Runs `sql` on `cluster`'s data behind the daemons' backs.
     private func tamper(_ cluster: Cluster, _ sql: String) throws {
         if let database = cluster.database {

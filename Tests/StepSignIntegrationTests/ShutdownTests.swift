@@ -63,6 +63,33 @@ struct ShutdownTests {
         #expect(missing.isEmpty, "answered but not in the ledger: \(missing)")
     }
 
+    @Test("SIGTERM with more requests read than the grace allows: each is answered or not done, never done and unanswered")
+    func requestsPastTheGraceAreNotStarted() throws {
+        // Each admin.addUser hashes a password at a cost that makes 80 of them outlast the
+        // 5-second grace: the one in flight when it ends must still be answered, the rest not
+        // started (no user added without its reply).
+        let daemon = try DaemonHarness(config: "[password]\nscrypt_n = 65536")
+        let connection = try daemon.connect()
+        var bytes: [UInt8] = []
+        for id in 1...80 {
+            let line = #"{"id":\#(id),"op":"admin.addUser","user":"user\#(id)","password":"Tr1cky-Pelican-\#(id)"}"#
+            bytes += Array(line.utf8) + [0x0A]
+        }
+        try connection.send(bytes)
+        var replies = [try ClientReply(line: connection.readLine(timeout: 30))]
+        let pid = try #require(daemon.pid)
+        kill(pid, SIGTERM)
+        replies += readUntilClosed(connection)
+        #expect(daemon.stop(signal: SIGTERM, within: 15) == 0)
+        #expect(replies.count < 80, "the grace ended before the last request: \(replies.count) replies")
+        #expect(replies.map { $0.id.int } == Array(1...replies.count).map { Optional($0) })
+        #expect(replies.allSatisfy { $0.code == 0 }, "\(replies.map(\.message))")
+
+        try daemon.start()
+        let users = try #require(try daemon.connect().call("admin.listUsers").result?["users"]?.arrayValue)
+        #expect(users.count == replies.count, "users added vs replies received")
+    }
+
     @Test("SIGTERM mid-load stops in the service group's order: signals, the socket server (replies finish), the final checkpoint of the ledger head, the store; exit 0")
     func shutdownOrder() throws {
         let daemon = try DaemonHarness(config: "[log]\nlevel = \"info\"")

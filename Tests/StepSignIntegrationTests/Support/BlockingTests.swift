@@ -20,11 +20,23 @@ struct BlockingTests: SuiteTrait, TestTrait, TestScoping {
 
     var isRecursive: Bool { true }
 
+    /// Whether the suite is `.serialized` too (``blockingSerialized``): a suite's traits other
+    /// than the recursive ones are not among its tests' traits, so it says so here.
+    var serialized = false
+
+    /// Each test case takes a place by itself, except the cases of a `.serialized` test or
+    /// suite, which run one after another anyway: the test takes one place for all of them, so
+    /// that its chain does not queue for a place again before every case (122 bad inputs on one
+    /// daemon did, and were the run's tail).
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        guard !test.isSuite else { return nil }
+        let serialized = serialized || test.traits.contains { $0 is ParallelizationTrait }
+        return (testCase == nil) == serialized ? self : nil
+    }
+
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
-        // A suite's own scope, and a test's with cases, only gather their cases: each case
-        // is gated and moved by itself.
-        guard testCase != nil, !Self.entered else {
+        guard !Self.entered else {
             try await function()
             return
         }
@@ -47,6 +59,9 @@ struct BlockingTests: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == BlockingTests {
     /// The suite's tests block (real daemons, sockets, child processes): see ``BlockingTests``.
     static var blocking: Self { BlockingTests() }
+
+    /// A `.serialized` suite's tests block: each test takes one place for all its cases.
+    static var blockingSerialized: Self { BlockingTests(serialized: true) }
 }
 
 /// Marks a test that mostly waits, for a minute or more (an outage of a server it must ride

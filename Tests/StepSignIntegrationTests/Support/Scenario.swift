@@ -101,7 +101,15 @@ final class ScenarioConnection: @unchecked Sendable {
     func call(_ op: String, _ parameters: KeyValuePairs<String, JSONValue> = [:]) async throws -> ClientReply {
         let members: [(String, JSONValue)] = [("id", .int(Int64(nextID))), ("op", .string(op))] + parameters.map { ($0.key, $0.value) }
         nextID += 1
-        let line = JSONValue.object(members).jsonBytes
+        return try await exchange(JSONValue.object(members).jsonBytes, op: op)
+    }
+
+    /// Sends `line` as it is (without its newline), well-formed or not, and returns the reply.
+    func exchange(_ line: String) async throws -> ClientReply {
+        try await exchange(Array(line.utf8), op: "a raw line")
+    }
+
+    private func exchange(_ line: [UInt8], op: String) async throws -> ClientReply {
         let replyLine: [UInt8]
         if let raw {
             try raw.send(line + [0x0A])
