@@ -7,7 +7,7 @@ import Testing
 
 /// The real daemon on the real PostgreSQL (SPEC §5.2, issue 14): one daemon, then two
 /// daemons with their own state directories and sockets sharing one database.
-@Suite("Daemon on PostgreSQL", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized)
+@Suite("Daemon on PostgreSQL", .blocking, .enabled(if: PostgresServer.enabled))
 struct PostgresDaemonTests {
     private static func signatureDetails(_ reply: ClientReply) -> JSONValue? {
         reply.event("onAuthenticateUserAndSignData")?["details"]

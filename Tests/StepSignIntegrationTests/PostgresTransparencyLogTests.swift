@@ -11,7 +11,7 @@ import Testing
 /// keys verify, a daemon whose view is behind catching up by a consistency proof from the last
 /// checkpoint it signed, never forking; a log cut behind both daemons' backs refused by both,
 /// and recovered by each (`admin.recover`: a new log epoch per daemon, SPEC §5.5).
-@Suite("Transparency log on PostgreSQL", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized)
+@Suite("Transparency log on PostgreSQL", .blocking, .enabled(if: PostgresServer.enabled))
 struct PostgresTransparencyLogTests {
     static func sign(_ daemon: DaemonHarness, _ payload: String) throws {
         let reply = try daemon.connect().call("authenticateUserAndSignData", [

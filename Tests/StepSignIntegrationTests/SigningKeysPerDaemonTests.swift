@@ -8,7 +8,7 @@ import Testing
 /// signs with a key of its own, registered with its `instance`; `getPublicKeys` on any daemon
 /// publishes every daemon's keys; `admin.rotateKey` rotates the receiving daemon's key;
 /// `admin.revokeKey` withdraws any daemon's key everywhere at once.
-@Suite("Signing keys per daemon on PostgreSQL", .blockingSerialized, .enabled(if: PostgresServer.enabled), .serialized)
+@Suite("Signing keys per daemon on PostgreSQL", .blocking, .enabled(if: PostgresServer.enabled))
 struct SigningKeysPerDaemonTests {
     private static func level0(_ daemon: DaemonHarness, payload: String) throws -> ClientReply {
         try daemon.connect().call("authenticateUserAndSignData", [
