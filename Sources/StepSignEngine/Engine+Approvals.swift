@@ -187,7 +187,7 @@ extension Engine {
         var details: SigningDetails
         do {
             (details, _) = try await self.signing.signer.sign(signing, instance: context.config.instance, authenticatorUsed: record.authenticatorUsed,
-                                                 peer: peer, now: context.now, signatureID: signatureID, approvals: claims)
+                                                              peer: peer, now: context.now, signatureID: signatureID, approvals: claims)
         } catch StorageError.duplicateSignatureID {
             // Signed before (by another daemon, or before a restart): that signature stands.
             guard let existing = try await approvedSignature(record) else { throw StorageError.duplicateSignatureID(signatureID) }
@@ -196,8 +196,8 @@ extension Engine {
         // The one that marks it signed records the event: once, whoever signed.
         if try await approvals.store.markApprovalSigned(id: record.id, signatureID: signatureID) {
             try await self.signing.events.record(.approvalSigned, user: record.requester,
-                                    details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
-                                    peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
+                                                 details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
+                                                 peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
         }
         StepSignMetric.signatures.increment(by: 1, [("level", "\(record.authLevel)"), ("authenticator", "approval")])
         logger.notice("signed", metadata: [
@@ -322,8 +322,8 @@ extension Engine {
 
     private func recordExpiry(_ record: ApprovalRecord, reason: String, config: StepSignConfiguration, now: Date) async throws {
         try await signing.events.record(.approvalExpired, user: record.requester,
-                                details: [("approvalID", .string(record.id)), ("reason", .string(reason))],
-                                peer: EventRecorder.daemon, instance: config.instance, now: now)
+                                        details: [("approvalID", .string(record.id)), ("reason", .string(reason))],
+                                        peer: EventRecorder.daemon, instance: config.instance, now: now)
         logger.notice("approval expired", metadata: ["approvalID": .string(record.id), "reason": .string(reason)])
     }
 

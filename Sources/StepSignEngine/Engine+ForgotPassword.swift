@@ -50,7 +50,7 @@ extension Engine {
         let user = challenge.user
         let accepted = try await credentials.passwords.checks.withSlot(uid: session.peer.uid, limit: context.config.password.maxChecksPerUID) { slot in
             let reservation = try await credentials.store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
-                                                                       now: context.now)
+                                                                                   now: context.now)
             guard case .granted = reservation else { return (false, reservation) }
             let record = try await credentials.store.activationCode(user: user)
             let encoded = record?.codeHash ?? credentials.passwords.configuredDummy
@@ -100,7 +100,7 @@ extension Engine {
             throw StepSignError.wrongState("no LDA consent is asked for")
         }
         guard consent, let device = try await credentials.deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
-                                                                   peer: session.peer, config: context.config)
+                                                                               peer: session.peer, config: context.config)
         else {
             return Reply(events: [askForNewPassword(user: user, session: &session, context: context)])
         }
@@ -116,7 +116,7 @@ extension Engine {
     func answerLoginDeviceSignature(_ signature: String, kid: String, user: String, challenge: DeviceChallenge,
                                     session: inout Session, context: RequestContext) async throws -> Reply {
         let reservation = try await credentials.store.reserveActivationAttempt(name: user, maxAttempts: context.config.forgotPassword.maxAttempts,
-                                                                   now: context.now)
+                                                                               now: context.now)
         let token = try await credentialToken(user: user)
         if case .granted = reservation,
            try await credentials.deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge, user: user, config: context.config),
@@ -126,7 +126,7 @@ extension Engine {
         }
         guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0,
               let fresh = try await credentials.deviceKeys.challenge(for: DeviceChallengeText.loginSubject(user: user),
-                                                         peer: session.peer, config: context.config)
+                                                                     peer: session.peer, config: context.config)
         else {
             session.pending = nil
             return Reply(events: [
@@ -162,8 +162,8 @@ extension Engine {
         case let .issued(failures, stored):
             if stored {
                 credentials.codeDelivery.send(ActivationMessage(user: user, verificationKey: verificationKey, activationCode: code,
-                                                    expiresAt: expiresAt),
-                                  via: CodeNotifierFactory.make(config: context.config, stateDirectory: context.config.server.stateDir))
+                                                                expiresAt: expiresAt),
+                                              via: CodeNotifierFactory.make(config: context.config, stateDirectory: context.config.server.stateDir))
             }
             return (verificationKey, failures)
         }

@@ -38,7 +38,7 @@ extension Engine {
     func recordEvent(_ kind: LedgerEvent.Kind, user: String? = nil, details: [(String, JSONValue)] = [],
                      context: RequestContext) async throws -> LedgerEntry {
         try await signing.events.record(kind, user: user, details: details, peer: context.peer, instance: context.config.instance,
-                                now: context.now)
+                                        now: context.now)
     }
 
     /// `info` of a mode-0 challenge.

@@ -180,8 +180,8 @@ extension Engine {
         let entry: LedgerEntry
         do {
             (details, entry) = try await self.signing.signer.sign(signing, instance: context.config.instance,
-                                                     authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now,
-                                                     reusedFrom: reusedFrom)
+                                                                  authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now,
+                                                                  reusedFrom: reusedFrom)
         } catch StorageError.signingKeyRevoked(let kid) {
             // Another daemon revoked this one's key and the keyring made a new one: record it
             // (SPEC §5.4) before the caller's retry is signed with it.
@@ -226,8 +226,8 @@ extension Engine {
             token = record.credentialToken
         }
         guard let window = credentials.stepUpReuse.take(user: signing.user, level: signing.authLevel, type: signing.authenticatorType,
-                                            scope: StepUpReuseWindows.scope(of: session, settings: settings),
-                                            credentialToken: token, now: context.now, settings: settings)
+                                                        scope: StepUpReuseWindows.scope(of: session, settings: settings),
+                                                        credentialToken: token, now: context.now, settings: settings)
         else { return nil }
         return try await finishSigning(signing, authenticatorUsed: window.authenticatorUsed, reusedFrom: window.signatureID,
                                        session: &session, context: context)
@@ -241,9 +241,9 @@ extension Engine {
         guard settings.reusable(level: signing.authLevel), let record = try await credentials.store.user(named: signing.user) else { return }
         let maxAgeDays = context.config.password.maxAgeDays
         credentials.stepUpReuse.open(StepUpReuseWindows.Window(level: signing.authLevel, type: signing.authenticatorType,
-                                                   authenticatorUsed: authenticatorUsed, signatureID: signatureID,
-                                                   credentialToken: record.credentialToken,
-                                                   passwordExpiresAt: maxAgeDays > 0
+                                                               authenticatorUsed: authenticatorUsed, signatureID: signatureID,
+                                                               credentialToken: record.credentialToken,
+                                                               passwordExpiresAt: maxAgeDays > 0
                                                        ? record.passwordChangedAt.addingTimeInterval(Double(maxAgeDays) * 86_400) : nil,
                                                    openedAt: context.now,
                                                    seconds: settings.reuseSeconds, maxUses: settings.reuseMaxUses),

@@ -32,7 +32,7 @@ extension Engine {
         let entries: [LedgerEntry]
         do {
             (signed, entries) = try await signing.signer.sign(batch, instance: context.config.instance, authenticatorUsed: authenticatorUsed,
-                                                      peer: session.peer, now: context.now)
+                                                              peer: session.peer, now: context.now)
         } catch StorageError.signingKeyRevoked(let kid) {
             try? await signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
             throw StorageError.signingKeyRevoked(kid)
@@ -52,7 +52,7 @@ extension Engine {
         ])
         if batch.authLevel == 0 {
             logSummary(signing.levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
-                                               count: batch.items.count))
+                                                       count: batch.items.count))
         }
         StepSignMetric.signatures.increment(by: batch.items.count,
                                             [("level", "\(batch.authLevel)"), ("authenticator", authenticatorUsed)])

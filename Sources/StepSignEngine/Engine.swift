@@ -30,6 +30,7 @@ public final class Engine: Sendable {
     let signing: Signing
     /// Requests waiting for approval, and the approver groups.
     let approvals: Approvals
+
     // MARK: Settings and the daemon's life
 
     let logger: Logger
@@ -172,7 +173,7 @@ public final class Engine: Sendable {
             try await signing.log.checkKept()
             try await signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: config.instance, now: now)
             try await signing.events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
-                                    peer: EventRecorder.daemon, instance: config.instance, now: now)
+                                            peer: EventRecorder.daemon, instance: config.instance, now: now)
             _ = try await signing.log.checkpointHead(reason: "start")
         } catch let StorageError.ledgerTreeBroken(why) {
             signing.logAlarm.report(why)
@@ -190,7 +191,7 @@ public final class Engine: Sendable {
         let settings = try Self.settings(new)
         let root = try new.cluster.loadRootKey()
         try await signing.events.record(.configurationLoaded, details: [("sha256", .string(Hex.encode(digest)))],
-                                peer: EventRecorder.daemon, instance: config.instance, now: now)
+                                        peer: EventRecorder.daemon, instance: config.instance, now: now)
         try credentials.passwords.useParameters(new.password.scryptParameters)
         configuration.withLockedValue { $0 = settings }
         signing.keyring.useClusterRoot(root)
