@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A task executor whose threads may block: a test that sleeps, waits on a socket or on a
 /// child process runs here instead of on Swift's cooperative pool, which has one thread per
@@ -21,16 +20,8 @@ public final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
     private var idle = 0
     /// Wake-ups given and not yet taken: each is taken by exactly one waiting thread.
     private var wakeUps = 0
-    private var threads = 0
 
     private init() {}
-
-    /// How many threads the pool has made so far.
-    public var threadCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return threads
-    }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -42,7 +33,6 @@ public final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
             condition.signal()
             condition.unlock()
         } else {
-            threads += 1
             condition.unlock()
             let thread = Thread { [self] in work() }
             thread.name = "blocking-test"
@@ -69,45 +59,5 @@ public final class BlockingTestExecutor: TaskExecutor, @unchecked Sendable {
             while wakeUps == 0 { condition.wait() }
             wakeUps -= 1
         }
-    }
-}
-
-/// An async counting semaphore: at most `width` holders at once, the others wait in order.
-public final class TestWidth: Sendable {
-    private struct State {
-        var available: Int
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Mutex<State>
-
-    public init(width: Int) {
-        state = Mutex(State(available: width))
-    }
-
-    /// Runs `body` once fewer than `width` others run.
-    public func run<T>(_ body: () async throws -> T) async rethrows -> T {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                guard state.available > 0 else {
-                    state.waiting.append(continuation)
-                    return false
-                }
-                state.available -= 1
-                return true
-            }
-            if now { continuation.resume() }
-        }
-        defer {
-            let next = state.withLock { state in
-                if state.waiting.isEmpty {
-                    state.available += 1
-                    return nil as CheckedContinuation<Void, Never>?
-                }
-                return state.waiting.removeFirst()
-            }
-            next?.resume()
-        }
-        return try await body()
     }
 }
