@@ -1,3 +1,5 @@
+import StepSignProtocol
+
 extension StepSignConfiguration {
     /// One `[[approval]]` rule (SPEC §3.4): signing requests it matches are signed only once
     /// `required` of its `approvers` (none of them the requester) have each stepped up at
@@ -28,9 +30,10 @@ extension StepSignConfiguration {
             self.timeoutSeconds = timeoutSeconds
         }
 
-        /// Whether a request for `reason` at `level` needs this rule's approvals.
+        /// Whether a request for `reason` at `level` needs this rule's approvals. The prefix is
+        /// compared by Unicode scalars (SPEC §3): `"payment:\u{301} wire"` starts with `payment:`.
         public func matches(reason: String, level: Int) -> Bool {
-            reason.hasPrefix(reasonPrefix) && level >= (minLevel ?? 0)
+            ScalarText.hasPrefix(reason, reasonPrefix) && level >= (minLevel ?? 0)
         }
     }
 
@@ -62,15 +65,16 @@ extension StepSignConfiguration.ApprovalRule {
         }
         guard t.table["approvers"] != nil else { throw t.error("approvers", nil, "an [[approval]] needs approvers") }
         let approvers = try t.stringArray("approvers", default: []) { entry in
-            if entry.hasPrefix("group:") { return Check.name(String(entry.dropFirst(6))).map { "group:NAME: \($0)" } }
+            guard Check.isNFC(entry) else { return "must be in Unicode NFC, as user IDs and group names are (SPEC 3)" }
+            if ScalarText.hasPrefix(entry, "group:") { return Check.name(String(entry.dropFirst(6))).map { "group:NAME: \($0)" } }
             return Check.nonEmptyLine(entry)
         }
         guard !approvers.isEmpty else { throw t.error("approvers", t.table["approvers"], "must name at least one user or group:NAME") }
-        guard Set(approvers).count == approvers.count else {
+        guard !ScalarText.hasDuplicates(approvers) else {
             throw t.error("approvers", t.table["approvers"], "names one approver twice")
         }
         let required = try t.integer("required", default: 1, in: 1...100)
-        if approvers.allSatisfy({ !$0.hasPrefix("group:") }), required > approvers.count {
+        if approvers.allSatisfy({ !ScalarText.hasPrefix($0, "group:") }), required > approvers.count {
             throw t.error("required", t.table["required"], "is more than the \(approvers.count) approvers named")
         }
         let level = try t.integer("level", default: 1, in: 0...100)

@@ -1,3 +1,4 @@
+import Foundation
 import StepSignProtocol
 
 // Reading each table of the config file into the model, with the checks documented on the
@@ -245,6 +246,11 @@ enum Check {
             return "must not contain control characters"
         }
         return nil
+    }
+
+    /// Whether `s` is in Unicode NFC: names are stored and compared byte-wise (SPEC §3).
+    static func isNFC(_ s: String) -> Bool {
+        s.utf8.elementsEqual(s.precomposedStringWithCanonicalMapping.utf8)
     }
 
     /// A user or group name: not empty, no whitespace, ":" or "/", no control characters.

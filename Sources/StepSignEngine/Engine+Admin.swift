@@ -11,7 +11,7 @@ extension Engine {
     func handleAdmin(_ operation: AdminOperation, context: RequestContext) async throws -> Reply {
         switch operation {
         case let .addUser(user, password, mustChange):
-            try UserName.validate(user)
+            try UserName.validate(user, new: true)
             if let violation = context.policy.violation(password: password, userID: user) {
                 throw StepSignError.invalid("the password does not meet the policy: \(violation.message)")
             }
@@ -23,6 +23,9 @@ extension Engine {
                 try await credentials.store.addUser(NewUser(name: user, passwordHash: hash, mustChangePassword: mustChange, createdAt: context.now))
             } catch StorageError.userExists {
                 throw StepSignError.invalid("user \"\(user)\" already exists")
+            } catch let StorageError.userLookalike(_, existing) {
+                throw StepSignError.invalid(
+                    "user \"\(user)\" looks like the existing user \"\(existing)\" (the same letters in another Unicode form or case)")
             }
             logger.notice("user added", metadata: ["user": "\(user)"])
             try await recordEvent(.userAdded, user: user, details: [("mustChangePassword", .bool(mustChange))], context: context)
@@ -41,6 +44,7 @@ extension Engine {
             }
         case .listUsers:
             let users = try await credentials.store.listUsers()
+            let twins = Self.lookalikes(users.map(\.name))
             var rows: [JSONValue] = []
             for user in users {
                 let keys = try await credentials.store.deviceKeys(user: user.name, includeRevoked: false)
@@ -50,6 +54,7 @@ extension Engine {
                     "passwordExpired": .bool(user.isPasswordExpired(maxAgeDays: context.config.password.maxAgeDays, at: context.now)),
                     "deviceKeys": .array(keys.map { .string($0.kid) }),
                     "sealed": .bool(user.sealFailure == nil),
+                    "lookalikes": .array((twins[Array(user.name.utf8)] ?? []).map { .string($0) }),
                 ])
             }
             return Reply(result: ["users": .array(rows)])
@@ -175,6 +180,16 @@ extension Engine {
             ok = false
             problem = "the credential record of user \(user) failed its seal check: \(failure)"
         }
+        // Requests for approval someone wrote behind the daemon's back (SPEC §3.4, §5.5): their
+        // fixed fields, state, votes and binding to their latest event.
+        let unsoundRequests = try await approvals.store.allApprovals().compactMap { record in
+            record.sealFailure.map { (record.id, $0) }
+        }
+        for (id, failure) in unsoundRequests { credentials.sealAlarm.report(approval: id, failure) }
+        if ok, let (id, failure) = unsoundRequests.first {
+            ok = false
+            problem = "the request for approval \(id) failed its seal check: \(failure)"
+        }
         if !ok {
             logger.warning("ledger audit found a problem", metadata: [
                 "firstBadSeq": "\(audit.firstBadSeq.map(String.init) ?? "-")", "problem": "\(problem ?? "")",
@@ -192,6 +207,9 @@ extension Engine {
             }),
             "unsealedRecords": .array(unsealed.map { user, failure in
                 ["user": .string(user), "problem": .string(failure.name), "reason": .string(failure.description)]
+            }),
+            "unsealedApprovals": .array(unsoundRequests.map { id, failure in
+                ["approvalID": .string(id), "problem": .string(failure.name), "reason": .string(failure.description)]
             }),
         ])
     }
@@ -228,5 +246,17 @@ extension Engine {
         } catch {
             guard try await credentials.store.user(named: user) != nil else { throw error }
         }
+    }
+
+    /// For each of `names` that looks like others (SPEC §3: ``UserIDForm/lookalikeKey(_:)``), keyed
+    /// by its bytes, the others: users added before lookalikes were refused, kept and listed.
+    static func lookalikes(_ names: [String]) -> [[UInt8]: [String]] {
+        var byKey: [[UInt8]: [String]] = [:]
+        for name in names { byKey[Array(UserIDForm.lookalikeKey(name).utf8), default: []].append(name) }
+        var twins: [[UInt8]: [String]] = [:]
+        for group in byKey.values where group.count > 1 {
+            for name in group { twins[Array(name.utf8)] = group.filter { !ScalarText.equal($0, name) } }
+        }
+        return twins
     }
 }

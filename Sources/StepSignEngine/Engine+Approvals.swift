@@ -27,7 +27,7 @@ extension Engine {
     /// record it, tell the approvers, and answer `onApprovalPending`. Nothing is signed yet.
     func requestApproval(_ signing: SigningRequest, rule: StepSignConfiguration.ApprovalRule, authenticatorUsed: String,
                          session: Session, context: RequestContext) async throws -> Reply {
-        let waiting = try await approvals.store.pendingApprovals().filter { $0.requester == signing.user && $0.expiresAt > context.now }
+        let waiting = try await approvals.store.pendingApprovals().filter { ScalarText.equal($0.requester, signing.user) && $0.expiresAt > context.now }
         guard waiting.count < Self.maxPendingApprovalsPerRequester else {
             throw StepSignError(.busy, "\(signing.user) has \(waiting.count) requests waiting for approval; wait for them first")
         }
@@ -62,7 +62,8 @@ extension Engine {
         }
         var rows: [JSONValue] = []
         for record in try await approvals.store.pendingApprovals() where record.expiresAt > context.now {
-            guard record.requester != login.user, !record.votes.contains(where: { $0.approver == login.user }),
+            guard sound(record), !ScalarText.equal(record.requester, login.user),
+                  !ScalarText.contains(record.votes.map(\.approver), login.user),
                   try await isApprover(login.user, of: record) else { continue }
             rows.append(Self.describe(record))
         }
@@ -97,7 +98,8 @@ extension Engine {
         guard let record = try await approvals.store.approval(id: approvalID) else {
             throw StepSignError.invalid("no request for approval \(approvalID) that you may answer")
         }
-        guard record.requester != user else {
+        try requireSound(record)
+        guard !ScalarText.equal(record.requester, user) else {
             throw StepSignError(.permissionDenied, "the requester's own approval never counts")
         }
         guard try await isApprover(user, of: record) else {
@@ -109,7 +111,7 @@ extension Engine {
         guard record.state == .pending else {
             throw StepSignError.wrongState("the request is no longer pending: \(record.state.rawValue)")
         }
-        if case .approve = kind, record.votes.contains(where: { $0.approver == user }) {
+        if case .approve = kind, ScalarText.contains(record.votes.map(\.approver), user) {
             throw StepSignError.wrongState("you approved this request already; each approver counts once")
         }
         return record
@@ -140,47 +142,123 @@ extension Engine {
         case .approve:
             let vote = ApprovalVote(approver: decision.approver, authLevel: record.rule.level, authenticator: authenticatorUsed,
                                     at: context.now)
-            let reserved = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, context.now.timeIntervalSince1970 * 1000)))
             let counted: ApprovalRecord
-            var complete = false
-            switch try await approvals.store.addApprovalVote(id: record.id, vote: vote, reserving: reserved, now: context.now) {
+            switch try await approvals.store.addApprovalVote(id: record.id, vote: vote, now: context.now) {
             case let .counted(now): counted = now
-            case let .complete(now): counted = now; complete = true
             case .alreadyApproved: throw StepSignError.wrongState("you approved this request already; each approver counts once")
             case let .notPending(state): throw StepSignError.wrongState("the request is no longer pending: \(state.rawValue)")
             case .unknown: throw StepSignError.invalid("no request for approval \(record.id) that you may answer")
+            case let .unsound(failure): throw unsoundError(record.id, failure)
             }
             try await recordEvent(.approvalGranted, user: decision.approver, details: [
                 ("approvalID", .string(record.id)), ("digest", .string(digest)), ("requester", .string(record.requester)),
-                ("authenticator", .string(authenticatorUsed)), ("approvals", .int(Int64(counted.votes.count))),
+                ("authenticator", .string(authenticatorUsed)), ("approvals", .int(Int64(counted.distinctApprovers.count))),
                 ("required", .int(Int64(counted.rule.required))),
             ], context: context)
             logger.notice("approval granted", metadata: [
                 "approvalID": .string(record.id), "approver": .string(decision.approver),
-                "approvals": "\(counted.votes.count)", "required": "\(counted.rule.required)",
+                "approvals": "\(counted.distinctApprovers.count)", "required": "\(counted.rule.required)",
             ])
-            var state = ApprovalState.pending
-            if complete {
-                _ = try await signApproved(counted, context: context)
-                state = .signed
-            }
+            let (now, state) = try await completeIfApproved(counted, context: context)
             return Reply(events: [.onApprovalResponse(approvalID: record.id, decision: decision.name, state: state.rawValue,
-                                                      approvals: counted.votes.count, required: counted.rule.required,
+                                                      approvals: now.distinctApprovers.count, required: now.rule.required,
                                                       status: .success)])
         }
+    }
+
+    /// Once `record` has as many distinct approvers as its rule requires, asks the store to
+    /// complete it with the approvers who still qualify now (SPEC §3.4: each still a user, not
+    /// blocked, still named by the rule or still in its group); the votes of the others are
+    /// dropped and the request waits for more. Signs it when it is approved. Returns the
+    /// request as it then stands and its state.
+    func completeIfApproved(_ record: ApprovalRecord, context: RequestContext) async throws -> (ApprovalRecord, ApprovalState) {
+        var record = record
+        // Another approval arriving in between makes the store refuse the qualification it was
+        // not made for; each round reads the votes again, and one of the racing approvers sees
+        // them all.
+        for _ in 0..<Self.completionRounds {
+            guard record.distinctApprovers.count >= record.rule.required else { return (record, .pending) }
+            var qualified: [String] = []
+            for voter in record.distinctApprovers where try await qualifies(voter, toApprove: record, at: context.now) {
+                qualified.append(voter)
+            }
+            let reserved = try UUIDv7.generate(unixMilliseconds: UInt64(max(0, context.now.timeIntervalSince1970 * 1000)))
+            switch try await approvals.store.completeApproval(id: record.id, voters: record.votes.map(\.approver),
+                                                              qualified: qualified, reserving: reserved, now: context.now) {
+            case let .approved(approved):
+                _ = try await signApproved(approved, context: context)
+                return (approved, .signed)
+            case let .waiting(waiting, dropped):
+                for approver in dropped {
+                    logger.warning("an approval no longer qualifies and was dropped; the request waits for another", metadata: [
+                        "approvalID": .string(record.id), "approver": .string(approver),
+                    ])
+                }
+                return (waiting, .pending)
+            case let .votesChanged(now):
+                record = now
+            case let .notPending(state):
+                return (record, state)
+            case .unknown:
+                throw StepSignError.invalid("no request for approval \(record.id)")
+            case let .unsound(failure):
+                throw unsoundError(record.id, failure)
+            }
+        }
+        throw StepSignError(.busy, "approvals of this request kept arriving while they were counted; ask for it again")
+    }
+
+    /// How many times ``completeIfApproved(_:context:)`` counts again when approvals race.
+    static let completionRounds = 16
+
+    /// Whether `user`'s approval of `record` counts now: a user whose record checks, not
+    /// blocked, not the requester, and an approver of the request's rule.
+    func qualifies(_ user: String, toApprove record: ApprovalRecord, at now: Date) async throws -> Bool {
+        guard !ScalarText.equal(user, record.requester),
+              let stored = try await credentials.store.user(named: user),
+              ScalarText.equal(stored.name, user) else { return false }
+        if let failure = stored.sealFailure {
+            credentials.sealAlarm.report(user: user, failure)
+            return false
+        }
+        guard !stored.isBlocked(at: now) else { return false }
+        return try await isApprover(user, of: record)
+    }
+
+    /// Whether `record` checks; a request that does not is reported once and never acted on.
+    func sound(_ record: ApprovalRecord) -> Bool {
+        guard let failure = record.sealFailure else { return true }
+        credentials.sealAlarm.report(approval: record.id, failure)
+        return false
+    }
+
+    /// Throws ``unsoundError(_:_:)`` for a request that does not check.
+    func requireSound(_ record: ApprovalRecord) throws {
+        if let failure = record.sealFailure { throw unsoundError(record.id, failure) }
+    }
+
+    /// The refusal of acting on request `id`, whose stored record fails its check: reported once
+    /// at critical; error 11.
+    func unsoundError(_ id: String, _ failure: SealFailure) -> StepSignError {
+        credentials.sealAlarm.report(approval: id, failure)
+        return StepSignError.wrongState(
+            "the stored request for approval \(id) failed its integrity check (\(failure.name)) and is not acted on; admin.auditVerify lists it")
     }
 
     /// Signs the approved `record` as its requester asked, with the reserved signature ID, so
     /// that a second attempt (a restart between approval and signature) finds the first in the
     /// ledger instead of signing twice. Returns the signature's details.
     func signApproved(_ record: ApprovalRecord, context: RequestContext) async throws -> SigningDetails {
-        guard let signatureID = record.signatureID, record.votes.count >= record.rule.required else {
+        try requireSound(record)
+        guard record.state == .approved || record.state == .signed, let signatureID = record.signatureID,
+              record.distinctApprovers.count >= record.rule.required else {
             throw StepSignError.internalError("the request is not approved")
         }
         let signing = SigningRequest(user: record.requester, payload: record.payload, payloadLength: record.payloadLength,
                                      reason: record.reason, authLevel: record.authLevel, authenticatorType: record.authenticatorType)
         let peer = Peer(uid: record.peer.uid, gid: record.peer.uid, pid: record.peer.pid, comm: record.peer.comm, groups: [])
-        let claims = record.votes.map {
+        let distinct = record.distinctApprovers
+        let claims = distinct.compactMap { approver in record.votes.first { ScalarText.equal($0.approver, approver) } }.map {
             ApprovalClaim(user: $0.approver, authLevel: $0.authLevel, authenticator: $0.authenticator,
                           at: Int64($0.at.timeIntervalSince1970))
         }
@@ -202,7 +280,7 @@ extension Engine {
         StepSignMetric.signatures.increment(by: 1, [("level", "\(record.authLevel)"), ("authenticator", "approval")])
         logger.notice("signed", metadata: [
             "user": .string(record.requester), "signatureID": .string(signatureID), "approvalID": .string(record.id),
-            "approvals": "\(record.votes.count)", "authLevel": "\(record.authLevel)",
+            "approvals": "\(distinct.count)", "authLevel": "\(record.authLevel)",
             "peerUID": "\(record.peer.uid)", "peerPID": "\(record.peer.pid)", "peerComm": .string(record.peer.comm),
         ])
         return details
@@ -230,12 +308,13 @@ extension Engine {
         guard var record = try await approvals.store.approval(id: approvalID) else {
             throw StepSignError.invalid("no request for approval \(approvalID) that you may see")
         }
-        var mayRead = session.isAdmin || session.peer.uid == record.peer.uid || login?.user == record.requester
+        var mayRead = session.isAdmin || session.peer.uid == record.peer.uid || login.map { ScalarText.equal($0.user, record.requester) } == true
         if !mayRead, let login { mayRead = try await isApprover(login.user, of: record) }
         guard mayRead else { throw StepSignError.invalid("no request for approval \(approvalID) that you may see") }
         // The wait is in real time, whatever time the request is handled at.
         let deadline = Date().addingTimeInterval(Double(waitSeconds))
         while true {
+            try requireSound(record)
             record = try await endIfOver(record, context: context) ?? record
             if record.state == .approved, let approvedAt = record.decidedAt,
                Date().timeIntervalSince(approvedAt) > Self.unfinishedApprovalSeconds {
@@ -282,7 +361,7 @@ extension Engine {
     /// the one it waits on (a reload removed or changed it), recording the event; returns it
     /// as ended, or nil when it goes on (or was not pending).
     private func endIfOver(_ record: ApprovalRecord, context: RequestContext) async throws -> ApprovalRecord? {
-        guard record.state == .pending else { return nil }
+        guard record.state == .pending, record.sealFailure == nil else { return nil }
         let reason: String
         if record.expiresAt <= context.now {
             reason = "timeout"
@@ -308,7 +387,7 @@ extension Engine {
                 try await recordExpiry(record, reason: "timeout", config: config, now: now)
             }
             let keys = Set(config.approvals.map { Self.snapshot($0).key })
-            for record in try await approvals.store.pendingApprovals() where !keys.contains(record.rule.key) {
+            for record in try await approvals.store.pendingApprovals() where sound(record) && !keys.contains(record.rule.key) {
                 if try await approvals.store.endApproval(id: record.id, as: .expired, by: nil, reason: Self.ruleGoneReason, now: now) {
                     try await recordExpiry(record, reason: Self.ruleGoneReason, config: config, now: now)
                 }
@@ -330,10 +409,10 @@ extension Engine {
     /// Whether `user` is one of `record`'s approvers: named in its rule, or a member of a group
     /// it names whose membership holds (``groupMembershipHolds(_:)``).
     func isApprover(_ user: String, of record: ApprovalRecord) async throws -> Bool {
-        if record.rule.users.contains(user) { return true }
-        let groups = record.rule.groups
-        guard !groups.isEmpty else { return false }
-        for member in try await approvals.store.groupMembers() where member.user == user && groups.contains(member.group) {
+        if record.rule.names(user: user) { return true }
+        guard !record.rule.groups.isEmpty else { return false }
+        for member in try await approvals.store.groupMembers()
+        where ScalarText.equal(member.user, user) && record.rule.names(group: member.group) {
             if try await groupMembershipHolds(member) { return true }
         }
         return false
@@ -342,9 +421,9 @@ extension Engine {
     /// The members of the groups `rule` names whose membership holds, and the users it names.
     func approverUsers(of rule: ApprovalRuleSnapshot) async throws -> [String] {
         var users = rule.users
-        let groups = rule.groups
-        if !groups.isEmpty {
-            for member in try await approvals.store.groupMembers() where groups.contains(member.group) && !users.contains(member.user) {
+        if !rule.groups.isEmpty {
+            for member in try await approvals.store.groupMembers()
+            where rule.names(group: member.group) && !ScalarText.contains(users, member.user) {
                 if try await groupMembershipHolds(member) { users.append(member.user) }
             }
         }
@@ -364,10 +443,11 @@ extension Engine {
             for entry in page {
                 guard let event = try? LedgerEvent.verify(entry.jws, trustedKeys: verifiers).event else { continue }
                 if entry.seq == member.addedSeq {
-                    guard event.kind == .groupMemberAdded, event.detail("group") == member.group else { return false }
+                    guard event.kind == .groupMemberAdded, let group = event.detail("group"), ScalarText.equal(group, member.group),
+                          let named = event.user, ScalarText.equal(named, member.user) else { return false }
                     sawAdded = true
                 } else if event.kind == .userRemoved
-                            || (event.kind == .groupMemberRemoved && event.detail("group") == member.group) {
+                            || (event.kind == .groupMemberRemoved && event.detail("group").map { ScalarText.equal($0, member.group) } == true) {
                     return false
                 }
             }
@@ -382,7 +462,7 @@ extension Engine {
     private func notifyApprovers(of record: ApprovalRecord, context: RequestContext) async {
         let notifier = CodeNotifierFactory.make(config: context.config, stateDirectory: context.config.server.stateDir)
         do {
-            for user in try await approverUsers(of: record.rule) where user != record.requester {
+            for user in try await approverUsers(of: record.rule) where !ScalarText.equal(user, record.requester) {
                 do {
                     try await notifier.deliver(ApprovalNotice(user: user, request: record))
                 } catch {

@@ -10,7 +10,7 @@ extension Engine {
         try Self.validateGroupName(group)
         try UserName.validate(user)
         guard try await credentials.store.user(named: user) != nil else { throw StepSignError.invalid("no such user \"\(user)\"") }
-        if let current = try await approvals.store.groupMembers().first(where: { $0.group == group && $0.user == user }),
+        if let current = try await approvals.store.groupMembers().first(where: { ScalarText.equal($0.group, group) && ScalarText.equal($0.user, user) }),
            try await groupMembershipHolds(current) {
             return Reply(result: [:])
         }
@@ -24,7 +24,7 @@ extension Engine {
     /// longer holds), then deletes the row.
     func removeGroupMember(group: String, user: String, context: RequestContext) async throws -> Reply {
         try Self.validateGroupName(group)
-        guard let current = try await approvals.store.groupMembers().first(where: { $0.group == group && $0.user == user }),
+        guard let current = try await approvals.store.groupMembers().first(where: { ScalarText.equal($0.group, group) && ScalarText.equal($0.user, user) }),
               try await groupMembershipHolds(current) else {
             throw StepSignError.invalid("\"\(user)\" is not a member of group \"\(group)\"")
         }
@@ -49,8 +49,8 @@ extension Engine {
 
     /// A group name: 1–64 characters, none of them whitespace, control, format, `:` or `/`.
     static func validateGroupName(_ name: String) throws(StepSignError) {
-        guard (1...64).contains(name.count),
+        guard (1...64).contains(name.count), UserIDForm.isNFC(name),
               !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0 == ":" || $0 == "/" || SigningRequest.isHidden($0) })
-        else { throw .invalid("a group name is 1 to 64 characters without spaces, \":\" or \"/\"") }
+        else { throw .invalid("a group name is 1 to 64 characters in Unicode NFC without spaces, \":\" or \"/\"") }
     }
 }

@@ -178,6 +178,18 @@ public final class Engine: Sendable {
         } catch let StorageError.ledgerTreeBroken(why) {
             signing.logAlarm.report(why)
         }
+        await warnOfLookalikes()
+    }
+
+    /// Says, at start, which users look alike (SPEC §3: added before lookalikes were refused).
+    /// They are kept: `admin.listUsers` lists each with its `lookalikes`, for an admin to remove.
+    func warnOfLookalikes() async {
+        guard let users = try? await credentials.store.listUsers() else { return }
+        for (name, others) in Self.lookalikes(users.map(\.name)) {
+            logger.warning("two user IDs look alike (added before lookalikes were refused); admin.listUsers shows them", metadata: [
+                "user": .string(String(decoding: name, as: UTF8.self)), "lookalikes": .array(others.map { .string($0) }),
+            ])
+        }
     }
 
     /// Puts a new configuration in force for the requests that follow (SIGHUP); if it cannot

@@ -98,6 +98,15 @@ public struct LedgerEvent: Sendable, Equatable {
         return (try decode(jws.payload), kid)
     }
 
+    /// The claims of an event's compact JWS read WITHOUT checking its signature: only to index
+    /// an entry the caller verifies elsewhere (the upgrade that indexes requests' events; the
+    /// audit verifies every entry). Nil when they cannot be read.
+    public static func unverifiedClaims(_ compact: String) -> LedgerEvent? {
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        return try? decode(payload)
+    }
+
     /// Reads signed claims (the strict parser: no member twice).
     static func decode(_ payload: [UInt8]) throws(SignatureVerificationError) -> LedgerEvent {
         let claims: JSONValue

@@ -51,6 +51,7 @@ public struct PostgresImport: Sendable {
         for name in names {
             try await PostgresStore.reseal(connection, name, seal: seal, logger: logger)
         }
+        try await PostgresStore.fillNameKeys(connection, logger: logger)
         for code in try await PostgresStore.activationCodes(connection, unsealedOnly: false, user: nil, logger: logger) {
             var record = code.record
             record.expiresAt = PostgresStore.stored(record.expiresAt)

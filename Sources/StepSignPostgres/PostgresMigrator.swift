@@ -19,6 +19,7 @@ struct PostgresMigrator {
         do {
             let key = try await migrate(connection)
             try await PostgresStore.prepareSeal(seal, on: connection, logger: logger)
+            try await PostgresStore.prepareApprovalSeals(seal, on: connection, logger: logger)
             try await connection.query("COMMIT", logger: logger)
             return key
         } catch {
@@ -51,6 +52,10 @@ struct PostgresMigrator {
                     // insufficient_privilege: "must be owner of table …" for the daemon role.
                     throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
                 }
+            }
+            if migration.version == 13 {
+                try await PostgresStore.fillNameKeys(connection, logger: logger)
+                try await PostgresStore.indexApprovalEvents(connection, logger: logger)
             }
             if migration.version == 1 {
                 let nameKey = try SecureRandom.bytes(count: 32)

@@ -42,6 +42,7 @@ enum PostgresSchema {
         Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
         Migration(version: 11, name: "v11-approvals-and-groups", statements: v11),
         Migration(version: 12, name: "v12-log-epochs", statements: v12),
+        Migration(version: 13, name: "v13-name-keys-and-approval-state", statements: v13),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -738,6 +739,24 @@ enum PostgresSchema {
         """
         CREATE TRIGGER log_epochs_no_truncate BEFORE TRUNCATE ON log_epochs
         FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
+        """,
+    ]
+
+    /// No lookalike users (SPEC §3): each user's lookalike key (filled for the users already
+    /// there by the migrator, ``PostgresStore/fillNameKeys(_:logger:)``). And requests for approval
+    /// whose state is sealed (SPEC §3.4), bound to their latest event in the log, which
+    /// `approval_events` indexes (filled by the migrator from the events already there).
+    private static let v13: [String] = [
+        "ALTER TABLE users ADD COLUMN name_key text",
+        "CREATE INDEX users_by_name_key ON users (name_key)",
+        "ALTER TABLE approvals ADD COLUMN event_index bigint",
+        "ALTER TABLE approvals ADD COLUMN state_seal bytea",
+        """
+        CREATE TABLE approval_events (
+            approval_id text NOT NULL,
+            seq bigint NOT NULL,
+            PRIMARY KEY (approval_id, seq)
+        )
         """,
     ]
 }

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import PostgresNIO
+import StepSignFormat
 import StepSignStorage
 
 // Requests waiting for approval by several people, and user groups (SPEC §3.4): one table
@@ -45,34 +47,94 @@ extension PostgresStore {
         }
     }
 
-    /// `row`'s request with its votes whose seals check; nil when its own seal does not.
-    private func checked(_ connection: AnsweredConnection, _ row: PostgresRow) async throws -> ApprovalRecord? {
+    /// The columns of a checked read: the request, its state seal and the log index of its
+    /// latest event.
+    static let approvalSelect = """
+        \(approvalColumns), event_index, state_seal,
+        (SELECT max(seq) FROM approval_events WHERE approval_id = approvals.id) AS latest_event
+        """
+
+    /// `row`'s request (selected with ``approvalSelect``) with its votes whose own seals check,
+    /// and its check against both seals and the log.
+    private func checked(_ connection: AnsweredConnection, _ row: PostgresRow) async throws -> ApprovalRecord {
         var (record, seal) = try Self.decodeApproval(row)
-        guard credentialSeal.matches(seal, credentialSeal.seal(record)) else { return nil }
-        let votes = try await connection.query("""
-            SELECT approver, auth_level, authenticator, at, seal FROM approval_votes WHERE approval_id = \(record.id) ORDER BY at, approver
+        let stored = try await Self.storedVotes(connection, record.id, logger: logger)
+        for (vote, voteSeal) in stored where credentialSeal.matches(voteSeal, credentialSeal.seal(vote, approvalID: record.id)) {
+            record.votes.append(vote)
+        }
+        let columns = row.makeRandomAccess()
+        let stateSeal: Data?, eventIndex: Int64?, latest: Int64?
+        do {
+            stateSeal = try columns["state_seal"].decode(Data?.self)
+            eventIndex = try columns["event_index"].decode(Int64?.self)
+            latest = try columns["latest_event"].decode(Int64?.self)
+        } catch {
+            throw Self.malformed("approvals", error)
+        }
+        record.sealFailure = credentialSeal.failure(of: record, seal: seal, stateSeal: stateSeal.map { [UInt8]($0) },
+                                                    eventIndex: eventIndex, storedVotes: stored.map(\.0),
+                                                    latestEventIndex: latest.map { $0 - 1 } ?? SealBinding.noEvent)
+        return record
+    }
+
+    /// Every vote row of request `id` as stored, with its seal.
+    private static func storedVotes(_ connection: AnsweredConnection, _ id: String, logger: Logger) async throws
+        -> [(ApprovalVote, [UInt8])] {
+        let rows = try await connection.query("""
+            SELECT approver, auth_level, authenticator, at, seal FROM approval_votes WHERE approval_id = \(id)
+            ORDER BY at, approver COLLATE "C"
             """, logger: logger)
-        for try await vote in votes {
+        var votes: [(ApprovalVote, [UInt8])] = []
+        for try await vote in rows {
             let (approver, level, authenticator, at, voteSeal): (String, Int, String, Date, Data)
             do { (approver, level, authenticator, at, voteSeal) = try vote.decode((String, Int, String, Date, Data).self) } catch {
                 throw Self.malformed("approval_votes", error)
             }
-            let decoded = ApprovalVote(approver: approver, authLevel: level, authenticator: authenticator, at: at)
-            if credentialSeal.matches([UInt8](voteSeal), credentialSeal.seal(decoded, approvalID: record.id)) {
-                record.votes.append(decoded)
-            }
+            votes.append((ApprovalVote(approver: approver, authLevel: level, authenticator: authenticator, at: at), [UInt8](voteSeal)))
         }
-        return record
+        return votes
     }
 
     private func checkedApproval(_ connection: AnsweredConnection, _ id: String, lock: Bool) async throws -> ApprovalRecord? {
+        if lock {
+            // The request's row is held (FOR UPDATE) for the rest of the transaction: changes
+            // of one request take turns, so two approvers' last votes complete it once.
+            try await connection.query("SELECT 1 FROM approvals WHERE id = \(id) FOR UPDATE", logger: logger)
+        }
         let rows = try await connection.query(
-            lock ? "SELECT \(unescaped: Self.approvalColumns) FROM approvals WHERE id = \(id) FOR UPDATE"
-                 : "SELECT \(unescaped: Self.approvalColumns) FROM approvals WHERE id = \(id)", logger: logger)
+            "SELECT \(unescaped: Self.approvalSelect) FROM approvals WHERE id = \(id)", logger: logger)
         var found: PostgresRow?
         for try await row in rows { found = row }
         guard let found else { return nil }
         return try await checked(connection, found)
+    }
+
+    /// The request `id`, locked, checked and sound, for a change in this transaction; else throws
+    /// ``StorageError/approvalSealBroken(id:_:)``. Nil when absent.
+    private func soundApproval(_ connection: AnsweredConnection, _ id: String) async throws -> ApprovalRecord? {
+        guard let record = try await checkedApproval(connection, id, lock: true) else { return nil }
+        if let failure = record.sealFailure { throw StorageError.approvalSealBroken(id: id, failure) }
+        return record
+    }
+
+    /// Seals request `id`'s state as stored now, bound to its latest event in the log. Call only
+    /// on a request that passed its check in the same transaction, after changing it.
+    static func resealApproval(_ connection: AnsweredConnection, _ id: String, seal: CredentialSeal, logger: Logger) async throws {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: approvalSelect) FROM approvals WHERE id = \(id)", logger: logger)
+        var found: PostgresRow?
+        for try await row in rows { found = row }
+        guard let found else { return }
+        let (record, _) = try decodeApproval(found)
+        let latest: Int64
+        do { latest = (try found.makeRandomAccess()["latest_event"].decode(Int64?.self)).map { $0 - 1 } ?? SealBinding.noEvent } catch {
+            throw malformed("approvals", error)
+        }
+        let votes = try await storedVotes(connection, id, logger: logger).map(\.0)
+        let stateSeal = Data(seal.sealState(of: record, votes: votes, eventIndex: latest))
+        try await connection.query("""
+            UPDATE approvals SET event_index = \(latest), state_seal = \(stateSeal) WHERE id = \(id)
+            """, logger: logger)
     }
 
     public func createApproval(_ record: ApprovalRecord) async throws {
@@ -92,6 +154,7 @@ extension PostgresStore {
                     \(record.rule.type), \(record.rule.key), \(record.createdAt), \(record.expiresAt), \(seal),
                     \(record.state.rawValue), \(record.signatureID), \(record.decidedBy), \(record.decisionReason), \(record.decidedAt))
                 """, logger: logger)
+            try await Self.resealApproval(connection, record.id, seal: credentialSeal, logger: logger)
         }
     }
 
@@ -100,55 +163,83 @@ extension PostgresStore {
     }
 
     public func pendingApprovals() async throws -> [ApprovalRecord] {
+        try await approvals(where: "WHERE state = 'pending'")
+    }
+
+    public func allApprovals() async throws -> [ApprovalRecord] {
+        try await approvals(where: "")
+    }
+
+    private func approvals(where condition: String) async throws -> [ApprovalRecord] {
         try await inSnapshot { connection in
             let rows = try await connection.query("""
-                SELECT \(unescaped: Self.approvalColumns) FROM approvals WHERE state = 'pending' ORDER BY created_at, id
+                SELECT \(unescaped: Self.approvalSelect) FROM approvals \(unescaped: condition) ORDER BY created_at, id
                 """, logger: logger)
             var collected: [PostgresRow] = []
             for try await row in rows { collected.append(row) }
             var records: [ApprovalRecord] = []
-            for row in collected {
-                if let record = try await checked(connection, row) { records.append(record) }
-            }
+            for row in collected { records.append(try await checked(connection, row)) }
             return records
         }
     }
 
-    public func addApprovalVote(id: String, vote: ApprovalVote, reserving signatureID: String, now: Date) async throws -> ApprovalVoteOutcome {
+    public func addApprovalVote(id: String, vote: ApprovalVote, now: Date) async throws -> ApprovalVoteOutcome {
         var vote = vote
         vote.at = vote.at.postgresRounded
         let voteSeal = Data(credentialSeal.seal(vote, approvalID: id))
         return try await inTransaction { connection in
-            // The request's row is held (FOR UPDATE): two approvers' last votes take turns, so
-            // the approvals complete once.
             guard let record = try await checkedApproval(connection, id, lock: true) else { return .unknown }
-            let completes: Bool
-            switch ApprovalVoteRule.step(for: vote, on: record, now: now) {
-            case let .refuse(outcome): return outcome
-            case let .insert(completesIt): completes = completesIt
-            }
+            if case let .refuse(outcome) = ApprovalVoteRule.step(for: vote, on: record, now: now) { return outcome }
+            // Byte-wise (the primary key's equality is the bytes'): an NFD twin of an approver
+            // is another approver, who has to be one in their own right.
             let inserted = try await Self.count(connection.query("""
                 INSERT INTO approval_votes (approval_id, approver, auth_level, authenticator, at, seal)
                 VALUES (\(id), \(vote.approver), \(vote.authLevel), \(vote.authenticator), \(vote.at), \(voteSeal))
                 ON CONFLICT (approval_id, approver) DO NOTHING RETURNING 1
                 """, logger: logger))
-            // A row whose seal failed is not counted, and not replaced either.
             guard inserted == 1 else { return .alreadyApproved }
-            if completes {
-                try await connection.query("""
-                    UPDATE approvals SET state = 'approved', signature_id = \(signatureID), decided_at = \(now) WHERE id = \(id)
-                    """, logger: logger)
+            try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger)
+            var counted = record
+            counted.votes.append(vote)
+            return .counted(counted)
+        }
+    }
+
+    public func completeApproval(id: String, voters: [String], qualified: [String], reserving signatureID: String,
+                                 now: Date) async throws -> ApprovalCompletion {
+        let now = now.postgresRounded
+        return try await inTransaction { connection in
+            guard let record = try await checkedApproval(connection, id, lock: true) else { return .unknown }
+            let stored = try await Self.storedVotes(connection, id, logger: logger).map(\.0.approver)
+            switch ApprovalVoteRule.completion(of: record, storedVoters: stored, voters: voters, qualified: qualified) {
+            case let .refuse(outcome):
+                return outcome
+            case let .apply(drop, approves):
+                for approver in drop {
+                    try await connection.query("""
+                        DELETE FROM approval_votes WHERE approval_id = \(id) AND approver = \(approver)
+                        """, logger: logger)
+                }
+                if approves {
+                    try await connection.query("""
+                        UPDATE approvals SET state = 'approved', signature_id = \(signatureID), decided_at = \(now) WHERE id = \(id)
+                        """, logger: logger)
+                }
+                if approves || !drop.isEmpty { try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger) }
+                return ApprovalVoteRule.outcome(of: record, dropping: drop, approves: approves, signatureID: signatureID, now: now)
             }
-            return ApprovalVoteRule.outcome(of: record, adding: vote, completes: completes, signatureID: signatureID, now: now)
         }
     }
 
     public func endApproval(id: String, as state: ApprovalState, by: String?, reason: String, now: Date) async throws -> Bool {
         try await inTransaction { connection in
-            try await Self.count(connection.query("""
+            guard try await soundApproval(connection, id)?.state == .pending else { return false }
+            try await connection.query("""
                 UPDATE approvals SET state = \(state.rawValue), decided_by = \(by), decision_reason = \(reason), decided_at = \(now)
-                WHERE id = \(id) AND state = 'pending' RETURNING 1
-                """, logger: logger)) == 1
+                WHERE id = \(id)
+                """, logger: logger)
+            try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger)
+            return true
         }
     }
 
@@ -156,22 +247,22 @@ extension PostgresStore {
         try await inTransaction { connection in
             // SKIP LOCKED: a request another daemon is expiring (or an approver is voting on)
             // is left to it; each is ended once.
-            let rows = try await connection.query("""
-                SELECT \(unescaped: Self.approvalColumns) FROM approvals WHERE state = 'pending' AND expires_at <= \(now)
+            let ids = try await connection.query("""
+                SELECT id FROM approvals WHERE state = 'pending' AND expires_at <= \(now)
                 ORDER BY expires_at, id FOR UPDATE SKIP LOCKED
                 """, logger: logger)
-            var collected: [PostgresRow] = []
-            for try await row in rows { collected.append(row) }
+            var collected: [String] = []
+            for try await id in ids.decode(String.self) { collected.append(id) }
             var expired: [ApprovalRecord] = []
-            for row in collected {
-                let (record, _) = try Self.decodeApproval(row)
+            for id in collected {
+                guard var record = try await checkedApproval(connection, id, lock: false),
+                      record.sealFailure == nil else { continue } // never acted on, not even ended
                 try await connection.query("""
-                    UPDATE approvals SET state = 'expired', decision_reason = 'timeout', decided_at = \(now) WHERE id = \(record.id)
+                    UPDATE approvals SET state = 'expired', decision_reason = 'timeout', decided_at = \(now) WHERE id = \(id)
                     """, logger: logger)
-                if var checked = try await checked(connection, row) {
-                    checked.state = .expired
-                    expired.append(checked)
-                }
+                try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger)
+                record.state = .expired
+                expired.append(record)
             }
             return expired
         }
@@ -179,10 +270,74 @@ extension PostgresStore {
 
     public func markApprovalSigned(id: String, signatureID: String) async throws -> Bool {
         try await inTransaction { connection in
-            try await Self.count(connection.query("""
-                UPDATE approvals SET state = 'signed', signature_id = \(signatureID) WHERE id = \(id) AND state = 'approved'
-                RETURNING 1
-                """, logger: logger)) == 1
+            guard try await soundApproval(connection, id)?.state == .approved else { return false }
+            try await connection.query("""
+                UPDATE approvals SET state = 'signed', signature_id = \(signatureID) WHERE id = \(id)
+                """, logger: logger)
+            try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger)
+            return true
+        }
+    }
+
+    // MARK: Binding to the log
+
+    /// Indexes the events of `batch` (appended from `firstSeq` on) that name a request, and seals
+    /// again, bound to their new latest event, the requests that passed their check against the
+    /// log as it was before the batch. A request that fails stays as it is.
+    func bindApprovals(of batch: [LedgerAppend], firstSeq: Int64, _ connection: AnsweredConnection) async throws {
+        let ids = LedgerAppend.approvalsNamedByEvents(batch)
+        guard !ids.isEmpty else { return }
+        var sound: [String] = []
+        for id in ids {
+            if let record = try await checkedApproval(connection, id, lock: true), record.sealFailure == nil { sound.append(id) }
+        }
+        for (offset, item) in batch.enumerated() where item.authLevel < 0 {
+            guard let id = item.approvalID else { continue }
+            try await connection.query("""
+                INSERT INTO approval_events (approval_id, seq) VALUES (\(id), \(firstSeq + Int64(offset))) ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        for id in sound { try await Self.resealApproval(connection, id, seal: credentialSeal, logger: logger) }
+    }
+
+    /// The upgrade (schema v13): every event already in the ledger that names a request is
+    /// indexed in `approval_events`. Its claims are read unverified: this only indexes, and
+    /// `admin.auditVerify` verifies every entry.
+    static func indexApprovalEvents(_ connection: AnsweredConnection, logger: Logger) async throws {
+        let rows = try await connection.query("SELECT seq, jws FROM ledger WHERE auth_level < 0 ORDER BY seq", logger: logger)
+        var found: [(String, Int64)] = []
+        for try await (seq, jws) in rows.decode((Int64, String).self) {
+            if let id = LedgerEvent.unverifiedClaims(jws)?.detail("approvalID") { found.append((id, seq)) }
+        }
+        for (id, seq) in found {
+            try await connection.query("""
+                INSERT INTO approval_events (approval_id, seq) VALUES (\(id), \(seq)) ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+    }
+
+    /// Seals, once, the state of every request stored before state seals existed (the upgrade),
+    /// bound to its latest event; those whose fixed seal fails are left unsealed. In the
+    /// migrator's transaction, under its lock. Afterwards a request without a state seal is
+    /// never sealed: it fails as ``SealFailure/missing``.
+    static func prepareApprovalSeals(_ seal: CredentialSeal, on connection: AnsweredConnection, logger: Logger) async throws {
+        let marked = try await connection.query(
+            "SELECT value FROM store_secrets WHERE name = 'approval_state_seals'", logger: logger
+        ).decode(Data.self).first { _ in true }
+        guard marked == nil else { return }
+        let rows = try await connection.query(
+            "SELECT \(unescaped: approvalColumns) FROM approvals WHERE state_seal IS NULL", logger: logger)
+        var unsealed: [ApprovalRecord] = []
+        for try await row in rows {
+            let (record, fixedSeal) = try decodeApproval(row)
+            if seal.matches(fixedSeal, seal.seal(record)) { unsealed.append(record) }
+        }
+        for record in unsealed { try await resealApproval(connection, record.id, seal: seal, logger: logger) }
+        do {
+            try await connection.query(
+                "INSERT INTO store_secrets (name, value) VALUES ('approval_state_seals', '\\x01'::bytea)", logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.insufficientPrivilege {
+            throw PostgresStoreError.sealNotPermitted
         }
     }
 

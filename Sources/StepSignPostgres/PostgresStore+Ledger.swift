@@ -43,8 +43,8 @@ extension PostgresStore {
     public func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
         guard !batch.isEmpty else { return [] }
         do {
-            // A batch with events of users binds their records in its own transaction.
-            if LedgerAppend.usersNamedByEvents(batch).isEmpty,
+            // A batch with events of users or requests binds their records in its own transaction.
+            if LedgerAppend.usersNamedByEvents(batch).isEmpty, LedgerAppend.approvalsNamedByEvents(batch).isEmpty,
                let entries = try await appendCommitting(batch, checkpointEvery: checkpoints?.every ?? 0) { return entries }
             return try await commitInTransaction(batch, checkpoints: checkpoints)
         } catch let interrupted as CommitInterrupted {
@@ -108,6 +108,7 @@ extension PostgresStore {
                 }
             }
             try await bindRecords(of: batch, firstSeq: entries.first?.seq ?? 0, connection)
+            try await bindApprovals(of: batch, firstSeq: entries.first?.seq ?? 0, connection)
             return entries
         }
     }

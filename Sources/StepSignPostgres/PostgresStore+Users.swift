@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import PostgresNIO
+import StepSignCrypto
 import StepSignStorage
 
 // Users and passwords.
@@ -37,12 +39,21 @@ extension PostgresStore {
 
     public func addUser(_ new: NewUser) async throws {
         let token = try CredentialToken.random()
+        let key = UserIDForm.lookalikeKey(new.name)
         try await inTransaction { connection in
+            // No twin (SPEC §3), whichever daemon adds it: adds of one lookalike key take turns
+            // under a transaction lock on it, so the check below sees any committed before.
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(\(Self.lookalikeLockKey(key)))", logger: logger)
+            let existing = try await connection.query(
+                "SELECT name FROM users WHERE name_key = \(key) AND name <> \(new.name) LIMIT 1", logger: logger
+            ).decode(String.self).first { _ in true }
+            if let existing { throw StorageError.userLookalike(new.name, existing: existing) }
             let added = try await Self.count(connection.query("""
                 INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at,
-                    credential_token)
+                    credential_token, name_key)
                 VALUES (\(new.name), \(new.passwordHash), \(new.createdAt), \(new.mustChangePassword), \(new.createdAt),
-                    \(token.bytes))
+                    \(token.bytes), \(key))
                 ON CONFLICT (name) DO NOTHING RETURNING 1
                 """, logger: logger))
             guard added == 1 else { throw StorageError.userExists(new.name) }
@@ -156,6 +167,22 @@ extension PostgresStore {
             var hashes = [record.passwordHash]
             for try await hash in rows.decode(String.self) { hashes.append(hash) }
             return hashes
+        }
+    }
+
+    /// The `pg_advisory_xact_lock` key of a lookalike key: its SHA-256's first 8 bytes.
+    static func lookalikeLockKey(_ key: String) -> Int64 {
+        SHA256.hash(Array("stepsign-user-lookalike-lock-v1\n\(key)".utf8)).prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+    }
+
+    /// Every user's lookalike key where it is not kept yet: the upgrade (schema v13) and an import.
+    static func fillNameKeys(_ connection: AnsweredConnection, logger: Logger) async throws {
+        var names: [String] = []
+        for try await name in try await connection.query("SELECT name FROM users WHERE name_key IS NULL", logger: logger)
+            .decode(String.self) { names.append(name) }
+        for name in names {
+            try await connection.query("UPDATE users SET name_key = \(UserIDForm.lookalikeKey(name)) WHERE name = \(name)",
+                                       logger: logger)
         }
     }
 }

@@ -1,4 +1,5 @@
 import StepSignFormat
+import StepSignProtocol
 
 /// One signature to append to the ledger; the store adds the sequence number and hashes.
 public struct LedgerAppend: Sendable, Equatable {
@@ -23,11 +24,15 @@ public struct LedgerAppend: Sendable, Equatable {
     public var peer: LedgerPeer
     /// The authentication level of the signature.
     public var authLevel: Int
+    /// For an event about a request for approval (SPEC §3.4), the request's ID: the store binds
+    /// the request's sealed state to this entry in the transaction that appends it.
+    public var approvalID: String?
 
     /// The `authLevel` of an event's row (SPEC §5.4): it authenticates no one.
     public static let eventAuthLevel = -1
 
-    public init(signatureID: String, user: String, iat: Int64, kid: String, jws: String, peer: LedgerPeer, authLevel: Int) {
+    public init(signatureID: String, user: String, iat: Int64, kid: String, jws: String, peer: LedgerPeer, authLevel: Int,
+                approvalID: String? = nil) {
         self.signatureID = signatureID
         self.user = user
         self.iat = iat
@@ -37,6 +42,7 @@ public struct LedgerAppend: Sendable, Equatable {
         self.leafHash = MerkleHash.leaf(jws.utf8)
         self.peer = peer
         self.authLevel = authLevel
+        self.approvalID = approvalID
     }
 
     /// The users `batch`'s events name, each once, in order: the records a store seals again,
@@ -47,5 +53,14 @@ public struct LedgerAppend: Sendable, Equatable {
             names.append(item.user)
         }
         return names
+    }
+
+    /// The requests for approval `batch`'s events name, each once, in order.
+    package static func approvalsNamedByEvents(_ batch: [LedgerAppend]) -> [String] {
+        var ids: [String] = []
+        for item in batch where item.authLevel < 0 {
+            if let id = item.approvalID, !ids.contains(where: { ScalarText.equal($0, id) }) { ids.append(id) }
+        }
+        return ids
     }
 }

@@ -57,6 +57,11 @@ enum SQLiteSchema {
         migrator.registerMigration("v12-log-epochs") { db in
             try db.execute(sql: v12)
         }
+        migrator.registerMigration("v13-name-keys-and-approval-state") { db in
+            try db.execute(sql: v13)
+            try SQLiteStore.fillNameKeys(db)
+            try SQLiteStore.indexApprovalEvents(db)
+        }
         return migrator
     }
 
@@ -356,5 +361,21 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
         CREATE TRIGGER log_epochs_no_delete BEFORE DELETE ON log_epochs
         BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
+        """
+
+    /// No lookalike users (SPEC §3): each user's ``UserIDForm/lookalikeKey(_:)``, filled for the
+    /// users already there (lookalikes among them are kept and listed, not removed). And
+    /// requests for approval whose state is sealed (SPEC §3.4), bound to their latest event
+    /// in the log, which `approval_events` indexes.
+    private static let v13 = """
+        ALTER TABLE users ADD COLUMN name_key TEXT;
+        CREATE INDEX users_by_name_key ON users (name_key);
+        ALTER TABLE approvals ADD COLUMN event_index INTEGER;
+        ALTER TABLE approvals ADD COLUMN state_seal BLOB;
+        CREATE TABLE approval_events (
+            approval_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (approval_id, seq)
+        ) STRICT, WITHOUT ROWID;
         """
 }

@@ -73,6 +73,8 @@ extension SQLiteStore {
                     // The users this batch's events name, whose records are bound to their
                     // latest event (SPEC §5.4): checked before, sealed again after.
                     let named = try self.usersToBind(db, batch)
+                    let requests = try self.approvalsToBind(db, batch)
+                    var requestEvents: [(seq: Int64, approvalID: String)] = []
                     let insert = try db.cachedStatement(sql: """
                         INSERT INTO ledger (\(Self.ledgerColumns))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -109,10 +111,12 @@ extension SQLiteStore {
                             prevHash: hash, entryHash: entryHash, createdAt: createdAt
                         ))
                         hash = entryHash
+                        if item.authLevel < 0, let id = item.approvalID { requestEvents.append((seq, id)) }
                     }
                     for name in named {
                         try self.reseal(db, name)
                     }
+                    try self.bindApprovals(requestEvents, requests, db)
                     newTail = LedgerTail.State(seq: seq, hash: hash, frontier: frontier, dataVersion: dataVersion)
                     return .commit
                 }

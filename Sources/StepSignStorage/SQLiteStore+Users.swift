@@ -47,15 +47,22 @@ extension SQLiteStore {
     public func addUser(_ new: NewUser) async throws {
         try await pool.write { db in
             guard try !Self.userExists(db, new.name) else { throw StorageError.userExists(new.name) }
+            // No twin (SPEC §3): checked and inserted in one write transaction, which SQLite
+            // runs one at a time.
+            let key = UserIDForm.lookalikeKey(new.name)
+            if let existing = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM users WHERE name_key = ? LIMIT 1"),
+                                                  arguments: [key]) {
+                throw StorageError.userLookalike(new.name, existing: existing)
+            }
             try db.execute(
                 sql: """
                     INSERT INTO users (name, password_hash, password_changed_at, must_change_password, created_at,
-                        credential_token)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                        credential_token, name_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     new.name, new.passwordHash, new.createdAt.storageSeconds, new.mustChangePassword,
-                    new.createdAt.storageSeconds, try CredentialToken.random().bytes,
+                    new.createdAt.storageSeconds, try CredentialToken.random().bytes, key,
                 ]
             )
             // Bound to the name's latest event: a user added again after a removal is not
@@ -179,6 +186,13 @@ extension SQLiteStore {
                 arguments: [user, limit - 1]
             )
             return [current] + earlier
+        }
+    }
+
+    /// The upgrade (schema v13): every user's lookalike key, for users added before keys were kept.
+    static func fillNameKeys(_ db: Database) throws {
+        for name in try String.fetchAll(db, sql: "SELECT name FROM users WHERE name_key IS NULL") {
+            try db.execute(sql: "UPDATE users SET name_key = ? WHERE name = ?", arguments: [UserIDForm.lookalikeKey(name), name])
         }
     }
 }

@@ -102,6 +102,7 @@ public final class SQLiteStore: StepSignStore {
         let store = SQLiteStore(path: path, pool: pool, nameKey: nameKey, seal: seal)
         do {
             try store.prepareSeal(sealUnsealed: sealUnsealed)
+            try store.prepareApprovalSeals()
         } catch {
             try? pool.close()
             throw error

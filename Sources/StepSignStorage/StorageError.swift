@@ -5,6 +5,9 @@
 public enum StorageError: Error, Sendable, Equatable {
     /// A user with this name already exists.
     case userExists(String)
+    /// A user ID that looks like an existing user's (SPEC §3: canonically equivalent or equal
+    /// ignoring case, ``UserIDForm/lookalikeKey(_:)``): the new ID, then the existing one.
+    case userLookalike(String, existing: String)
     /// There is no user with this name.
     case noSuchUser(String)
     /// A device key with this kid is already registered.
@@ -32,6 +35,8 @@ public enum StorageError: Error, Sendable, Equatable {
     /// The store's `seal_check` does not match the seal key: the key is not the one this
     /// database was sealed with (another host's, or a lost `keys/seal.key`).
     case sealKeyMismatch
+    /// A request for approval failed its check (SPEC §3.4): it is not acted on and not changed.
+    case approvalSealBroken(id: String, SealFailure)
     /// The log's Merkle tree (SPEC §5.5) lacks a hash it must have, or does not match the
     /// entries it was made of: appended to no further until the database is repaired.
     case ledgerTreeBroken(String)

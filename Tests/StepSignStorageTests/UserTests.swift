@@ -39,12 +39,41 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.allCases)
-    func userNamesAreCaseSensitive(_ backend: StoreBackend) async throws {
+    func aLookalikeOfAUserIsRefusedAndNamesAreComparedBytewise(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
             try await store.addUser(newUser("alice"))
-            try await store.addUser(newUser("Alice"))
-            #expect(try await store.listUsers().count == 2)
+            try await store.addUser(newUser("jos\u{E9}"))
+            try await store.addUser(newUser("stra\u{DF}e"))
+            // Equal ignoring case, or canonically equivalent (SPEC §3): refused, whichever way.
+            for (twin, existing) in [("Alice", "alice"), ("ALICE", "alice"), ("jose\u{301}", "jos\u{E9}"), ("JOS\u{C9}", "jos\u{E9}"),
+                                     ("JOSE\u{301}", "jos\u{E9}"), ("STRASSE", "stra\u{DF}e"), ("strasse", "stra\u{DF}e")] {
+                await #expect(throws: StorageError.userLookalike(twin, existing: existing)) {
+                    try await store.addUser(newUser(twin))
+                }
+            }
+            #expect(try await store.listUsers().map(\.name).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+                == ["alice", "jos\u{E9}", "stra\u{DF}e"])
+            // Looked up byte-wise: another spelling finds no one.
             #expect(try await store.user(named: "ALICE") == nil)
+            #expect(try await store.user(named: "jose\u{301}") == nil)
+            #expect(try await store.user(named: "jos\u{E9}") != nil)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func lookalikesAddedAtOnceMakeOneUser(_ backend: StoreBackend) async throws {
+        // Two stores on one database, as two daemons would add them.
+        try await withStores(backend, count: 2) { stores async throws in
+            let spellings = ["ren\u{E9}e", "rene\u{301}e", "REN\u{C9}E", "Ren\u{E9}e", "RENE\u{301}E", "ren\u{C9}e", "rEn\u{E9}E", "Rene\u{301}e"]
+            let added = await withTaskGroup(of: Bool.self) { group in
+                for (index, name) in spellings.enumerated() {
+                    let store = stores[index % stores.count]
+                    group.addTask { (try? await store.addUser(newUser(name))) != nil }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(added == 1)
+            #expect(try await stores[0].listUsers().count == 1)
         }
     }
 

@@ -32,6 +32,6 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
 GRANT SELECT ON store_secrets, stepsign_schema_migrations TO :"daemon";
 -- The ledger, its checkpoints and its Merkle tree: append and read, never change.
 GRANT SELECT, INSERT ON ledger, ledger_checkpoints, ledger_tree, log_checkpoints, log_origin, log_cosignatures,
-    log_epochs TO :"daemon";
+    log_epochs, approval_events TO :"daemon";
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO :"daemon";
 COMMIT;

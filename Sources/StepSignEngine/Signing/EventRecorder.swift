@@ -51,7 +51,7 @@ struct EventRecorder: Sendable {
         let jws = try event.signed(key: key, kid: kid)
         return LedgerAppend(signatureID: jti, user: user ?? "", iat: event.iat, kid: kid, jws: jws,
                             peer: LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm),
-                            authLevel: LedgerAppend.eventAuthLevel)
+                            authLevel: LedgerAppend.eventAuthLevel, approvalID: event.detail("approvalID"))
     }
 
     /// Records a `signingKeyCreated` event for each key the keyring made on its own since
