@@ -7,27 +7,6 @@ import Testing
 /// request put back as it was while pending. Whatever they write is never acted on, on both
 /// backends; and a request completes only with enough distinct approvers who still qualify.
 @Suite struct ApprovalSealTests {
-    private func withTamperableStore(_ backend: StoreBackend,
-                                     _ body: (any StepSignStore, _ raw: (String) async throws -> Void) async throws -> Void) async throws {
-        switch backend {
-        case .sqlite:
-            try await withStore { store, _ in
-                try await body(store) { sql in try await store.executeRawSQL(sql) }
-            }
-        case .postgresql:
-            try await withPostgresDatabase { database in
-                let store = try await database.open()
-                do {
-                    try await body(store) { sql in try await PostgresTestServer.administer(sql, database: database.name) }
-                    try await store.close()
-                } catch {
-                    try? await store.close()
-                    throw error
-                }
-            }
-        }
-    }
-
     static let rule = ApprovalRuleSnapshot(approvers: ["bob", "carol", "dave"], required: 2, level: 1, type: 0, key: "rule-1")
 
     private func request(_ id: String = "0190a0b0-0000-7000-8000-00000000aaaa") -> ApprovalRecord {

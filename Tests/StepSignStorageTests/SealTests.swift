@@ -5,29 +5,6 @@ import Testing
 /// Sealed credential records (SPEC §5.4), tried as someone who can write the database but does
 /// not hold the seal key: whatever they write or put back is never used, on both backends.
 @Suite struct SealTests {
-    /// Runs `body` with a store of `backend` and a way to run SQL on its data behind its back
-    /// (the SQLite file's writer; PostgreSQL's superuser).
-    private func withTamperableStore(_ backend: StoreBackend,
-                                     _ body: (any StepSignStore, _ raw: (String) async throws -> Void) async throws -> Void) async throws {
-        switch backend {
-        case .sqlite:
-            try await withStore { store, _ in
-                try await body(store) { sql in try await store.executeRawSQL(sql) }
-            }
-        case .postgresql:
-            try await withPostgresDatabase { database in
-                let store = try await database.open()
-                do {
-                    try await body(store) { sql in try await PostgresTestServer.administer(sql, database: database.name) }
-                    try await store.close()
-                } catch {
-                    try? await store.close()
-                    throw error
-                }
-            }
-        }
-    }
-
     /// An event of `user` appended to the ledger, as the engine records a credential change.
     private func appendEvent(_ store: any StepSignStore, user: String, index: Int) async throws {
         var event = ledgerAppend(index, user: user)

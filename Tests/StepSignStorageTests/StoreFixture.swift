@@ -152,3 +152,26 @@ final class TestCheckpointSigner: LogCheckpointSigner {
         }
     }
 }
+
+/// Runs `body` with a store of `backend` and a way to run SQL on its data behind its back
+/// (the SQLite file's writer; PostgreSQL's superuser).
+func withTamperableStore(_ backend: StoreBackend,
+                         _ body: (any StepSignStore, _ raw: (String) async throws -> Void) async throws -> Void) async throws {
+    switch backend {
+    case .sqlite:
+        try await withStore { store, _ in
+            try await body(store) { sql in try await store.executeRawSQL(sql) }
+        }
+    case .postgresql:
+        try await withPostgresDatabase { database in
+            let store = try await database.open()
+            do {
+                try await body(store) { sql in try await PostgresTestServer.administer(sql, database: database.name) }
+                try await store.close()
+            } catch {
+                try? await store.close()
+                throw error
+            }
+        }
+    }
+}
