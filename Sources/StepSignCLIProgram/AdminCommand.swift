@@ -6,7 +6,7 @@ import Foundation
 struct AdminCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin", abstract: "Administer users, keys and the ledger.",
-        subcommands: [User.self, GroupCommand.self, Key.self, ClusterCommand.self, Audit.self, BackupCommand.self, RecoverCommand.self, MigrateCommand.self]
+        subcommands: [User.self, GroupCommand.self, Key.self, LogKeyCommand.self, ClusterCommand.self, Audit.self, BackupCommand.self, RecoverCommand.self, MigrateCommand.self]
     )
 
     struct User: ParsableCommand {

@@ -19,21 +19,28 @@ extension StepSignConfiguration {
         /// bundles, `checkpoint`) after each checkpoint, for a static web server (SPEC §5.6).
         /// "" (the default): not published. An absolute path.
         public var tilesDir: String
+        /// `log_key_overlap_entries`: after `admin.rotateLogKey`, every note carries both the old
+        /// and the new log key's signature until the log has this many entries more (SPEC §2), so
+        /// that witnesses and verifiers can be given the new key meanwhile. Default 100,000; 0 to
+        /// 1,000,000,000 (0: the old key stops at once).
+        public var logKeyOverlapEntries: Int
 
         public init(checkpointEntries: Int = 1000, checkpointSeconds: Int = 60, origin: String = "", witnessQuorum: Int = 0,
-                    tilesDir: String = "") {
+                    tilesDir: String = "", logKeyOverlapEntries: Int = 100_000) {
             self.checkpointEntries = checkpointEntries
             self.checkpointSeconds = checkpointSeconds
             self.origin = origin
             self.witnessQuorum = witnessQuorum
             self.tilesDir = tilesDir
+            self.logKeyOverlapEntries = logKeyOverlapEntries
         }
     }
 }
 
 extension StepSignConfiguration.Ledger {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds", "origin", "witness_quorum", "tiles_dir"])
+        try t.rejectUnknown(["checkpoint_entries", "checkpoint_seconds", "origin", "witness_quorum", "tiles_dir",
+                             "log_key_overlap_entries"])
         let d = Self()
         self.init(
             checkpointEntries: try t.integer("checkpoint_entries", default: d.checkpointEntries, in: 1...1_000_000),
@@ -45,7 +52,8 @@ extension StepSignConfiguration.Ledger {
             witnessQuorum: try t.integer("witness_quorum", default: d.witnessQuorum, in: 0...64),
             tilesDir: try t.string("tiles_dir", default: d.tilesDir) { dir in
                 dir.isEmpty || (dir.hasPrefix("/") && dir != "/" && !dir.contains("\u{0}")) ? nil : "must be an absolute path (or \"\" for none)"
-            }
+            },
+            logKeyOverlapEntries: try t.integer("log_key_overlap_entries", default: d.logKeyOverlapEntries, in: 0...1_000_000_000)
         )
     }
 }

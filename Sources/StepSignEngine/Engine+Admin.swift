@@ -69,6 +69,14 @@ extension Engine {
             try await recordEvent(.signingKeyRotated, details: [("kid", .string(kid)), ("previous", .string(previous))],
                                   context: context)
             return Reply(result: ["activeKid": .string(kid)])
+        case .rotateLogKey:
+            // Both keys sign every note until the log has grown by the overlap (SPEC §2).
+            let size = try await signing.store.ledgerCount()
+            let until = size + Int64(context.config.ledger.logKeyOverlapEntries)
+            let key = try await signing.keyring.rotateLogKey(overlapUntil: until)
+            logger.notice("log key rotated", metadata: ["overlapUntilSize": "\(until)", "logKey": "\(Hex.encode(key.raw))"])
+            return Reply(result: ["logKeys": .array(signing.log.verifierKeys.filter { $0.type == .ed25519 }.map { .string($0.description) }),
+                                  "overlapUntilSize": .int(until)])
         case let .revokeKey(kid):
             try await signing.events.recordCreatedKeys(peer: context.peer, instance: context.config.instance, now: context.now)
             let revocation = try await signing.keyring.revoke(kid: kid, now: context.now) { rotated in

@@ -285,45 +285,85 @@ struct TransparencyLogTests {
                              checkpoint: try SignedNote(parsing: try #require(result["checkpoint"]?.stringValue)))
     }
 
-    @Test("the log key rotates with the signing key; the retired one stays published, so older proofs keep verifying, also after a revocation and a restart")
-    func logKeyRotation() throws {
+    /// The keys' text forms, sorted: for comparing sets of keys.
+    static func names(_ keys: [NoteVerifierKey]) -> [String] { keys.map(\.description).sorted() }
+
+    /// The Ed25519 log keys among `keys`.
+    static func ed25519(_ keys: [NoteVerifierKey]) -> [NoteVerifierKey] { keys.filter { $0.type == .ed25519 } }
+
+    /// The latest checkpoint (`getCheckpoint`) and the Ed25519 keys of `keys` that signed it.
+    static func headSigners(_ connection: StepSignConnection, _ keys: [NoteVerifierKey]) throws -> (size: Int64, signers: [NoteVerifierKey]) {
+        let note = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        return (try LogCheckpoint(text: note.text).size, try ed25519(note.verifiedKeys(keys)))
+    }
+
+    @Test("the log key outlives a signing key's rotation and revocation (SPEC 2): witnesses and verifiers holding it never lose the log")
+    func logKeyOutlivesSigningKeys() throws {
         let daemon = try DaemonHarness()
         let connection = try daemon.connect()
         let first = try Self.signLevel0(connection, "before")
         let jws = try #require(first["payloadSignature"]?.stringValue)
         let before = try Self.proof(connection, try #require(first["dataSignatureID"]?.stringValue))
-        let oldKeys = try Self.logKeys(connection)
-        let oldLogKey = try #require(oldKeys.first { $0.type == .ed25519 })
-        #expect(oldKeys.filter { $0.type == .ed25519 }.count == 1)
+        let logKey = try #require(Self.ed25519(try Self.logKeys(connection)).first)
+        #expect(Self.ed25519(try Self.logKeys(connection)) == [logKey])
 
         let oldKid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
         #expect(try connection.call("admin.rotateKey").code == 0)
-        let newKeys = try Self.logKeys(connection)
-        #expect(newKeys.filter { $0.type == .ed25519 }.count == 2)
-        #expect(newKeys.contains(oldLogKey))
-        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: newKeys) }
-        // New checkpoints are signed by the new log key, not the retired one.
+        #expect(try connection.call("admin.revokeKey", ["kid": oldKid]).code == 0)
         let second = try Self.signLevel0(connection, "after")
         let after = try Self.proof(connection, try #require(second["dataSignatureID"]?.stringValue))
-        let signers = try after.checkpoint.verifiedKeys(newKeys)
-        #expect(signers.contains { $0.type == .ed25519 } && !signers.contains(oldLogKey), "\(signers)")
-
-        // The old signing key revoked: its 0x02 key is no longer published, the proof made
-        // before still verifies by the retired log key's line.
-        #expect(try connection.call("admin.revokeKey", ["kid": oldKid]).code == 0)
-        let revokedKeys = try Self.logKeys(connection)
-        #expect(!revokedKeys.contains { $0.type == .ecdsa && oldKeys.contains($0) })
-        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: revokedKeys) }
+        // A verifier (or a witness) that holds only the log key checks both proofs.
+        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: [logKey]) }
+        #expect(throws: Never.self) {
+            try after.verify(leaf: Array(try #require(second["payloadSignature"]?.stringValue).utf8), logKeys: [logKey])
+        }
+        #expect(Self.ed25519(try Self.logKeys(connection)) == [logKey])
 
         #expect(daemon.stop() == 0)
         try daemon.start()
-        let restarted = try Self.logKeys(try daemon.connect())
-        #expect(Set(restarted.map(\.description)) == Set(revokedKeys.map(\.description)))
-        let retired = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys")
-            .filter { $0.hasSuffix(".retired") }
-        // One rotation (the revoked key was no longer active, so its revocation rotated nothing).
-        #expect(retired.count == 1, "\(retired)")
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/keys/" + retired[0])[.posixPermissions] as? Int)
+        let restarted = try daemon.connect()
+        #expect(Self.ed25519(try Self.logKeys(restarted)) == [logKey])
+        #expect(try Self.headSigners(restarted, [logKey]).signers == [logKey])
+        let retired = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys").filter { $0.hasSuffix(".retired") }
+        #expect(retired.isEmpty, "\(retired)")
+    }
+
+    @Test("admin.rotateLogKey: both keys sign every note until the overlap ends, then the new one alone; old proofs keep verifying; a restart keeps the overlap")
+    func logKeyRotationOverlaps() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\nlog_key_overlap_entries = 4")
+        let connection = try daemon.connect()
+        let first = try Self.signLevel0(connection, "before")
+        let jws = try #require(first["payloadSignature"]?.stringValue)
+        let before = try Self.proof(connection, try #require(first["dataSignatureID"]?.stringValue))
+        let old = try #require(Self.ed25519(try Self.logKeys(connection)).first)
+
+        let rotated = try connection.call("admin.rotateLogKey")
+        #expect(rotated.code == 0)
+        let size = try Self.headSigners(connection, [old]).size
+        let until = try #require(rotated.result?["overlapUntilSize"]?.intValue)
+        #expect(until == size + 4)
+        let published = Self.ed25519(try Self.logKeys(connection))
+        #expect(published.count == 2 && published.contains(old))
+        let new = try #require(published.first { $0 != old })
+        #expect(rotated.result?["logKeys"]?.arrayValue?.compactMap(\.stringValue).sorted() == published.map(\.description).sorted())
+
+        // Within the overlap: a witness holding either key, or both, accepts every note made now.
+        _ = try Self.signLevel0(connection, "within")
+        var head = try Self.headSigners(connection, published)
+        #expect(head.size > size && Self.names(head.signers) == Self.names([old, new]), "size \(head.size)")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        let restarted = try daemon.connect()
+        head = try Self.headSigners(restarted, published)
+        #expect(head.size < until && Self.names(head.signers) == Self.names([old, new]), "the overlap outlives a restart (size \(head.size))")
+
+        // Past it: the new key alone; the old one stays published for older notes.
+        while try Self.headSigners(restarted, published).size < until { _ = try Self.signLevel0(restarted, "past") }
+        head = try Self.headSigners(restarted, published)
+        #expect(head.signers == [new], "size \(head.size)")
+        #expect(Self.names(Self.ed25519(try Self.logKeys(restarted))) == Self.names([old, new]))
+        #expect(throws: Never.self) { try before.verify(leaf: Array(jws.utf8), logKeys: [old]) }
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/keys/log-key-overlap")[.posixPermissions] as? Int)
         #expect(mode == 0o600)
     }
 }

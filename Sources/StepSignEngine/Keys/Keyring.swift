@@ -120,6 +120,10 @@ public final class Keyring: Sendable {
     /// The Ed25519 key that signs the log's checkpoints now.
     var logKey: Ed25519PrivateKey { logKeys.withLockedValue { $0.active } }
 
+    /// The Ed25519 keys that sign a checkpoint of `size` entries: the active one, and the one a
+    /// log-key rotation replaced while the log is within its overlap.
+    func logKeys(forSize size: Int64) -> [Ed25519PrivateKey] { logKeys.withLockedValue { $0.signers(forSize: size) } }
+
     /// The log keys this daemon's checkpoints were ever signed with: the active one, then the
     /// ones rotations retired (published, so older checkpoints keep verifying).
     var allLogKeys: [Ed25519PublicKey] { logKeys.withLockedValue { [$0.active.publicKey] + $0.retired } }
@@ -421,12 +425,22 @@ public final class Keyring: Sendable {
         let current = state.withLockedValue { $0.signer }
         let key = try await Self.create(in: directory, instance: instance, endorser: current, store: store)
         try await reload(creating: false)
-        // The log key rotates with it (SPEC §5.5); the old one stays published.
-        let rotated = try LogKey.rotate(logKeys.withLockedValue { $0 }, directory: directory.path,
-                                        passphrase: directory.passphrase)
-        logKeys.withLockedValue { $0 = rotated }
-        logger.notice("rotated the signing key and the log key", metadata: ["kid": "\(key.publicKey.thumbprint)"])
+        // The log key stays (SPEC §2): it is the log's identity towards witnesses.
+        logger.notice("rotated the signing key; the log key stays", metadata: ["kid": "\(key.publicKey.thumbprint)"])
         return key.publicKey.thumbprint
+    }
+
+    /// Makes a new log key (SPEC §2, `admin.rotateLogKey`); the old one signs every note beside
+    /// it until the log has `overlapUntil` entries, and stays published. Returns the new key.
+    public func rotateLogKey(overlapUntil: Int64) async throws -> Ed25519PublicKey {
+        try await mutations.run {
+            let rotated = try LogKey.rotate(self.logKeys.withLockedValue { $0 }, directory: self.directory.path,
+                                            passphrase: self.directory.passphrase, overlapUntil: overlapUntil)
+            self.logKeys.withLockedValue { $0 = rotated }
+            self.logger.notice("rotated the log key; the old one signs beside it until the overlap ends",
+                               metadata: ["overlapUntilSize": "\(overlapUntil)"])
+            return rotated.active.publicKey
+        }
     }
 
     /// What ``revoke(kid:now:recordEvent:)`` did.

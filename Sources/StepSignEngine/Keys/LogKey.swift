@@ -4,22 +4,47 @@ import Glibc
 #endif
 import StepSignCrypto
 
-/// The daemon's Ed25519 log keys (SPEC §5.5): the active one signs the transparency log's
-/// checkpoints as C2SP signed notes (type 0x01), which witnesses accept. Kept like the signing
-/// keys: in `keys/log-ed25519.key` (PKCS#8 PEM, 0600, encrypted with the key passphrase when one
-/// is set), made at the first start, and rotated with the signing key: the one it replaces is
-/// kept as `keys/log-ed25519-<hex>.retired`, whose public half stays published so that older
-/// checkpoints (and the proof files that carry them) keep verifying. Not `.pem`, so that the
-/// signing keys' directory listing never takes one for a P-256 key.
+/// The daemon's Ed25519 log keys (SPEC §2, §5.5): the active one signs the transparency log's
+/// checkpoints as C2SP signed notes (type 0x01), which witnesses accept. It is the log's
+/// identity towards witnesses and verifiers, so it is long-lived: a signing key's rotation or
+/// revocation leaves it alone. It changes only with `admin.rotateLogKey`, and then, until the
+/// log reaches ``Overlap/untilSize``, every note carries the old key's signature beside the
+/// new one's, so that a witness or verifier that was given the new key before the overlap
+/// ends never loses the log.
+///
+/// Kept like the signing keys: in `keys/log-ed25519.key` (PKCS#8 PEM, 0600, encrypted with the
+/// key passphrase when one is set), made at the first start. A key a rotation replaced is kept
+/// as `keys/log-ed25519-<hex>.retired`, whose public half stays published so that older
+/// checkpoints (and the proof files that carry them) keep verifying; the overlap is
+/// `keys/log-key-overlap` (`<retired file name> <size>`). Not `.pem`, so that the signing keys'
+/// directory listing never takes one for a P-256 key.
 struct LogKey: Sendable {
     static let fileName = "log-ed25519.key"
     static let retiredPrefix = "log-ed25519-"
     static let retiredSuffix = ".retired"
+    static let overlapFileName = "log-key-overlap"
+
+    /// The key a rotation replaced, which signs notes beside the new one until the log has
+    /// `untilSize` entries.
+    struct Overlap: Sendable {
+        var key: Ed25519PrivateKey
+        var untilSize: Int64
+    }
 
     /// The key that signs new checkpoints.
     var active: Ed25519PrivateKey
-    /// The keys it replaced, oldest first (public halves: they sign nothing more).
+    /// The keys it replaced, oldest first (public halves: published; they sign nothing more,
+    /// but the one in ``overlap``).
     var retired: [Ed25519PublicKey]
+    /// The replaced key that still signs, while the log is below its size.
+    var overlap: Overlap?
+
+    /// The keys that sign a note of `size` entries: the active one, and the overlapping one
+    /// while `size` is below its end.
+    func signers(forSize size: Int64) -> [Ed25519PrivateKey] {
+        guard let overlap, size < overlap.untilSize else { return [active] }
+        return [overlap.key, active]
+    }
 
     /// The keys in `directory`, the active one made and written (two `fsync`s) if there is none yet.
     static func loadOrCreate(directory: String, passphrase: [UInt8]?) throws -> LogKey {
@@ -39,19 +64,41 @@ struct LogKey: Sendable {
             // A rotation cut short leaves the active key's retired copy: it is not retired.
             if key.raw != active.publicKey.raw, !retired.contains(where: { $0.raw == key.raw }) { retired.append(key) }
         }
-        return LogKey(active: active, retired: retired)
+        return LogKey(active: active, retired: retired,
+                      overlap: try readOverlap(directory: directory, active: active, passphrase: passphrase))
     }
 
-    /// Replaces the active key with a new one: the old one is first kept as a retired file
-    /// (so a crash between the two writes loses no key), then the new one takes its place.
-    static func rotate(_ current: LogKey, directory: String, passphrase: [UInt8]?) throws -> LogKey {
+    /// The overlap `keys/log-key-overlap` names, or nil: none, or one a rotation cut short left
+    /// naming the active key itself.
+    private static func readOverlap(directory: String, active: Ed25519PrivateKey, passphrase: [UInt8]?) throws -> Overlap? {
+        let path = directory + "/" + overlapFileName
+        guard access(path, F_OK) == 0 else { return nil }
+        let text = String(decoding: try SecureFile.read(path), as: UTF8.self)
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count == 2, let size = Int64(fields[1]), size >= 0,
+              fields[0].hasPrefix(retiredPrefix), fields[0].hasSuffix(retiredSuffix), !fields[0].contains("/") else {
+            throw KeyringError.missingKeyFile(path: path, instance: "", reason: "expected \"\(retiredPrefix)….retired SIZE\"")
+        }
+        let key = try read(directory + "/" + fields[0], passphrase: passphrase)
+        guard key.publicKey.raw != active.publicKey.raw else { return nil }
+        return Overlap(key: key, untilSize: size)
+    }
+
+    /// Replaces the active key with a new one, the old one signing beside it until the log has
+    /// `overlapUntil` entries. The old one is first kept as a retired file and named as the
+    /// overlap, then the new one takes its place: a crash between the writes loses no key and
+    /// leaves the old one active (an overlap naming the active key is ignored).
+    static func rotate(_ current: LogKey, directory: String, passphrase: [UInt8]?, overlapUntil: Int64) throws -> LogKey {
         let old = current.active
-        let retiredPath = directory + "/" + retiredPrefix + Hex.encode(SHA256.hash(old.publicKey.raw).prefix(8)) + retiredSuffix
-        try SecureFile.writeAtomically(Array(try old.pkcs8PEM(passphrase: passphrase).utf8), to: retiredPath, mode: 0o600)
+        let retiredName = retiredPrefix + Hex.encode(SHA256.hash(old.publicKey.raw).prefix(8)) + retiredSuffix
+        try SecureFile.writeAtomically(Array(try old.pkcs8PEM(passphrase: passphrase).utf8), to: directory + "/" + retiredName,
+                                       mode: 0o600)
+        try SecureFile.writeAtomically(Array("\(retiredName) \(overlapUntil)\n".utf8), to: directory + "/" + overlapFileName,
+                                       mode: 0o600)
         let new = try Ed25519PrivateKey.generate()
         try SecureFile.writeAtomically(Array(try new.pkcs8PEM(passphrase: passphrase).utf8), to: directory + "/" + fileName,
                                        mode: 0o600)
-        return LogKey(active: new, retired: current.retired + [old.publicKey])
+        return LogKey(active: new, retired: current.retired + [old.publicKey], overlap: Overlap(key: old, untilSize: overlapUntil))
     }
 
     private static func read(_ path: String, passphrase: [UInt8]?) throws -> Ed25519PrivateKey {

@@ -220,13 +220,13 @@ final class TransparencyLog: Sendable {
         return signed
     }
 
-    /// A checkpoint of `size` entries with root `root`, signed with the log key and the active
-    /// signing key under the origin of that size.
+    /// A checkpoint of `size` entries with root `root`, signed with the log key (both log keys
+    /// within a log-key rotation's overlap) and the active signing key under the origin of that size.
     private func makeSigned(size: Int64, root: [UInt8]) throws -> Signed {
         let origin = knownOrigins.origin(forSize: size)
         let checkpoint = try LogCheckpoint(origin: origin, size: size, rootHash: root)
         var note = try SignedNote(text: checkpoint.text)
-        try note.sign(name: origin, ed25519: keyring.logKey)
+        for key in keyring.logKeys(forSize: size) { try note.sign(name: origin, ed25519: key) }
         try note.sign(name: origin, p256: keyring.signer.key)
         return Signed(note: note, checkpoint: checkpoint)
     }

@@ -9,6 +9,9 @@ public enum AdminOperation: Sendable {
     case enrollDeviceKey(user: String, publicKey: JSONValue?, label: String?)
     case revokeDeviceKey(user: String, deviceKeyID: String)
     case rotateKey
+    /// `admin.rotateLogKey`: a new Ed25519 log key; both sign every note for
+    /// `ledger.log_key_overlap_entries` entries (SPEC §2).
+    case rotateLogKey
     case revokeKey(kid: String)
     /// `admin.endorseKey {endorsement}`: stores the cluster root's endorsement of a key (SPEC
     /// §5.4, what `stepsign admin cluster endorse` sends).
@@ -68,6 +71,9 @@ public enum AdminOperation: Sendable {
         case "admin.rotateKey":
             try request.allowOnly([])
             self = .rotateKey
+        case "admin.rotateLogKey":
+            try request.allowOnly([])
+            self = .rotateLogKey
         case "admin.revokeKey":
             try request.allowOnly(["kid"])
             self = .revokeKey(kid: try request.string("kid"))
