@@ -46,6 +46,8 @@ struct CrashSafetyTests {
         var anchorHash = ""             // entryHash of the last one
         var acknowledgedTotal = 0
         var pendingSettled = 0          // rounds whose kill left a log checkpoint pending
+        var total = Load.Done()         // what the load got acknowledged, over all rounds
+        var wrongAnswers = 0            // wrong answers acknowledged (102), over all rounds
 
         for round in 1...rounds {
             let mallory = "mallory\(round)"
@@ -56,6 +58,11 @@ struct CrashSafetyTests {
             let status = daemon.stop(signal: SIGKILL)
             #expect(status == 128 + SIGKILL, "round \(round): the daemon was killed (\(status))")
             load.join()
+            // Every thread got what it asked for until the kill took its connection.
+            #expect(load.unexpected.isEmpty, "round \(round): \(load.unexpected)")
+            let done = load.acknowledged
+            #expect(done.levelZero > 0, "round \(round): the load signed nothing before the kill: \(done)")
+            total.add(done)
 
             // With the daemon down: SQLite's own check on the files as the kill left them.
             if try checkFilesAtRest(daemon, round: round) { pendingSettled += 1 }
@@ -106,8 +113,9 @@ struct CrashSafetyTests {
                 #expect(Self.maxAttempts - (try attemptsLeft(admin, user: user)) == count, "\(user) kept its count")
             }
             failuresSoFar[mallory] = stored
-            print("crash round \(round): \(load.signatureIDs.count) signatures acknowledged, \(batches.whole) batches whole, ledger \(verifiedCount), "
-                  + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight)), rotations \(load.rotatedKids.count)")
+            wrongAnswers += acked
+            print("crash round \(round): \(done) acknowledged, \(batches.whole) batches whole in the ledger, ledger \(verifiedCount), "
+                  + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight))")
             // Alice only answers right, but an answer's attempt is taken before it is checked
             // (SPEC §5.1), so the one in flight at the kill may stay counted, never more.
             #expect(Self.maxAttempts - (try attemptsLeft(admin, user: DaemonHarness.user)) <= 1, "alice never failed")
@@ -133,6 +141,11 @@ struct CrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal + ledger.drain().count > rounds, "the load signed something")
+        // Each kind of load ran, not only the fast one: the checks of batches and counters had
+        // something to check.
+        print("crash rounds: \(total) acknowledged in all")
+        #expect(total.levelOne >= rounds && total.batches >= rounds / 2 && total.rotations >= rounds / 2, "\(total)")
+        #expect(wrongAnswers >= rounds, "\(wrongAnswers) wrong answers acknowledged")
         print("crash rounds: \(pendingSettled) of \(rounds) kills left a log checkpoint pending, settled at the start")
         #expect(daemon.stop() == 0)
     }
@@ -225,6 +238,12 @@ final class Acknowledged: @unchecked Sendable {
 
 /// One round's load: threads on their own connections until the daemon dies under them (or
 /// ``stop()``). Without `rotating`, no key rotations (PostgresCrashSafetyTests).
+///
+/// Each thread expects one outcome of each call (a signature, a batch signed whole, a 102 for
+/// a wrong answer, a new key) and counts it; anything else ends the thread as ``unexpected``,
+/// as does any error but the connection's loss when the daemon dies (``lost``). So the test
+/// can demand that every kind of load really ran, and a load that stops working (batches
+/// refused, say) fails the round instead of leaving its checks nothing to check.
 final class Load: @unchecked Sendable {
     let socketPath: String
     let mallory: String
@@ -238,7 +257,36 @@ final class Load: @unchecked Sendable {
     private var kids: [String] = []
     private var acked = 0
     private var inFlight = 0
+    private var done = Done()
+    private var unexpectedSeen: [String] = []
+    private var lostSeen: [String] = []
     private let group = DispatchGroup()
+
+    /// What the load got acknowledged, by kind.
+    struct Done: Equatable, CustomStringConvertible {
+        var levelZero = 0
+        var levelOne = 0
+        var batches = 0
+        var batchItems = 0
+        var rotations = 0
+
+        mutating func add(_ other: Done) {
+            levelZero += other.levelZero
+            levelOne += other.levelOne
+            batches += other.batches
+            batchItems += other.batchItems
+            rotations += other.rotations
+        }
+
+        var description: String {
+            "\(levelZero) level-0, \(levelOne) level-1, \(batches) batches (\(batchItems) items), \(rotations) rotations"
+        }
+    }
+
+    /// A reply that is not the one the thread's call must get.
+    struct Unexpected: Error, CustomStringConvertible {
+        var description: String
+    }
 
     init(socketPath: String, mallory: String, ledger: Acknowledged, rotating: Bool = true, maxWrong: Int = 60) {
         self.socketPath = socketPath
@@ -253,13 +301,18 @@ final class Load: @unchecked Sendable {
     var signatureIDs: [String] { lock.withLock { ids } }
     var rotatedKids: [String] { lock.withLock { kids } }
     var failures: (acked: Int, inFlight: Int) { lock.withLock { (acked, inFlight) } }
+    var acknowledged: Done { lock.withLock { done } }
+    /// Threads ended by an unexpected reply or error, each with what it got.
+    var unexpected: [String] { lock.withLock { unexpectedSeen } }
+    /// Threads ended by the connection's loss (the daemon killed under them).
+    var lost: [String] { lock.withLock { lostSeen } }
 
     func start() {
-        for worker in 0..<3 { spawn { try self.pipelinedLevelZero(worker) } }
-        spawn { try self.passwordSignings() }
-        spawn { try self.batches() }
-        spawn { try self.wrongPasswords() }
-        if rotating { spawn { try self.rotations() } }
+        for worker in 0..<3 { spawn("level 0 #\(worker)") { try self.pipelinedLevelZero(worker) } }
+        spawn("level 1") { try self.passwordSignings() }
+        spawn("batches") { try self.batches() }
+        spawn("wrong answers") { try self.wrongPasswords() }
+        if rotating { spawn("rotations") { try self.rotations() } }
     }
 
     func join() { group.wait() }
@@ -270,28 +323,37 @@ final class Load: @unchecked Sendable {
         join()
     }
 
-    private func spawn(_ body: @escaping @Sendable () throws -> Void) {
+    private func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
         group.enter()
         Thread.detachNewThread {
             defer { self.group.leave() }
-            do { try body() } catch {}  // the daemon died under us: expected
+            do {
+                try body()
+            } catch let error as ClientError where Self.isConnectionLost(error) {
+                self.lock.withLock { self.lostSeen.append("\(name): \(error)") }
+            } catch {
+                self.lock.withLock { self.unexpectedSeen.append("\(name): \(error)") }
+            }
         }
     }
 
-    private func record(_ reply: ClientReply) {
-        if let batch = reply.event("onAuthenticateUserAndSignBatch") {
-            guard batch["status"]?["code"]?.int == 100 else { return }
-            for details in batch["signatures"]?.arrayValue ?? [] {
-                guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else { continue }
-                ledger.add(id: id, jws: jws)
-                lock.withLock { ids.append(id) }
-            }
-            return
+    /// What a client sees when the daemon is killed: the connection closed or reset, or (for
+    /// a thread connecting after the kill) no socket to connect to. A timeout is not one: a
+    /// killed daemon's connections close at once.
+    static func isConnectionLost(_ error: ClientError) -> Bool {
+        switch error {
+        case .closed: true
+        case let .system(_, code): [ECONNRESET, EPIPE, ECONNREFUSED, ENOENT].contains(code)
+        default: false
         }
+    }
+
+    /// Records a single signing that must have signed (status 100).
+    private func recordSignature(_ reply: ClientReply, _ what: String) throws {
         guard reply.statusCode(of: "onAuthenticateUserAndSignData") == 100,
               let details = reply.event("onAuthenticateUserAndSignData")?["details"],
               let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue
-        else { return }
+        else { throw Unexpected(description: "\(what) not signed: code \(reply.code) \(reply.message) \(reply.shape)") }
         ledger.add(id: id, jws: jws)
         lock.withLock { ids.append(id) }
     }
@@ -307,7 +369,17 @@ final class Load: @unchecked Sendable {
                 lines += #"{"id":"\#(worker)-\#(batch)-\#(index)","op":"authenticateUserAndSignData","user":"alice","payload":"load \#(worker) \#(batch) \#(index)","reason":"crash","authLevel":0,"authenticatorType":0}"# + "\n"
             }
             try client.send(lines)
-            for _ in 0..<16 { record(try client.reply(timeout: 30)) }
+            for _ in 0..<16 {
+                try recordSignature(try client.reply(timeout: 30), "a level-0 signing")
+                lock.withLock { done.levelZero += 1 }
+            }
+        }
+    }
+
+    /// The `getPassword` a level-1 request must get.
+    private func requireChallenge(_ reply: ClientReply, _ what: String) throws {
+        guard reply.code == 0, reply.eventNames == ["getPassword"] else {
+            throw Unexpected(description: "\(what): no password challenge: code \(reply.code) \(reply.message) \(reply.shape)")
         }
     }
 
@@ -315,9 +387,9 @@ final class Load: @unchecked Sendable {
     private func passwordSignings() throws {
         let client = try RawClient(socketPath: socketPath)
         while isRunning {
-            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
-            guard challenge.code == 0 else { return }
-            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+            try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30), "a level-1 signing")
+            try recordSignature(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30), "a level-1 signing")
+            lock.withLock { done.levelOne += 1 }
         }
     }
 
@@ -334,21 +406,35 @@ final class Load: @unchecked Sendable {
             batch += 1
             let count = Int.random(in: 1...200)
             let items = (0..<count).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
-            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"\#(Self.batchUser)","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30)
-            guard challenge.code == 0 else { return }
-            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+            try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"\#(Self.batchUser)","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30), "a batch")
+            let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30)
+            let outcome = reply.event("onAuthenticateUserAndSignBatch")
+            let signatures = outcome?["signatures"]?.arrayValue ?? []
+            guard outcome?["status"]?["code"]?.int == 100, signatures.count == count else {
+                throw Unexpected(description: "a batch of \(count) not signed: code \(reply.code) \(reply.message) \(reply.shape), \(signatures.count) signatures")
+            }
+            for details in signatures {
+                guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else {
+                    throw Unexpected(description: "a batch signature without ID or JWS: \(details)")
+                }
+                ledger.add(id: id, jws: jws)
+                lock.withLock { ids.append(id) }
+            }
+            lock.withLock { done.batches += 1; done.batchItems += count }
         }
     }
 
-    /// Wrong step-up answers for this round's user, one at a time (at most 60, below max_attempts).
+    /// Wrong step-up answers for this round's user, one at a time (at most `maxWrong`, below
+    /// max_attempts): each must be a 102 retry.
     private func wrongPasswords() throws {
         let client = try RawClient(socketPath: socketPath)
-        let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
-        guard challenge.code == 0 else { return }
+        try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30), "\(mallory)'s signing")
         for _ in 0..<maxWrong where isRunning {
             lock.withLock { inFlight = 1 }
             let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, timeout: 30)
-            guard reply.statusCode(of: "getPassword") == 102 else { return }
+            guard reply.statusCode(of: "getPassword") == 102 else {
+                throw Unexpected(description: "a wrong answer not refused with 102: code \(reply.code) \(reply.message) \(reply.shape)")
+            }
             lock.withLock { acked += 1; inFlight = 0 }
         }
     }
@@ -356,10 +442,13 @@ final class Load: @unchecked Sendable {
     /// A key rotation now and then.
     private func rotations() throws {
         let client = try RawClient(socketPath: socketPath)
-        while true {
+        while isRunning {
             usleep(120_000)
             let reply = try client.call(#"{"id":1,"op":"admin.rotateKey"}"#, timeout: 30)
-            if let kid = reply.result?["activeKid"]?.stringValue { lock.withLock { kids.append(kid) } }
+            guard reply.code == 0, let kid = reply.result?["activeKid"]?.stringValue else {
+                throw Unexpected(description: "a rotation refused: code \(reply.code) \(reply.message)")
+            }
+            lock.withLock { kids.append(kid); done.rotations += 1 }
         }
     }
 }

@@ -48,6 +48,8 @@ struct PostgresCrashSafetyTests {
         var anchorHash = ""
         var acknowledgedTotal = 0
         var generator = SystemRandomNumberGenerator()
+        var total = Load.Done()     // what the loads got acknowledged, over all rounds
+        var wrongAnswers = 0        // wrong answers acknowledged (102), over all rounds
 
         for round in 1...rounds {
             let victim = (round - 1) % 2
@@ -61,6 +63,14 @@ struct PostgresCrashSafetyTests {
             #expect(status == 128 + SIGKILL, "round \(round): \(name) was killed (\(status))")
             loads[victim].join()
             loads[1 - victim].stop()
+            // Every thread got what it asked for: on the killed daemon until the kill took its
+            // connection, on the other until the load stopped (its connections are never lost).
+            for (index, load) in loads.enumerated() {
+                #expect(load.unexpected.isEmpty, "round \(round): \(index == victim ? "killed" : "surviving") daemon: \(load.unexpected)")
+                #expect(load.acknowledged.levelZero > 0, "round \(round): the load signed nothing: \(load.acknowledged)")
+                total.add(load.acknowledged)
+            }
+            #expect(loads[1 - victim].lost.isEmpty, "round \(round): the surviving daemon's load lost connections: \(loads[1 - victim].lost)")
             try daemons[victim].start()
 
             let admins = try daemons.map { try $0.connect() }
@@ -100,6 +110,7 @@ struct PostgresCrashSafetyTests {
                 #expect(Self.maxAttempts - (try Self.attemptsLeft(admins[1], user: user)) == count, "\(user) kept its count")
             }
             failuresSoFar[mallory] = stored
+            wrongAnswers += acked
             #expect(Self.maxAttempts - (try Self.attemptsLeft(admins[1], user: DaemonHarness.user)) <= 1, "alice never failed")
             print("PostgreSQL crash round \(round): killed \(name); \(acknowledged.count) signatures acknowledged, ledger \(verifiedCount), "
                   + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight))")
@@ -117,6 +128,11 @@ struct PostgresCrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal > rounds, "the load signed something")
+        // Each kind of load ran, not only the fast one: the checks of batches and counters had
+        // something to check.
+        print("PostgreSQL crash rounds: \(total) acknowledged in all, \(wrongAnswers) wrong answers")
+        #expect(total.levelOne >= rounds && total.batches >= rounds / 2, "\(total)")
+        #expect(wrongAnswers >= rounds, "\(wrongAnswers) wrong answers acknowledged")
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 
