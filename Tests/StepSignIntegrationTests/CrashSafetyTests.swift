@@ -11,9 +11,10 @@ import Testing
 /// row is durably committed; counters are stored).
 ///
 /// Each round starts load on several connections — pipelined level-0 signings, level-1
-/// password signings and batches, wrong step-up passwords for a user of the round, key rotations — kills
-/// the daemon with SIGKILL at a random moment, checks the files with the daemon down, restarts
-/// it and checks what is provable:
+/// password signings and batches, wrong step-up passwords for a user of the round, key rotations —,
+/// waits until each kind has had a success acknowledged, kills the daemon with SIGKILL at a
+/// random moment after that, checks the files with the daemon down, restarts it and checks
+/// what is provable (every load thread got what it asked for until the kill took its connection):
 /// - every signature acknowledged (status 100 received before the kill) is in the ledger with
 ///   the very JWS the client got, and `getSignature` as admin finds it;
 /// - the ledger verifies (`admin.auditVerify`) and `status.signatures` equals its length;
@@ -47,21 +48,22 @@ struct CrashSafetyTests {
         var acknowledgedTotal = 0
         var pendingSettled = 0          // rounds whose kill left a log checkpoint pending
         var total = Load.Done()         // what the load got acknowledged, over all rounds
-        var wrongAnswers = 0            // wrong answers acknowledged (102), over all rounds
 
         for round in 1...rounds {
             let mallory = "mallory\(round)"
             try daemon.addUser(mallory)
             let load = Load(socketPath: daemon.socketPath, mallory: mallory, ledger: ledger)
             load.start()
-            usleep(UInt32.random(in: 150_000...700_000, using: &generator))
+            // Every kind of load got through once before the kill, so the checks below have
+            // signatures, batches, counters and keys to check.
+            #expect(load.waitForEveryKind(), "round \(round): not every kind of load got through: \(load.acknowledged), \(load.unexpected)")
+            usleep(UInt32.random(in: 0...500_000, using: &generator))
             let status = daemon.stop(signal: SIGKILL)
             #expect(status == 128 + SIGKILL, "round \(round): the daemon was killed (\(status))")
             load.join()
             // Every thread got what it asked for until the kill took its connection.
             #expect(load.unexpected.isEmpty, "round \(round): \(load.unexpected)")
             let done = load.acknowledged
-            #expect(done.levelZero > 0, "round \(round): the load signed nothing before the kill: \(done)")
             total.add(done)
 
             // With the daemon down: SQLite's own check on the files as the kill left them.
@@ -113,7 +115,6 @@ struct CrashSafetyTests {
                 #expect(Self.maxAttempts - (try attemptsLeft(admin, user: user)) == count, "\(user) kept its count")
             }
             failuresSoFar[mallory] = stored
-            wrongAnswers += acked
             print("crash round \(round): \(done) acknowledged, \(batches.whole) batches whole in the ledger, ledger \(verifiedCount), "
                   + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight))")
             // Alice only answers right, but an answer's attempt is taken before it is checked
@@ -141,11 +142,7 @@ struct CrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal + ledger.drain().count > rounds, "the load signed something")
-        // Each kind of load ran, not only the fast one: the checks of batches and counters had
-        // something to check.
         print("crash rounds: \(total) acknowledged in all")
-        #expect(total.levelOne >= rounds && total.batches >= rounds / 2 && total.rotations >= rounds / 2, "\(total)")
-        #expect(wrongAnswers >= rounds, "\(wrongAnswers) wrong answers acknowledged")
         print("crash rounds: \(pendingSettled) of \(rounds) kills left a log checkpoint pending, settled at the start")
         #expect(daemon.stop() == 0)
     }
@@ -241,9 +238,10 @@ final class Acknowledged: @unchecked Sendable {
 ///
 /// Each thread expects one outcome of each call (a signature, a batch signed whole, a 102 for
 /// a wrong answer, a new key) and counts it; anything else ends the thread as ``unexpected``,
-/// as does any error but the connection's loss when the daemon dies (``lost``). So the test
-/// can demand that every kind of load really ran, and a load that stops working (batches
-/// refused, say) fails the round instead of leaving its checks nothing to check.
+/// as does any error but the connection's loss when the daemon dies (``lost``). The test waits
+/// for every kind to have succeeded before it kills (``waitForEveryKind(timeout:)``), so a
+/// load that stops working (batches refused, say) fails the round instead of leaving its
+/// checks nothing to check.
 final class Load: @unchecked Sendable {
     let socketPath: String
     let mallory: String
@@ -252,7 +250,8 @@ final class Load: @unchecked Sendable {
     /// The most wrong answers sent (below `max_attempts`).
     let maxWrong: Int
     private let running = Atomic<Bool>(true)
-    private let lock = NSLock()
+    /// Guards the state below; broadcast when a count grows or a thread ends.
+    private let lock = NSCondition()
     private var ids: [String] = []
     private var kids: [String] = []
     private var acked = 0
@@ -330,11 +329,34 @@ final class Load: @unchecked Sendable {
             do {
                 try body()
             } catch let error as ClientError where Self.isConnectionLost(error) {
-                self.lock.withLock { self.lostSeen.append("\(name): \(error)") }
+                self.count { self.lostSeen.append("\(name): \(error)") }
             } catch {
-                self.lock.withLock { self.unexpectedSeen.append("\(name): \(error)") }
+                self.count { self.unexpectedSeen.append("\(name): \(error)") }
             }
         }
+    }
+
+    /// Changes the state under the lock and wakes ``waitForEveryKind(timeout:)``.
+    private func count(_ change: () -> Void) {
+        lock.withLock {
+            change()
+            lock.broadcast()
+        }
+    }
+
+    /// Whether every kind of load has had a success acknowledged.
+    private var everyKindDone: Bool {
+        done.levelZero > 0 && done.levelOne > 0 && done.batches > 0 && acked > 0 && (!rotating || done.rotations > 0)
+    }
+
+    /// Waits until every kind of load has had a success acknowledged (true), or a thread has
+    /// ended, or `timeout` seconds have passed (false).
+    func waitForEveryKind(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while !everyKindDone, unexpectedSeen.isEmpty, lostSeen.isEmpty, lock.wait(until: deadline) {}
+        return everyKindDone
     }
 
     /// What a client sees when the daemon is killed: the connection closed or reset, or (for
@@ -371,7 +393,7 @@ final class Load: @unchecked Sendable {
             try client.send(lines)
             for _ in 0..<16 {
                 try recordSignature(try client.reply(timeout: 30), "a level-0 signing")
-                lock.withLock { done.levelZero += 1 }
+                count { done.levelZero += 1 }
             }
         }
     }
@@ -389,7 +411,7 @@ final class Load: @unchecked Sendable {
         while isRunning {
             try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30), "a level-1 signing")
             try recordSignature(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30), "a level-1 signing")
-            lock.withLock { done.levelOne += 1 }
+            count { done.levelOne += 1 }
         }
     }
 
@@ -404,14 +426,14 @@ final class Load: @unchecked Sendable {
         var batch = 0
         while isRunning {
             batch += 1
-            let count = Int.random(in: 1...200)
-            let items = (0..<count).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
+            let size = Int.random(in: 1...200)
+            let items = (0..<size).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
             try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"\#(Self.batchUser)","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30), "a batch")
             let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30)
             let outcome = reply.event("onAuthenticateUserAndSignBatch")
             let signatures = outcome?["signatures"]?.arrayValue ?? []
-            guard outcome?["status"]?["code"]?.int == 100, signatures.count == count else {
-                throw Unexpected(description: "a batch of \(count) not signed: code \(reply.code) \(reply.message) \(reply.shape), \(signatures.count) signatures")
+            guard outcome?["status"]?["code"]?.int == 100, signatures.count == size else {
+                throw Unexpected(description: "a batch of \(size) not signed: code \(reply.code) \(reply.message) \(reply.shape), \(signatures.count) signatures")
             }
             for details in signatures {
                 guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else {
@@ -420,7 +442,7 @@ final class Load: @unchecked Sendable {
                 ledger.add(id: id, jws: jws)
                 lock.withLock { ids.append(id) }
             }
-            lock.withLock { done.batches += 1; done.batchItems += count }
+            count { done.batches += 1; done.batchItems += size }
         }
     }
 
@@ -435,7 +457,7 @@ final class Load: @unchecked Sendable {
             guard reply.statusCode(of: "getPassword") == 102 else {
                 throw Unexpected(description: "a wrong answer not refused with 102: code \(reply.code) \(reply.message) \(reply.shape)")
             }
-            lock.withLock { acked += 1; inFlight = 0 }
+            count { acked += 1; inFlight = 0 }
         }
     }
 
@@ -448,7 +470,7 @@ final class Load: @unchecked Sendable {
             guard reply.code == 0, let kid = reply.result?["activeKid"]?.stringValue else {
                 throw Unexpected(description: "a rotation refused: code \(reply.code) \(reply.message)")
             }
-            lock.withLock { kids.append(kid); done.rotations += 1 }
+            count { kids.append(kid); done.rotations += 1 }
         }
     }
 }
