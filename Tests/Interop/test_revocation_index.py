@@ -5,6 +5,7 @@ A JOSE library nobody here wrote (PyJWT) shows what the JWKS alone gives a relyi
 signature of the key verifies, the thief's forgery too, since PyJWT knows nothing of the index.
 The index rule is the product's: `stepsign-verify` with the JWKS and each signature's C2SP
 proof file decides, below the index, at it and above it, and without a proof."""
+import base64
 import json
 import os
 import subprocess
@@ -86,12 +87,28 @@ def stepsign_verify(revoked, keys, jws_file, proof=None):
     return result.returncode, json.loads(result.stdout)
 
 
+# The order n of the P-256 group.
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def low_s(token):
+    """`token` with its ES256 signature in the low-S form stepsign-verify wants (s ≤ n/2): the
+    thief's tool would do the same, so the forgery is refused for its key, not for its form."""
+    head, _, signature = token.rpartition(".")
+    raw = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
+    r, s = raw[:32], int.from_bytes(raw[32:], "big")
+    if s > P256_ORDER // 2:
+        s = P256_ORDER - s
+    return head + "." + base64.urlsafe_b64encode(r + s.to_bytes(32, "big")).rstrip(b"=").decode()
+
+
 def forged(revoked):
     """What the thief signs after the revocation with the stolen key: claims like a real
     signature's, another payload, a fresh iat."""
     claims = dict(jwt.decode(revoked["signed"][0]["jws"], options={"verify_signature": False}))
     claims.update(payload="Transfer 1,000,000 EUR to mallory", payloadLength=33, iat=int(time.time()))
-    token = jwt.encode(claims, revoked["stolen"], algorithm="ES256", headers={"kid": revoked["kid"], "typ": "stepsign+jwt"})
+    token = low_s(jwt.encode(claims, revoked["stolen"], algorithm="ES256",
+                             headers={"kid": revoked["kid"], "typ": "stepsign+jwt"}))
     path = os.path.join(revoked["directory"], "forged.jws")
     with open(path, "w") as f:
         f.write(token)
