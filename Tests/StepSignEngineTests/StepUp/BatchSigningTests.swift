@@ -203,6 +203,7 @@ final class BatchSigningTests: Sendable {
         try await addTestUser(reusing)
         var session = Session(peer: Self.peer)
         func send(_ text: String) async -> Reply { await reusing.handle(line: Array(text.utf8), session: &session) }
+        func text(_ reply: Reply) -> String { String(decoding: reply.line, as: UTF8.self) }
         func single(_ id: Int, _ payload: String) -> String {
             #"{"id":\#(id),"op":"authenticateUserAndSignData","user":"alice","payload":"\#(payload)","reason":"r","authLevel":1,"authenticatorType":0}"#
         }
@@ -212,21 +213,21 @@ final class BatchSigningTests: Sendable {
         let (signedBatch, batchStatus) = try batchOutcome(await send(Self.answer))
         #expect(batchStatus == .success && signedBatch.signatures.map(\.dataPayload) == ["a", "b"])
         let after = await send(single(3, "p"))
-        guard case .getPassword? = after.events.first else { throw Failure("a batch opened a window: \(after.line)") }
+        guard case .getPassword? = after.events.first else { throw Failure("a batch opened a window: \(text(after))") }
 
         // A single signing stepped up signs and opens the window ...
         let opened = await send(Self.answer)
         guard case let .onAuthenticateUserAndSignData(window, status)? = opened.events.first, status.code == .success,
               window.reusedFrom == nil
-        else { throw Failure("the single signing's step-up did not sign: \(opened.line)") }
+        else { throw Failure("the single signing's step-up did not sign: \(text(opened))") }
         // ... which a batch does not use ...
         let batch = await send(Self.request(["c"]))
-        guard case .getPassword? = batch.events.first else { throw Failure("a batch used a window: \(batch.line)") }
+        guard case .getPassword? = batch.events.first else { throw Failure("a batch used a window: \(text(batch))") }
         #expect(await send(#"{"id":4,"op":"resetAuthenticateUserAndSignDataState"}"#).error == nil)
         // ... though it is open: the next single signing uses it.
         let reused = await send(single(5, "q"))
         guard case let .onAuthenticateUserAndSignData(details, reusedStatus)? = reused.events.first, reusedStatus.code == .success
-        else { throw Failure("no window was open: \(reused.line)") }
+        else { throw Failure("no window was open: \(text(reused))") }
         #expect(details.reusedFrom == window.dataSignatureID)
     }
 
