@@ -91,7 +91,7 @@ struct LeastPrivilegeDaemonTests {
                 ("TRUNCATE ledger", "permission denied for table ledger"),
                 ("DELETE FROM ledger_checkpoints", "permission denied for table ledger_checkpoints"),
                 ("ALTER TABLE ledger DISABLE TRIGGER ALL", "must be owner of table ledger"),
-                ("DROP TRIGGER ledger_rules ON ledger", "must be owner of table ledger"),
+                ("DROP TRIGGER ledger_rules ON ledger", "must be owner of relation ledger"),
             ] {
                 let refused = try Self.psql(["-c", sql], database: name, user: role)
                 #expect(refused.status == 1 && refused.stderr.hasPrefix("ERROR:  \(reason)\n"), "\(sql): \(refused.status) \(refused.stderr)")
