@@ -449,7 +449,8 @@ def test_without_a_terminal_every_suggestion_names_an_option_of_that_command(fre
     args = [secret_file(directory, "public.pem", "not read before the login") if a == "PUBLIC" else a for a in args]
     result = subprocess.run([CLI, "--socket", daemon.socket, *args], capture_output=True, text=True, timeout=60,
                             start_new_session=True, stdin=subprocess.DEVNULL)
-    assert result.returncode != 0
+    assert result.returncode == 2, result
+    assert re.fullmatch(r"stepsign: no terminal to ask for the [a-z ]+ on; use .+\n", result.stderr), result.stderr
     named = {word.strip(",.;:()") for word in result.stderr.split() if word.startswith("--")}
     assert named, result.stderr
     help_text = subprocess.run([CLI, *args[:args.index("--user")], "--help"], capture_output=True, text=True).stdout

@@ -1,6 +1,7 @@
 """The CLI answering device-key (LDA) and IDV challenges, with keys and assertions made by
 tools nobody here wrote: cryptography for the device, PyJWT for the IDV server."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -92,12 +93,16 @@ def test_sign_without_the_device_key_falls_back_to_the_password(setup):
 
 def test_a_device_key_that_is_not_enrolled_is_refused_by_the_cli(setup):
     enrolled_pub = setup["device_public"]
-    assert cli(setup, "device", "enroll", "--user", "dana", "--public-key", enrolled_pub,
-               "--password-file", setup["password_file"]).returncode == 0
+    enrolled = cli(setup, "device", "enroll", "--user", "dana", "--public-key", enrolled_pub,
+                   "--password-file", setup["password_file"])
+    assert enrolled.returncode == 0, enrolled.stderr
+    kid = enrolled.stdout.strip()
     _, path, _ = write_key_pair(setup["dir"], "other")
     signed = cli(setup, "sign", "--user", "dana", "--level", "1", "--reason", "r", "--payload", "p", "--device-key", path)
-    assert signed.returncode != 0
-    assert "not one of the user's device keys" in signed.stderr
+    assert signed.returncode == 1 and signed.stdout == "", signed
+    # The other key's kid (its thumbprint) and the one the daemon offered, the enrolled key's.
+    assert re.fullmatch(rf"stepsign: the key in {re.escape(path)} \([A-Za-z0-9_-]{{43}}\) is not one of the user's device "
+                        rf"keys: {re.escape(kid)}\n", signed.stderr), signed.stderr
 
 
 def test_level_4_with_an_idv_assertion_made_by_pyjwt(setup):

@@ -156,7 +156,7 @@ def test_promtool_finds_nothing_to_say_about_the_exposition(unix_metrics, tmp_pa
     # The control: promtool does complain about what it should.
     broken = subprocess.run(["promtool", "check", "metrics"], input="# TYPE stepsign_x counter\nstepsign_x 1\n",
                             capture_output=True, text=True)
-    assert broken.returncode != 0, broken
+    assert broken.returncode == 3 and 'counter metrics should have "_total" suffix' in broken.stderr, broken
 
 
 def test_a_real_prometheus_scrapes_the_daemon_on_loopback_and_answers_a_query():

@@ -178,7 +178,10 @@ def test_recover_starts_a_new_epoch_that_names_the_loss_and_signing_resumes(lost
         Ed25519PublicKey.from_public_bytes(raw).verify(base64.b64decode(line.rsplit(" ", 1)[1])[4:], (text + "\n").encode())
         # The old origin's key does not sign the new epoch's checkpoints.
         old_keys = [arg for key in log_keys if key.startswith(old_origin + "+") for arg in ("--log-key", key)]
-        assert run(VERIFY, "--keys", keys_file, "--min-level", "0", "--proof", proof_file, *old_keys, jws_file).returncode != 0
+        old_key_only = run(VERIFY, "--keys", keys_file, "--min-level", "0", "--json", "--proof", proof_file, *old_keys, jws_file)
+        assert old_key_only.returncode == 1 and json.loads(old_key_only.stdout)["reason"] == "not-in-log", old_key_only.stdout
+        assert json.loads(old_key_only.stdout)["message"] == ("the proof does not show this signature in the log: not verified: "
+                                                              f'no log key is given for the origin "{recovered["origin"]}"'), old_key_only.stdout
 
         # The export checks offline, epochs and all.
         export_file = os.path.join(directory, "ledger.json")
@@ -266,7 +269,9 @@ def test_an_epoch_removed_from_the_database_is_refused(lost):
         assert lines[2].startswith("signing resumes; give witnesses and monitors the new origin's log key"), lines
         # Again: refused, with the reason, and exit 1.
         again = run(CLI, "--socket", daemon.socket, "admin", "recover")
-        assert again.returncode != 0 and "nothing was lost" in again.stderr, again.stderr
+        assert again.returncode == 1 and re.fullmatch(
+            r"stepsign: admin\.recover refused: error 4: the log extends the last checkpoint this daemon signed \(\d+ entries\): "
+            r"nothing was lost, there is nothing to recover\n", again.stderr), again.stderr
         assert sign(client, "in the new epoch")[0] == 0
         client.close()
     finally:

@@ -171,7 +171,9 @@ def test_a_bad_line_or_too_many_items_signs_nothing(setup, tmp_path):
     assert refused.returncode == 2 and "bad.jsonl:2" in refused.stderr
     too_long = batch_file(str(tmp_path), "long.jsonl", ["ok", "y" * 501])
     refused = stepsign(setup, "sign", "--user", USER, "--batch", too_long, "--password-file", setup["password"])
-    assert refused.returncode != 0 and "items[1]" in refused.stderr
+    assert refused.returncode == 1 and refused.stderr == (
+        'stepsign: signing the batch refused: error 4: items[1]: "payload" must be at most 500 characters, got 501\n'), \
+        refused.stderr
     client = setup["daemon"].client()
     reply = client.call("authenticateUserAndSignBatch", user=USER, authLevel=1, authenticatorType=0,
                         items=[{"payload": str(n), "reason": "r"} for n in range(1001)])

@@ -127,10 +127,17 @@ def test_stepsign_verify_log_checks_the_directory_and_an_inclusion_from_tiles(lo
     assert verify_log(log, log["tiles"], "--jws", str(jws), "--index", str(256 + 3)).returncode == 0
     bad = verify_log(log, log["tiles"], "--jws", str(jws), "--index", str(256 + 4))
     assert bad.returncode == 1 and "not entry" in json.loads(bad.stdout)["problem"]
-    # Another key: the checkpoint does not verify.
-    other = run(VERIFY, "log", log["tiles"], "--json", "--log-key",
-                "stepsign.example/other+0d3f30c0+AdTmI5CDCDNSRtaMkjpCMgm9SLnHQanKRaUGZYdHEXv5")
-    assert other.returncode in (1, 2)
+    # Another key of the log's name (a well-formed vkey, C2SP signed-note: the key ID is the
+    # hash of the name, type 0x01 and the Ed25519 key): the checkpoint does not verify.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    name = log["log_keys"][0].split("+")[0]
+    raw = Ed25519PrivateKey.generate().public_key().public_bytes_raw()
+    key_id = hashlib.sha256(name.encode() + b"\n\x01" + raw).digest()[:4].hex()
+    stranger = f"{name}+{key_id}+{base64.b64encode(bytes([1]) + raw).decode()}"
+    other = run(VERIFY, "log", log["tiles"], "--json", "--log-key", stranger)
+    assert other.returncode == 1, other.stdout + other.stderr
+    report = json.loads(other.stdout)
+    assert not report["ok"] and report["problem"] == "not verified: no signature of a trusted key", other.stdout
 
 
 @pytest.mark.parametrize("target", ["level-0 tile", "level-1 tile", "entry bundle", "checkpoint"])

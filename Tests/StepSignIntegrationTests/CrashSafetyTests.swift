@@ -11,9 +11,10 @@ import Testing
 /// row is durably committed; counters are stored).
 ///
 /// Each round starts load on several connections — pipelined level-0 signings, level-1
-/// password signings and batches, wrong step-up passwords for a user of the round, key rotations — kills
-/// the daemon with SIGKILL at a random moment, checks the files with the daemon down, restarts
-/// it and checks what is provable:
+/// password signings and batches, wrong step-up passwords for a user of the round, key rotations —,
+/// waits until each kind has had a success acknowledged, kills the daemon with SIGKILL at a
+/// random moment after that, checks the files with the daemon down, restarts it and checks
+/// what is provable (every load thread got what it asked for until the kill took its connection):
 /// - every signature acknowledged (status 100 received before the kill) is in the ledger with
 ///   the very JWS the client got, and `getSignature` as admin finds it;
 /// - the ledger verifies (`admin.auditVerify`) and `status.signatures` equals its length;
@@ -46,16 +47,24 @@ struct CrashSafetyTests {
         var anchorHash = ""             // entryHash of the last one
         var acknowledgedTotal = 0
         var pendingSettled = 0          // rounds whose kill left a log checkpoint pending
+        var total = Load.Done()         // what the load got acknowledged, over all rounds
 
         for round in 1...rounds {
             let mallory = "mallory\(round)"
             try daemon.addUser(mallory)
             let load = Load(socketPath: daemon.socketPath, mallory: mallory, ledger: ledger)
             load.start()
-            usleep(UInt32.random(in: 150_000...700_000, using: &generator))
+            // Every kind of load got through once before the kill, so the checks below have
+            // signatures, batches, counters and keys to check.
+            #expect(load.waitForEveryKind(), "round \(round): not every kind of load got through: \(load.acknowledged), \(load.unexpected)")
+            usleep(UInt32.random(in: 0...500_000, using: &generator))
             let status = daemon.stop(signal: SIGKILL)
             #expect(status == 128 + SIGKILL, "round \(round): the daemon was killed (\(status))")
             load.join()
+            // Every thread got what it asked for until the kill took its connection.
+            #expect(load.unexpected.isEmpty, "round \(round): \(load.unexpected)")
+            let done = load.acknowledged
+            total.add(done)
 
             // With the daemon down: SQLite's own check on the files as the kill left them.
             if try checkFilesAtRest(daemon, round: round) { pendingSettled += 1 }
@@ -106,8 +115,8 @@ struct CrashSafetyTests {
                 #expect(Self.maxAttempts - (try attemptsLeft(admin, user: user)) == count, "\(user) kept its count")
             }
             failuresSoFar[mallory] = stored
-            print("crash round \(round): \(load.signatureIDs.count) signatures acknowledged, \(batches.whole) batches whole, ledger \(verifiedCount), "
-                  + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight)), rotations \(load.rotatedKids.count)")
+            print("crash round \(round): \(done) acknowledged, \(batches.whole) batches whole in the ledger, ledger \(verifiedCount), "
+                  + "\(mallory) failures stored \(stored) (acknowledged \(acked), in flight \(inFlight))")
             // Alice only answers right, but an answer's attempt is taken before it is checked
             // (SPEC §5.1), so the one in flight at the kill may stay counted, never more.
             #expect(Self.maxAttempts - (try attemptsLeft(admin, user: DaemonHarness.user)) <= 1, "alice never failed")
@@ -133,6 +142,7 @@ struct CrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal + ledger.drain().count > rounds, "the load signed something")
+        print("crash rounds: \(total) acknowledged in all")
         print("crash rounds: \(pendingSettled) of \(rounds) kills left a log checkpoint pending, settled at the start")
         #expect(daemon.stop() == 0)
     }
@@ -225,6 +235,13 @@ final class Acknowledged: @unchecked Sendable {
 
 /// One round's load: threads on their own connections until the daemon dies under them (or
 /// ``stop()``). Without `rotating`, no key rotations (PostgresCrashSafetyTests).
+///
+/// Each thread expects one outcome of each call (a signature, a batch signed whole, a 102 for
+/// a wrong answer, a new key) and counts it; anything else ends the thread as ``unexpected``,
+/// as does any error but the connection's loss when the daemon dies (``lost``). The test waits
+/// for every kind to have succeeded before it kills (``waitForEveryKind(timeout:)``), so a
+/// load that stops working (batches refused, say) fails the round instead of leaving its
+/// checks nothing to check.
 final class Load: @unchecked Sendable {
     let socketPath: String
     let mallory: String
@@ -233,12 +250,42 @@ final class Load: @unchecked Sendable {
     /// The most wrong answers sent (below `max_attempts`).
     let maxWrong: Int
     private let running = Atomic<Bool>(true)
-    private let lock = NSLock()
+    /// Guards the state below; broadcast when a count grows or a thread ends.
+    private let lock = NSCondition()
     private var ids: [String] = []
     private var kids: [String] = []
     private var acked = 0
     private var inFlight = 0
+    private var done = Done()
+    private var unexpectedSeen: [String] = []
+    private var lostSeen: [String] = []
     private let group = DispatchGroup()
+
+    /// What the load got acknowledged, by kind.
+    struct Done: Equatable, CustomStringConvertible {
+        var levelZero = 0
+        var levelOne = 0
+        var batches = 0
+        var batchItems = 0
+        var rotations = 0
+
+        mutating func add(_ other: Done) {
+            levelZero += other.levelZero
+            levelOne += other.levelOne
+            batches += other.batches
+            batchItems += other.batchItems
+            rotations += other.rotations
+        }
+
+        var description: String {
+            "\(levelZero) level-0, \(levelOne) level-1, \(batches) batches (\(batchItems) items), \(rotations) rotations"
+        }
+    }
+
+    /// A reply that is not the one the thread's call must get.
+    struct Unexpected: Error, CustomStringConvertible {
+        var description: String
+    }
 
     init(socketPath: String, mallory: String, ledger: Acknowledged, rotating: Bool = true, maxWrong: Int = 60) {
         self.socketPath = socketPath
@@ -253,13 +300,18 @@ final class Load: @unchecked Sendable {
     var signatureIDs: [String] { lock.withLock { ids } }
     var rotatedKids: [String] { lock.withLock { kids } }
     var failures: (acked: Int, inFlight: Int) { lock.withLock { (acked, inFlight) } }
+    var acknowledged: Done { lock.withLock { done } }
+    /// Threads ended by an unexpected reply or error, each with what it got.
+    var unexpected: [String] { lock.withLock { unexpectedSeen } }
+    /// Threads ended by the connection's loss (the daemon killed under them).
+    var lost: [String] { lock.withLock { lostSeen } }
 
     func start() {
-        for worker in 0..<3 { spawn { try self.pipelinedLevelZero(worker) } }
-        spawn { try self.passwordSignings() }
-        spawn { try self.batches() }
-        spawn { try self.wrongPasswords() }
-        if rotating { spawn { try self.rotations() } }
+        for worker in 0..<3 { spawn("level 0 #\(worker)") { try self.pipelinedLevelZero(worker) } }
+        spawn("level 1") { try self.passwordSignings() }
+        spawn("batches") { try self.batches() }
+        spawn("wrong answers") { try self.wrongPasswords() }
+        if rotating { spawn("rotations") { try self.rotations() } }
     }
 
     func join() { group.wait() }
@@ -270,28 +322,60 @@ final class Load: @unchecked Sendable {
         join()
     }
 
-    private func spawn(_ body: @escaping @Sendable () throws -> Void) {
+    private func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
         group.enter()
         Thread.detachNewThread {
             defer { self.group.leave() }
-            do { try body() } catch {}  // the daemon died under us: expected
+            do {
+                try body()
+            } catch let error as ClientError where Self.isConnectionLost(error) {
+                self.count { self.lostSeen.append("\(name): \(error)") }
+            } catch {
+                self.count { self.unexpectedSeen.append("\(name): \(error)") }
+            }
         }
     }
 
-    private func record(_ reply: ClientReply) {
-        if let batch = reply.event("onAuthenticateUserAndSignBatch") {
-            guard batch["status"]?["code"]?.int == 100 else { return }
-            for details in batch["signatures"]?.arrayValue ?? [] {
-                guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else { continue }
-                ledger.add(id: id, jws: jws)
-                lock.withLock { ids.append(id) }
-            }
-            return
+    /// Changes the state under the lock and wakes ``waitForEveryKind(timeout:)``.
+    private func count(_ change: () -> Void) {
+        lock.withLock {
+            change()
+            lock.broadcast()
         }
+    }
+
+    /// Whether every kind of load has had a success acknowledged.
+    private var everyKindDone: Bool {
+        done.levelZero > 0 && done.levelOne > 0 && done.batches > 0 && acked > 0 && (!rotating || done.rotations > 0)
+    }
+
+    /// Waits until every kind of load has had a success acknowledged (true), or a thread has
+    /// ended, or `timeout` seconds have passed (false).
+    func waitForEveryKind(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while !everyKindDone, unexpectedSeen.isEmpty, lostSeen.isEmpty, lock.wait(until: deadline) {}
+        return everyKindDone
+    }
+
+    /// What a client sees when the daemon is killed: the connection closed or reset, or (for
+    /// a thread connecting after the kill) no socket to connect to. A timeout is not one: a
+    /// killed daemon's connections close at once.
+    static func isConnectionLost(_ error: ClientError) -> Bool {
+        switch error {
+        case .closed: true
+        case let .system(_, code): [ECONNRESET, EPIPE, ECONNREFUSED, ENOENT].contains(code)
+        default: false
+        }
+    }
+
+    /// Records a single signing that must have signed (status 100).
+    private func recordSignature(_ reply: ClientReply, _ what: String) throws {
         guard reply.statusCode(of: "onAuthenticateUserAndSignData") == 100,
               let details = reply.event("onAuthenticateUserAndSignData")?["details"],
               let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue
-        else { return }
+        else { throw Unexpected(description: "\(what) not signed: code \(reply.code) \(reply.message) \(reply.shape)") }
         ledger.add(id: id, jws: jws)
         lock.withLock { ids.append(id) }
     }
@@ -307,7 +391,17 @@ final class Load: @unchecked Sendable {
                 lines += #"{"id":"\#(worker)-\#(batch)-\#(index)","op":"authenticateUserAndSignData","user":"alice","payload":"load \#(worker) \#(batch) \#(index)","reason":"crash","authLevel":0,"authenticatorType":0}"# + "\n"
             }
             try client.send(lines)
-            for _ in 0..<16 { record(try client.reply(timeout: 30)) }
+            for _ in 0..<16 {
+                try recordSignature(try client.reply(timeout: 30), "a level-0 signing")
+                count { done.levelZero += 1 }
+            }
+        }
+    }
+
+    /// The `getPassword` a level-1 request must get.
+    private func requireChallenge(_ reply: ClientReply, _ what: String) throws {
+        guard reply.code == 0, reply.eventNames == ["getPassword"] else {
+            throw Unexpected(description: "\(what): no password challenge: code \(reply.code) \(reply.message) \(reply.shape)")
         }
     }
 
@@ -315,9 +409,9 @@ final class Load: @unchecked Sendable {
     private func passwordSignings() throws {
         let client = try RawClient(socketPath: socketPath)
         while isRunning {
-            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
-            guard challenge.code == 0 else { return }
-            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+            try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"alice","payload":"level one","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30), "a level-1 signing")
+            try recordSignature(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30), "a level-1 signing")
+            count { done.levelOne += 1 }
         }
     }
 
@@ -332,34 +426,51 @@ final class Load: @unchecked Sendable {
         var batch = 0
         while isRunning {
             batch += 1
-            let count = Int.random(in: 1...200)
-            let items = (0..<count).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
-            let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"\#(Self.batchUser)","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30)
-            guard challenge.code == 0 else { return }
-            record(try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30))
+            let size = Int.random(in: 1...200)
+            let items = (0..<size).map { #"{"payload":"crash batch \#(batch) item \#($0)","reason":"crash"}"# }.joined(separator: ",")
+            try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignBatch","user":"\#(Self.batchUser)","items":[\#(items)],"authLevel":1,"authenticatorType":0}"#, timeout: 30), "a batch")
+            let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Tr1cky-Pelican-42","challengeMode":12}"#, timeout: 30)
+            let outcome = reply.event("onAuthenticateUserAndSignBatch")
+            let signatures = outcome?["signatures"]?.arrayValue ?? []
+            guard outcome?["status"]?["code"]?.int == 100, signatures.count == size else {
+                throw Unexpected(description: "a batch of \(size) not signed: code \(reply.code) \(reply.message) \(reply.shape), \(signatures.count) signatures")
+            }
+            for details in signatures {
+                guard let id = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else {
+                    throw Unexpected(description: "a batch signature without ID or JWS: \(details)")
+                }
+                ledger.add(id: id, jws: jws)
+                lock.withLock { ids.append(id) }
+            }
+            count { done.batches += 1; done.batchItems += size }
         }
     }
 
-    /// Wrong step-up answers for this round's user, one at a time (at most 60, below max_attempts).
+    /// Wrong step-up answers for this round's user, one at a time (at most `maxWrong`, below
+    /// max_attempts): each must be a 102 retry.
     private func wrongPasswords() throws {
         let client = try RawClient(socketPath: socketPath)
-        let challenge = try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30)
-        guard challenge.code == 0 else { return }
+        try requireChallenge(try client.call(#"{"id":1,"op":"authenticateUserAndSignData","user":"\#(mallory)","payload":"p","reason":"crash","authLevel":1,"authenticatorType":0}"#, timeout: 30), "\(mallory)'s signing")
         for _ in 0..<maxWrong where isRunning {
             lock.withLock { inFlight = 1 }
             let reply = try client.call(#"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"#, timeout: 30)
-            guard reply.statusCode(of: "getPassword") == 102 else { return }
-            lock.withLock { acked += 1; inFlight = 0 }
+            guard reply.statusCode(of: "getPassword") == 102 else {
+                throw Unexpected(description: "a wrong answer not refused with 102: code \(reply.code) \(reply.message) \(reply.shape)")
+            }
+            count { acked += 1; inFlight = 0 }
         }
     }
 
     /// A key rotation now and then.
     private func rotations() throws {
         let client = try RawClient(socketPath: socketPath)
-        while true {
+        while isRunning {
             usleep(120_000)
             let reply = try client.call(#"{"id":1,"op":"admin.rotateKey"}"#, timeout: 30)
-            if let kid = reply.result?["activeKid"]?.stringValue { lock.withLock { kids.append(kid) } }
+            guard reply.code == 0, let kid = reply.result?["activeKid"]?.stringValue else {
+                throw Unexpected(description: "a rotation refused: code \(reply.code) \(reply.message)")
+            }
+            count { kids.append(kid); done.rotations += 1 }
         }
     }
 }

@@ -212,6 +212,12 @@ struct IDVBiometricTests {
         try expectRetry(replay, after: again, attemptsLeft: 2)
     }
 
+    /// The twin carries the accepted assertion's nonce, which no later challenge has (and which
+    /// is marked used): the nonce binding refuses it here before the assertion's own
+    /// single-use mark is looked at. That the mark is the same for an assertion and its twin
+    /// (so the twin is a second use even where the nonce would match) is shown on the verifier,
+    /// in IDVAssertionSingleUseTests. The daemon has no rule against high-S assertions as such:
+    /// the IDV server's key made both forms (RFC 7518 accepts both).
     @Test("the high-S twin (r, n−s) of an accepted assertion's signature is refused with 102")
     func highSTwinOfAcceptedAssertion() throws {
         let idv = try TestIDVServer()

@@ -2,6 +2,7 @@ import Foundation
 import StepSignClient
 import StepSignCrypto
 import StepSignFormat
+import StepSignProtocol
 import StepSignTestSupport
 import Testing
 
@@ -81,18 +82,38 @@ struct KeyRevocationTests {
         #expect(try again.call("status").result?["activeKid"]?.stringValue == newKid)
     }
 
-    @Test("stepsign admin key revoke and list show the new columns")
+    @Test("stepsign admin key rotate, revoke and list: each exits 0 and prints the active key; the list shows the revoked one; revoking it again exits 1 with the daemon's reason")
     func cli() throws {
         let daemon = try DaemonHarness()
-        let environment = ["STEPSIGN_SOCKET": daemon.socketPath]
-        let rotated = try Tools.run([Binaries.path("stepsign"), "admin", "key", "rotate"], environment: environment)
-        let retiredKid = try #require(try daemon.connect().call("admin.listKeys").result?["keys"]?.arrayValue)
-            .first { $0["active"]?.boolValue == false }?["kid"]?.stringValue
-        let revoked = try Tools.run([Binaries.path("stepsign"), "admin", "key", "revoke", try #require(retiredKid)], environment: environment)
+        func stepsign(_ arguments: String...) throws -> Tools.Result {
+            try Tools.run([Binaries.path("stepsign")] + arguments, environment: ["STEPSIGN_SOCKET": daemon.socketPath])
+        }
+        func activeKid() throws -> String {
+            try #require(try daemon.connect().call("status").result?["activeKid"]?.stringValue)
+        }
+        let first = try activeKid()
+        let rotated = try stepsign("admin", "key", "rotate")
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        let second = try activeKid()
+        #expect(second != first)
+        #expect(rotated.stdout == "active key \(second)\n")
+
+        let revoked = try stepsign("admin", "key", "revoke", first)
         #expect(revoked.status == 0, "\(revoked.stderr)")
-        #expect(revoked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        let list = try Tools.run([Binaries.path("stepsign"), "admin", "key", "list", "--json"], environment: environment)
-        #expect(list.stdout.contains("\"revoked\""))
-        #expect(list.stdout.contains("\"instance\""))
+        #expect(revoked.stdout == "active key \(second)\n")
+
+        let list = try stepsign("admin", "key", "list", "--json")
+        #expect(list.status == 0, "\(list.stderr)")
+        let keys = try #require(try JSONParser.parse(Array(list.stdout.utf8)).arrayValue, "\(list.stdout)")
+        let byKid = Dictionary(keys.map { ($0["kid"]?.stringValue ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(Set(byKid.keys) == [first, second] && keys.count == 2, "\(list.stdout)")
+        #expect(byKid[first]?["revoked"]?.boolValue == true && byKid[first]?["active"]?.boolValue == false, "\(list.stdout)")
+        #expect(byKid[second]?["revoked"]?.boolValue == false && byKid[second]?["active"]?.boolValue == true, "\(list.stdout)")
+        #expect(keys.allSatisfy { $0["instance"]?.stringValue == "stepsign-test" && $0["createdAt"]?.int != nil }, "\(list.stdout)")
+
+        let again = try stepsign("admin", "key", "revoke", first)
+        #expect(again.status == 1 && again.stdout.isEmpty)
+        #expect(again.stderr == "stepsign: admin.revokeKey refused: error 4: key \"\(first)\" is already revoked\n")
+        #expect(try activeKid() == second)
     }
 }

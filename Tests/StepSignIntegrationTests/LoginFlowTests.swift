@@ -100,7 +100,11 @@ struct LoginFlowTests {
     func successResetsAttempts() throws {
         let daemon = try DaemonHarness()
         try daemon.addUser()
-        _ = try daemon.connect().login(password: Passwords.wrong)
+        let wrong = try daemon.connect().login(password: Passwords.wrong)
+        #expect(wrong.eventNames == ["getPassword"] && wrong.statusCode(of: "getPassword") == 102, "\(wrong.shape)")
+        #expect(wrong.int("attemptsLeft", of: "getPassword") == 2)
+        // The failure is stored: another connection sees it too, so the 3 below is a reset.
+        #expect(try daemon.connect().setUser().int("attemptsLeft", of: "getPassword") == 2)
         try daemon.connect().requireLogin()
         #expect(try daemon.connect().setUser().int("attemptsLeft", of: "getPassword") == 3)
     }

@@ -10,10 +10,11 @@ import Testing
 /// moment loses no acknowledged signature and leaves no gap"), A and B alternately.
 ///
 /// Each round puts the load of ``CrashSafetyTests`` (pipelined level-0 signings, level-1
-/// password signings, wrong step-up passwords for the round's user, at most 40 per daemon; no key
-/// rotations) on both
-/// daemons at once, kills one of them with SIGKILL at a random moment, stops the load on the
-/// other, restarts the killed one and checks on both:
+/// password signings and batches, wrong step-up passwords for the round's user, at most 40 per
+/// daemon; no key rotations) on both daemons at once, waits until each kind has had a success
+/// acknowledged on each, kills one of them with SIGKILL at a random moment after that, stops
+/// the load on the other, restarts the killed one and checks on both (every load thread got
+/// what it asked for, on the killed daemon until the kill took its connection):
 /// - every signature acknowledged on either daemon is in the ledger with the very JWS the
 ///   client got; signature IDs are unique; the last entry checked before keeps its hash;
 /// - `admin.auditVerify` passes on both, over the whole chain, and `status.signatures` is its
@@ -48,6 +49,7 @@ struct PostgresCrashSafetyTests {
         var anchorHash = ""
         var acknowledgedTotal = 0
         var generator = SystemRandomNumberGenerator()
+        var total = Load.Done()     // what the loads got acknowledged, over all rounds
 
         for round in 1...rounds {
             let victim = (round - 1) % 2
@@ -56,11 +58,22 @@ struct PostgresCrashSafetyTests {
             try daemons[1 - victim].addUser(mallory)
             let loads = daemons.map { Load(socketPath: $0.socketPath, mallory: mallory, ledger: ledger, rotating: false, maxWrong: 40) }
             loads.forEach { $0.start() }
-            usleep(UInt32.random(in: 300_000...900_000, using: &generator))
+            // Every kind of load got through once on each daemon before the kill.
+            for (index, load) in loads.enumerated() {
+                #expect(load.waitForEveryKind(), "round \(round): \(index == 0 ? "A" : "B"): not every kind of load got through: \(load.acknowledged), \(load.unexpected)")
+            }
+            usleep(UInt32.random(in: 0...600_000, using: &generator))
             let status = daemons[victim].stop(signal: SIGKILL)
             #expect(status == 128 + SIGKILL, "round \(round): \(name) was killed (\(status))")
             loads[victim].join()
             loads[1 - victim].stop()
+            // Every thread got what it asked for: on the killed daemon until the kill took its
+            // connection, on the other until the load stopped (its connections are never lost).
+            for (index, load) in loads.enumerated() {
+                #expect(load.unexpected.isEmpty, "round \(round): \(index == victim ? "killed" : "surviving") daemon: \(load.unexpected)")
+                total.add(load.acknowledged)
+            }
+            #expect(loads[1 - victim].lost.isEmpty, "round \(round): the surviving daemon's load lost connections: \(loads[1 - victim].lost)")
             try daemons[victim].start()
 
             let admins = try daemons.map { try $0.connect() }
@@ -117,6 +130,7 @@ struct PostgresCrashSafetyTests {
             }
         }
         #expect(acknowledgedTotal > rounds, "the load signed something")
+        print("PostgreSQL crash rounds: \(total) acknowledged in all")
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 

@@ -179,14 +179,25 @@ struct TransparencyLogTests {
         let proofFailures = Mutex<[String]>([])
         let group = DispatchGroup()
         let stop = Atomic<Bool>(false)
-        // One connection asks for the head's checkpoint again and again, as the pusher does.
+        let proofsAnswered = Atomic<Int>(0)
+        // The signers start once the pusher has its first answer, so its asks overlap them.
+        let pusherAnswered = DispatchSemaphore(value: 0)
+        // One connection asks for the head's checkpoint again and again, as the pusher does;
+        // a connection refused or lost is a failure of the test, not the end of the pusher.
         DispatchQueue.global().async(group: group) {
-            guard let connection = try? daemon.connect() else { return }
-            while !stop.load(ordering: .relaxed) {
-                guard let reply = try? connection.call("getConsistencyProof", ["fromSize": 0]) else { continue }
-                if reply.code != 0 { proofFailures.withLock { $0.append("\(reply.code) \(reply.message)") } }
+            defer { pusherAnswered.signal() }
+            do {
+                let connection = try daemon.connect()
+                repeat {
+                    let reply = try connection.call("getConsistencyProof", ["fromSize": 0])
+                    if reply.code != 0 { proofFailures.withLock { $0.append("\(reply.code) \(reply.message)") } }
+                    if proofsAnswered.add(1, ordering: .relaxed).newValue == 1 { pusherAnswered.signal() }
+                } while !stop.load(ordering: .relaxed)
+            } catch {
+                proofFailures.withLock { $0.append("the pusher's connection: \(error)") }
             }
         }
+        pusherAnswered.wait()
         DispatchQueue.concurrentPerform(iterations: 16) { worker in
             guard let connection = try? daemon.connect() else {
                 failures.withLock { $0.append("no connection") }
@@ -208,6 +219,7 @@ struct TransparencyLogTests {
         #expect(seen.isEmpty, "\(seen.count) signings failed, first: \(seen.first ?? "")")
         let proofs = proofFailures.withLock { $0 }
         #expect(proofs.isEmpty, "\(proofs.count) proofs refused, first: \(proofs.first ?? "")")
+        #expect(proofsAnswered.load(ordering: .relaxed) >= 1, "the pusher was answered")
         let connection = try daemon.connect()
         let status = try #require(try connection.call("status").result)
         #expect(status["logProblem"] == nil || status["logProblem"] == .null, "\(status)")

@@ -1,16 +1,18 @@
+import Foundation
 import StepSignProtocol
 import Testing
 
 /// Every operation of SPEC §3.2 is decoded once, with its parameters typed and checked.
 @Suite("Operation decoding")
 struct OperationTests {
-    private func operation(_ text: String) throws -> Operation {
-        try Operation(Request.decode(Array(text.utf8)).get())
+    private func operation(_ text: String) throws -> StepSignProtocol.Operation {
+        try StepSignProtocol.Operation(Request.decode(Array(text.utf8)).get())
     }
 
     /// Each operation name with a request that carries every parameter it takes.
     static let complete: [String] = [
         #"{"id":1,"op":"authenticateUserAndSignData","payload":"p","reason":"r","authLevel":1,"authenticatorType":1,"user":"u"}"#,
+        #"{"id":1,"op":"authenticateUserAndSignBatch","items":[{"payload":"p","reason":"r"}],"authLevel":1,"authenticatorType":0,"user":"u"}"#,
         #"{"id":1,"op":"setUser","user":"u"}"#,
         #"{"id":1,"op":"setPassword","password":"x","challengeMode":0}"#,
         #"{"id":1,"op":"updatePassword","currentPassword":"a","newPassword":"b","challengeMode":2}"#,
@@ -32,6 +34,10 @@ struct OperationTests {
         #"{"id":1,"op":"getInclusionProof","signatureID":"s","treeSize":3}"#,
         #"{"id":1,"op":"getConsistencyProof","fromSize":1,"toSize":3}"#,
         #"{"id":1,"op":"status"}"#,
+        #"{"id":1,"op":"listApprovals"}"#,
+        #"{"id":1,"op":"approveRequest","approvalID":"a"}"#,
+        #"{"id":1,"op":"denyRequest","approvalID":"a","reason":"r"}"#,
+        #"{"id":1,"op":"getApproval","approvalID":"a","waitSeconds":5}"#,
         #"{"id":1,"op":"admin.addUser","user":"u","password":"p","mustChangePassword":true}"#,
         #"{"id":1,"op":"admin.removeUser","user":"u"}"#,
         #"{"id":1,"op":"admin.unlockUser","user":"u"}"#,
@@ -39,16 +45,44 @@ struct OperationTests {
         #"{"id":1,"op":"admin.listUsers"}"#,
         #"{"id":1,"op":"admin.enrollDeviceKey","user":"u","publicKey":{},"label":"l"}"#,
         #"{"id":1,"op":"admin.revokeDeviceKey","user":"u","deviceKeyId":"k"}"#,
+        #"{"id":1,"op":"admin.addGroupMember","group":"g","user":"u"}"#,
+        #"{"id":1,"op":"admin.removeGroupMember","group":"g","user":"u"}"#,
+        #"{"id":1,"op":"admin.listGroups"}"#,
         #"{"id":1,"op":"admin.rotateKey"}"#,
         #"{"id":1,"op":"admin.revokeKey","kid":"k"}"#,
         #"{"id":1,"op":"admin.endorseKey","endorsement":"e"}"#,
         #"{"id":1,"op":"admin.listKeys"}"#,
         #"{"id":1,"op":"admin.auditVerify"}"#,
         #"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":["\u2014 w x"]}"#,
+        #"{"id":1,"op":"admin.backup"}"#,
+        #"{"id":1,"op":"admin.recover"}"#,
         #"{"id":1,"op":"admin.exportLedger","afterSeq":5,"limit":10}"#,
     ]
 
-    @Test("all 36 operations decode with every parameter they take", arguments: complete)
+    /// The operation names the decoders know: every `case "name":` of `Operation.init` and
+    /// `AdminOperation.init`, read from their source, so an operation added there without a line
+    /// in ``complete`` (and so without the tests below) fails ``everyOperationIsListed()``.
+    static func decodedNames() throws -> Set<String> {
+        let requests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/StepSignProtocol/Requests")
+        var names: Set<String> = []
+        for file in ["Operation.swift", "AdminOperation.swift"] {
+            let text = try String(contentsOf: requests.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /case "([A-Za-z.]+)":/) { names.insert(String(match.output.1)) }
+        }
+        return names
+    }
+
+    @Test("the list holds each operation the decoders know, once (SPEC §3.2)")
+    func everyOperationIsListed() throws {
+        let listed = try Self.complete.map { try Request.decode(Array($0.utf8)).get().op }
+        let known = try Self.decodedNames()
+        #expect(known.count > 40, "the decoders' source was read: \(known.sorted())")
+        #expect(Set(listed) == known, "not listed: \(known.subtracting(listed).sorted()); not an operation: \(Set(listed).subtracting(known).sorted())")
+        #expect(listed.count == Set(listed).count, "listed twice: \(listed.filter { op in listed.filter { $0 == op }.count > 1 })")
+    }
+
+    @Test("every operation decodes with every parameter it takes", arguments: complete)
     func decodesComplete(_ line: String) throws {
         _ = try operation(line)
     }
@@ -60,6 +94,11 @@ struct OperationTests {
         #expect(throws: StepSignError.invalid("unknown parameter \"extra\" for \(op)")) { try operation(extended) }
     }
 
+    /// The line of ``complete`` for `op`.
+    private func line(_ op: String) throws -> String {
+        try #require(Self.complete.first { $0.contains("\"op\":\"\(op)\"") }, "no line for \(op)")
+    }
+
     @Test("parameters arrive typed")
     func typed() throws {
         guard case let .authenticateUserAndSignData(parameters) = try operation(Self.complete[0]) else {
@@ -67,10 +106,27 @@ struct OperationTests {
         }
         #expect(parameters.payload == "p" && parameters.reason == "r" && parameters.user == "u")
         #expect(parameters.authLevel == 1 && parameters.authenticatorType == 1)
-        guard case let .admin(.exportLedger(afterSeq, limit)) = try operation(Self.complete.last!) else {
+        guard case let .admin(.exportLedger(afterSeq, limit)) = try operation(line("admin.exportLedger")) else {
             Issue.record("wrong case"); return
         }
         #expect(afterSeq == 5 && limit == 10)
+        guard case let .authenticateUserAndSignBatch(batch) = try operation(line("authenticateUserAndSignBatch")) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(batch.items == [SignBatchParameters.Item(payload: "p", reason: "r")] && batch.user == "u")
+        #expect(batch.authLevel == 1 && batch.authenticatorType == 0)
+        guard case let .getApproval(approvalID, waitSeconds) = try operation(line("getApproval")) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(approvalID == "a" && waitSeconds == 5)
+        guard case let .denyRequest(deniedID, reason) = try operation(line("denyRequest")) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(deniedID == "a" && reason == "r")
+        guard case let .admin(.addGroupMember(group, user)) = try operation(line("admin.addGroupMember")) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(group == "g" && user == "u")
         guard case let .admin(.exportLedger(defaultAfter, defaultLimit)) = try operation(#"{"id":1,"op":"admin.exportLedger"}"#) else {
             Issue.record("wrong case"); return
         }

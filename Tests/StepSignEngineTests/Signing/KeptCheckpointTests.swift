@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 @testable import StepSignEngine
 import StepSignCrypto
 import StepSignFormat
@@ -78,16 +79,52 @@ import Testing
         #expect(try kept.replace(signed(2), with: signed(3)))
     }
 
-    @Test("a checkpoint being proven waits for the pending one to be settled")
+    @Test("a checkpoint being proven waits for the pending one to be settled: promoted or dropped")
     func waitersResumeWhenSettled() async throws {
         defer { directory.remove() }
+        // The waiters run on an executor that runs them only when told to: after each step,
+        // whether a waiter has resumed is decided by what happened to the checkpoint, not by
+        // how fast another thread was. Each waiter notes the kept checkpoint it finds when it resumes.
+        let executor = SteppedTaskExecutor()
+        let kept = self.kept
+        let found = NIOLockedValueBox<[Int64?]>([])
+        func waiter() -> Task<Void, Never> {
+            Task(executorPreference: executor) {
+                await kept.untilNothingPending()
+                let size = (try? kept.current())?.checkpoint.size
+                found.withLockedValue { $0.append(size) }
+            }
+        }
+
         _ = try kept.signPending { _ in try signed(4) }
-        let waiter = Task { await kept.untilNothingPending() }
-        try await Task.sleep(for: .milliseconds(20))
-        _ = try kept.promote()
-        await waiter.value
-        await kept.untilNothingPending()   // none pending: returns at once
-        #expect(try kept.current()?.checkpoint.size == 4)
+        let waiters = [waiter(), waiter()]
+        #expect(executor.runUntilIdle() == 2, "both waiters ran until they waited")
+        #expect(found.withLockedValue { $0 }.isEmpty, "a waiter went on while a checkpoint was pending")
+        // A second checkpoint in the same transaction settles nothing: they still wait.
+        _ = try kept.signPending { _ in try signed(6) }
+        executor.runUntilIdle()
+        #expect(found.withLockedValue { $0 }.isEmpty, "a waiter went on while a checkpoint was pending")
+        // The commit: the pending checkpoint is kept, and both go on, finding it kept.
+        #expect(try kept.promote()?.checkpoint.size == 6)
+        #expect(executor.runUntilIdle() == 2)
+        try #require(found.withLockedValue { $0 } == [6, 6], "promote() resumed the waiters")
+        for task in waiters { await task.value }
+
+        // A failed transaction's checkpoint, dropped, lets its waiter go on too; the kept one stays.
+        _ = try kept.signPending { _ in try signed(8) }
+        let dropped = waiter()
+        executor.runUntilIdle()
+        #expect(found.withLockedValue { $0 } == [6, 6], "a waiter went on while a checkpoint was pending")
+        kept.drop()
+        executor.runUntilIdle()
+        try #require(found.withLockedValue { $0 } == [6, 6, 6], "drop() resumed the waiter")
+        await dropped.value
+
+        // With none pending, a waiter goes on at once.
+        let late = waiter()
+        executor.runUntilIdle()
+        #expect(found.withLockedValue { $0 } == [6, 6, 6, 6])
+        await late.value
     }
 
     @Test("after a crash, a pending checkpoint whose transaction committed is kept; one whose did not is removed")

@@ -202,14 +202,33 @@ final class BatchSigningTests: Sendable {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await addTestUser(reusing)
         var session = Session(peer: Self.peer)
-        _ = await reusing.handle(line: Array(Self.request(["a", "b"]).utf8), session: &session)
-        _ = await reusing.handle(line: Array(Self.answer.utf8), session: &session)
-        let single = #"{"id":3,"op":"authenticateUserAndSignData","user":"alice","payload":"p","reason":"r","authLevel":1,"authenticatorType":0}"#
-        let after = await reusing.handle(line: Array(single.utf8), session: &session)
-        guard case .getPassword? = after.events.first else { throw Failure("a batch opened a window: \(after.line)") }
-        _ = await reusing.handle(line: Array(Self.answer.utf8), session: &session)
-        let batch = await reusing.handle(line: Array(Self.request(["c"]).utf8), session: &session)
-        guard case .getPassword? = batch.events.first else { throw Failure("a batch used a window: \(batch.line)") }
+        func send(_ text: String) async -> Reply { await reusing.handle(line: Array(text.utf8), session: &session) }
+        func text(_ reply: Reply) -> String { String(decoding: reply.line, as: UTF8.self) }
+        func single(_ id: Int, _ payload: String) -> String {
+            #"{"id":\#(id),"op":"authenticateUserAndSignData","user":"alice","payload":"\#(payload)","reason":"r","authLevel":1,"authenticatorType":0}"#
+        }
+
+        // A batch stepped up with the password signs, and opens no window.
+        guard case .getPassword? = await send(Self.request(["a", "b"])).events.first else { throw Failure("the batch asked for no password") }
+        let (signedBatch, batchStatus) = try batchOutcome(await send(Self.answer))
+        #expect(batchStatus == .success && signedBatch.signatures.map(\.dataPayload) == ["a", "b"])
+        let after = await send(single(3, "p"))
+        guard case .getPassword? = after.events.first else { throw Failure("a batch opened a window: \(text(after))") }
+
+        // A single signing stepped up signs and opens the window ...
+        let opened = await send(Self.answer)
+        guard case let .onAuthenticateUserAndSignData(window, status)? = opened.events.first, status.code == .success,
+              window.reusedFrom == nil
+        else { throw Failure("the single signing's step-up did not sign: \(text(opened))") }
+        // ... which a batch does not use ...
+        let batch = await send(Self.request(["c"]))
+        guard case .getPassword? = batch.events.first else { throw Failure("a batch used a window: \(text(batch))") }
+        #expect(await send(#"{"id":4,"op":"resetAuthenticateUserAndSignDataState"}"#).error == nil)
+        // ... though it is open: the next single signing uses it.
+        let reused = await send(single(5, "q"))
+        guard case let .onAuthenticateUserAndSignData(details, reusedStatus)? = reused.events.first, reusedStatus.code == .success
+        else { throw Failure("no window was open: \(text(reused))") }
+        #expect(details.reusedFrom == window.dataSignatureID)
     }
 
     @Test("a batch while a challenge is open is 213; resetAuthenticateUserAndSignDataState cancels a batch's")

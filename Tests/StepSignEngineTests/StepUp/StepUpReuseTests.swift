@@ -66,9 +66,15 @@ final class StepUpReuseTests: Sendable {
         try await addTestUser(plain)
         var session = Session(peer: Self.peer)
         for _ in 0..<2 {
-            _ = await plain.handle(line: Array(Self.request().utf8), session: &session)
-            _ = await plain.handle(line: Array(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#.utf8),
-                                   session: &session)
+            let challenge = await plain.handle(line: Array(Self.request().utf8), session: &session)
+            guard case .getPassword? = challenge.events.first else { Issue.record("no step-up asked: \(challenge.events)"); return }
+            let answer = await plain.handle(line: Array(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#.utf8),
+                                            session: &session)
+            // The step-up signed: with reuse on, it would have opened a window.
+            guard case let .onAuthenticateUserAndSignData(details, status)? = answer.events.first, status.code == .success else {
+                Issue.record("the step-up did not sign: \(answer.events)"); return
+            }
+            #expect(details.reusedFrom == nil)
             let again = await plain.handle(line: Array(Self.request().utf8), session: &session)
             guard case .getPassword? = again.events.first else { Issue.record("reused with reuse off: \(again.events)"); return }
             session.pending = nil
@@ -163,14 +169,18 @@ final class StepUpReuseTests: Sendable {
     @Test("logOff ends the window of its session")
     func logOffEndsIt() async throws {
         var session = Session(peer: Self.peer)
+        func loggedIn(_ reply: Reply) -> Bool {
+            if case .onUserLoggedIn? = reply.events.first { return true }
+            return false
+        }
         let login = await send(#"{"id":1,"op":"setUser","user":"alice"}"#, &session)
         #expect(login.error == nil)
-        _ = await send(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":0}"#, &session)
+        #expect(loggedIn(await send(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":0}"#, &session)))
         _ = try await stepUp(&session)
         #expect(signedWithoutChallenge(await send(Self.request(), &session)) != nil)
-        _ = await send(#"{"id":3,"op":"logOff"}"#, &session)
+        #expect(await send(#"{"id":3,"op":"logOff"}"#, &session).error == nil)
         _ = await send(#"{"id":4,"op":"setUser","user":"alice"}"#, &session)
-        _ = await send(#"{"id":5,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":0}"#, &session)
+        #expect(loggedIn(await send(#"{"id":5,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":0}"#, &session)))
         #expect(signedWithoutChallenge(await send(Self.request(), &session)) == nil)
     }
 
@@ -226,8 +236,9 @@ final class StepUpReuseTests: Sendable {
         try await addTestUser(racing)
         var session = Session(peer: Self.peer)
         _ = await racing.handle(line: Array(Self.request().utf8), session: &session)
-        _ = await racing.handle(line: Array(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#.utf8),
-                                session: &session)
+        let opened = await racing.handle(line: Array(#"{"id":2,"op":"setPassword","password":"\#(testUserPassword)","challengeMode":12}"#.utf8),
+                                         session: &session)
+        #expect(signedWithoutChallenge(opened)?.reusedFrom == nil && signedWithoutChallenge(opened) != nil, "the step-up signed: \(opened.events)")
         let reused = try await withThrowingTaskGroup(of: Bool.self) { group in
             for number in 0..<40 {
                 group.addTask {
