@@ -42,6 +42,7 @@ enum PostgresSchema {
         Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
         Migration(version: 11, name: "v11-approvals-and-groups", statements: v11),
         Migration(version: 12, name: "v12-log-epochs", statements: v12),
+        Migration(version: 13, name: "v13-attempt-reservations", statements: v13),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -739,5 +740,21 @@ enum PostgresSchema {
         CREATE TRIGGER log_epochs_no_truncate BEFORE TRUNCATE ON log_epochs
         FOR EACH STATEMENT EXECUTE FUNCTION stepsign_append_only()
         """,
+    ]
+
+    /// Attempts reserved by answers still being checked, on any daemon (SPEC §5.1), as in
+    /// SQLite's v13: one row per reservation under the name's keyed hash, with its expiry.
+    /// Changed only under the lock of the name's counter row (the user's, or its
+    /// `name_counters` row).
+    private static let v13: [String] = [
+        """
+        CREATE TABLE attempt_reservations (
+            id bytea PRIMARY KEY CHECK (length(id) = 16),
+            name_key bytea NOT NULL CHECK (length(name_key) = 32),
+            expires_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX attempt_reservations_by_name ON attempt_reservations(name_key, expires_at)",
+        "CREATE INDEX attempt_reservations_by_expiry ON attempt_reservations(expires_at)",
     ]
 }

@@ -57,6 +57,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v12-log-epochs") { db in
             try db.execute(sql: v12)
         }
+        migrator.registerMigration("v13-attempt-reservations") { db in
+            try db.execute(sql: v13)
+        }
         return migrator
     }
 
@@ -356,5 +359,21 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
         CREATE TRIGGER log_epochs_no_delete BEFORE DELETE ON log_epochs
         BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
+        """
+
+    /// Attempts reserved by answers still being checked (SPEC §5.1): one row per reservation,
+    /// under the keyed hash of the name (user or not) and with its expiry. The counter's
+    /// `failed_attempts` counts them already; a row only says the attempt is still in flight,
+    /// so an answer that would need it waits instead of being refused. A row whose expiry
+    /// passed (its daemon died mid-check) counts as a failure; rows are removed when their
+    /// answer settles, by a success or an unlock of the name, or a day after they expired.
+    private static let v13 = """
+        CREATE TABLE attempt_reservations (
+            id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 16),
+            name_key BLOB NOT NULL CHECK (length(name_key) = 32),
+            expires_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX attempt_reservations_by_name ON attempt_reservations(name_key, expires_at);
+        CREATE INDEX attempt_reservations_by_expiry ON attempt_reservations(expires_at);
         """
 }

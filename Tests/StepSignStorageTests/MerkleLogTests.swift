@@ -190,8 +190,9 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v12.
-            for statement in ["DROP TABLE log_epochs", "DELETE FROM stepsign_schema_migrations WHERE version = 12",
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v13.
+            for statement in ["DROP TABLE attempt_reservations", "DELETE FROM stepsign_schema_migrations WHERE version = 13",
+                              "DROP TABLE log_epochs", "DELETE FROM stepsign_schema_migrations WHERE version = 12",
                               "DROP TABLE group_members", "DROP TABLE approval_votes", "DROP TABLE approvals",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 11",
                               "DROP TABLE log_cosignatures", "DELETE FROM stepsign_schema_migrations WHERE version = 10",
