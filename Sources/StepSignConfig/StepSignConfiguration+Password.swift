@@ -8,6 +8,11 @@ extension StepSignConfiguration {
         /// `max_checks_per_uid`: password checks (scrypt) one peer uid may have queued or
         /// running at once; more get error 14 (SPEC §7). Default 4; 1 to 1024.
         public var maxChecksPerUID: Int
+        /// `check_wait_seconds`: how long an answer waits when every attempt left is held by
+        /// answers still being checked, before error 14 (SPEC §5.1: a right answer is never
+        /// refused only because others were in flight). Default 10; 0 to 300 (0: error 14 at
+        /// once instead of waiting).
+        public var checkWaitSeconds: Int
         /// `block_seconds`: how long a block lasts; 0 until an admin unlocks. Default 0;
         /// 0 to 31536000 (a year).
         public var blockSeconds: Int
@@ -39,6 +44,7 @@ extension StepSignConfiguration {
         public init(
             maxAttempts: Int = 3,
             maxChecksPerUID: Int = 4,
+            checkWaitSeconds: Int = 10,
             blockSeconds: Int = 0,
             maxAgeDays: Int = 90,
             history: Int = 5,
@@ -50,6 +56,7 @@ extension StepSignConfiguration {
         ) {
             self.maxAttempts = maxAttempts
             self.maxChecksPerUID = maxChecksPerUID
+            self.checkWaitSeconds = checkWaitSeconds
             self.blockSeconds = blockSeconds
             self.maxAgeDays = maxAgeDays
             self.history = history

@@ -96,7 +96,7 @@ extension StepSignConfiguration.Signing {
 extension StepSignConfiguration.Password {
     init(_ t: ConfigTableReader) throws(ConfigError) {
         try t.rejectUnknown([
-            "max_attempts", "max_checks_per_uid", "block_seconds", "max_age_days", "history", "common_passwords_file",
+            "max_attempts", "max_checks_per_uid", "check_wait_seconds", "block_seconds", "max_age_days", "history", "common_passwords_file",
             "scrypt_n", "scrypt_r", "scrypt_p", "policy",
         ])
         let d = Self()
@@ -114,6 +114,7 @@ extension StepSignConfiguration.Password {
         self.init(
             maxAttempts: try t.integer("max_attempts", default: d.maxAttempts, in: 1...100),
             maxChecksPerUID: try t.integer("max_checks_per_uid", default: d.maxChecksPerUID, in: 1...1024),
+            checkWaitSeconds: try t.integer("check_wait_seconds", default: d.checkWaitSeconds, in: 0...300),
             blockSeconds: try t.integer("block_seconds", default: d.blockSeconds, in: 0...31_536_000),
             maxAgeDays: try t.integer("max_age_days", default: d.maxAgeDays, in: 0...3650),
             history: try t.integer("history", default: d.history, in: 0...100),

@@ -53,7 +53,7 @@ struct PostgresMigrator {
                     throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
                 }
             }
-            if migration.version == 13 {
+            if migration.version == 14 {
                 try await PostgresStore.fillNameKeys(connection, logger: logger)
                 try await PostgresStore.indexApprovalEvents(connection, logger: logger)
             }

@@ -42,7 +42,8 @@ enum PostgresSchema {
         Migration(version: 10, name: "v10-log-cosignatures", statements: v10),
         Migration(version: 11, name: "v11-approvals-and-groups", statements: v11),
         Migration(version: 12, name: "v12-log-epochs", statements: v12),
-        Migration(version: 13, name: "v13-name-keys-and-approval-state", statements: v13),
+        Migration(version: 13, name: "v13-attempt-reservations", statements: v13),
+        Migration(version: 14, name: "v14-name-keys-and-approval-state", statements: v14),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -742,11 +743,27 @@ enum PostgresSchema {
         """,
     ]
 
+    /// Attempts reserved by answers still being checked, on any daemon (SPEC §5.1), as in
+    /// SQLite's v13: one row per reservation under the name's keyed hash, with its expiry.
+    /// Changed only under the lock of the name's counter row (the user's, or its
+    /// `name_counters` row).
+    private static let v13: [String] = [
+        """
+        CREATE TABLE attempt_reservations (
+            id bytea PRIMARY KEY CHECK (length(id) = 16),
+            name_key bytea NOT NULL CHECK (length(name_key) = 32),
+            expires_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX attempt_reservations_by_name ON attempt_reservations(name_key, expires_at)",
+        "CREATE INDEX attempt_reservations_by_expiry ON attempt_reservations(expires_at)",
+    ]
+
     /// No lookalike users (SPEC §3): each user's lookalike key (filled for the users already
     /// there by the migrator, ``PostgresStore/fillNameKeys(_:logger:)``). And requests for approval
     /// whose state is sealed (SPEC §3.4), bound to their latest event in the log, which
     /// `approval_events` indexes (filled by the migrator from the events already there).
-    private static let v13: [String] = [
+    private static let v14: [String] = [
         "ALTER TABLE users ADD COLUMN name_key text",
         "CREATE INDEX users_by_name_key ON users (name_key)",
         "ALTER TABLE approvals ADD COLUMN event_index bigint",

@@ -60,12 +60,16 @@ extension PostgresStore {
             // Bound to the name's latest event: a user added again after a removal is not
             // taken for a rollback of the removed one.
             try await Self.reseal(connection, new.name, seal: credentialSeal, logger: logger)
+            try await dropReservations(connection, name: new.name)
         }
     }
 
     public func removeUser(named name: String) async throws -> Bool {
-        try await withConnection { connection in
-            try await Self.count(connection.query("DELETE FROM users WHERE name = \(name) RETURNING 1", logger: logger)) > 0
+        try await inTransaction { connection in
+            guard try await Self.count(connection.query("DELETE FROM users WHERE name = \(name) RETURNING 1", logger: logger)) > 0
+            else { return false }
+            try await dropReservations(connection, name: name)
+            return true
         }
     }
 
@@ -91,6 +95,7 @@ extension PostgresStore {
                 "UPDATE users SET blocked = false, blocked_until = NULL, failed_attempts = 0 WHERE name = \(name)",
                 logger: logger
             )
+            try await dropReservations(connection, name: name)
         }
     }
 

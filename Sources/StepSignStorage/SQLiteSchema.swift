@@ -57,8 +57,11 @@ enum SQLiteSchema {
         migrator.registerMigration("v12-log-epochs") { db in
             try db.execute(sql: v12)
         }
-        migrator.registerMigration("v13-name-keys-and-approval-state") { db in
+        migrator.registerMigration("v13-attempt-reservations") { db in
             try db.execute(sql: v13)
+        }
+        migrator.registerMigration("v14-name-keys-and-approval-state") { db in
+            try db.execute(sql: v14)
             try SQLiteStore.fillNameKeys(db)
             try SQLiteStore.indexApprovalEvents(db)
         }
@@ -363,11 +366,27 @@ enum SQLiteSchema {
         BEGIN SELECT RAISE(ABORT, 'log epochs are append-only'); END;
         """
 
+    /// Attempts reserved by answers still being checked (SPEC §5.1): one row per reservation,
+    /// under the keyed hash of the name (user or not) and with its expiry. The counter's
+    /// `failed_attempts` counts them already; a row only says the attempt is still in flight,
+    /// so an answer that would need it waits instead of being refused. A row whose expiry
+    /// passed (its daemon died mid-check) counts as a failure; rows are removed when their
+    /// answer settles, by a success or an unlock of the name, or a day after they expired.
+    private static let v13 = """
+        CREATE TABLE attempt_reservations (
+            id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 16),
+            name_key BLOB NOT NULL CHECK (length(name_key) = 32),
+            expires_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX attempt_reservations_by_name ON attempt_reservations(name_key, expires_at);
+        CREATE INDEX attempt_reservations_by_expiry ON attempt_reservations(expires_at);
+        """
+
     /// No lookalike users (SPEC §3): each user's ``UserIDForm/lookalikeKey(_:)``, filled for the
     /// users already there (lookalikes among them are kept and listed, not removed). And
     /// requests for approval whose state is sealed (SPEC §3.4), bound to their latest event
     /// in the log, which `approval_events` indexes.
-    private static let v13 = """
+    private static let v14 = """
         ALTER TABLE users ADD COLUMN name_key TEXT;
         CREATE INDEX users_by_name_key ON users (name_key);
         ALTER TABLE approvals ADD COLUMN event_index INTEGER;

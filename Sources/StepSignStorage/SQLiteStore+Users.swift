@@ -68,13 +68,16 @@ extension SQLiteStore {
             // Bound to the name's latest event: a user added again after a removal is not
             // taken for a rollback of the removed one.
             try self.reseal(db, new.name)
+            try self.dropReservations(db, name: new.name)
         }
     }
 
     public func removeUser(named name: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM users WHERE name = ?", arguments: [name])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            try self.dropReservations(db, name: name)
+            return true
         }
     }
 
@@ -96,6 +99,7 @@ extension SQLiteStore {
                 arguments: [name]
             )
             guard db.changesCount > 0 else { return false }
+            try self.dropReservations(db, name: name)
             try self.reseal(db, name)
             return true
         }

@@ -12,7 +12,8 @@ public struct UserRecord: Sendable, Equatable {
     public var passwordExpired: Bool
     /// The user must choose a new password at the next login.
     public var mustChangePassword: Bool
-    /// Failed attempts since the last success or unlock.
+    /// Attempts taken since the last success or unlock: failures, and attempts reserved by
+    /// answers still being checked (``AttemptCounter/failedAttempts``).
     public var failedAttempts: Int
     /// The user was blocked after too many failed attempts.
     public var blocked: Bool

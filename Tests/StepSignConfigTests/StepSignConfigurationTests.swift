@@ -267,13 +267,13 @@ struct StepSignConfigurationTests {
         #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "metrics", "cluster", "idv", "log", "stepup"])
         #expect(root["metrics"]?.table?.keys == ["listen"])
         #expect(root["stepup"]?.table?.keys.count == 4)
-        #expect(root["ledger"]?.table?.keys.count == 5)
+        #expect(root["ledger"]?.table?.keys.count == 6)
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)
         #expect(root["lda"]?.table?.keys.count == 2)
         #expect(root["access"]?.table?.keys.count == 4)
-        #expect(password.keys.count == 10)
+        #expect(password.keys.count == 11)
         #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
         #expect(root["forgot_password"]?.table?.keys.count == 6)
         #expect(root["idv"]?.table?.keys.count == 3)
@@ -314,6 +314,7 @@ struct StepSignConfigurationTests {
             allow_level_0 = true
             [password]
             max_attempts = 5
+            check_wait_seconds = 30
             block_seconds = 900
             max_age_days = 0
             history = 0
@@ -360,7 +361,7 @@ struct StepSignConfigurationTests {
             access: .init(clientUIDs: [1000, 1001], clientGroups: ["signers", "ops"], adminUIDs: [0, 1002], adminGroups: ["wheel"]),
             signing: .init(allowLevel0: true),
             password: .init(
-                maxAttempts: 5, blockSeconds: 900, maxAgeDays: 0, history: 0,
+                maxAttempts: 5, checkWaitSeconds: 30, blockSeconds: 900, maxAgeDays: 0, history: 0,
                 commonPasswordsFile: "/etc/acme/common.txt", scryptN: 65536, scryptR: 4, scryptP: 2,
                 policy: PasswordPolicy(
                     minL: 12, maxL: 128, minDg: 2, minUc: 0, minLc: 3, minSc: 1, charsNotAllowed: " '",
@@ -385,6 +386,15 @@ struct StepSignConfigurationTests {
         let above = try StepSignConfiguration.parse(
             "[server]\nmax_connections = 8\nmax_connections_per_uid = 100\n", file: "t.toml")
         #expect(above.server.maxConnections == 8 && above.server.maxConnectionsPerUID == 100)
+    }
+
+    @Test("password.check_wait_seconds: default 10, 0 to 300 (how long a right answer waits for checks in flight, SPEC §5.1)")
+    func checkWaitSeconds() throws {
+        #expect(StepSignConfiguration.default.password.checkWaitSeconds == 10)
+        for value in [0, 10, 300] {
+            let c = try StepSignConfiguration.parse("[password]\ncheck_wait_seconds = \(value)\n", file: "t.toml")
+            #expect(c.password.checkWaitSeconds == value)
+        }
     }
 
     @Test("server.session_max_seconds: default 28800, 60 to 2592000; lda.enroll_fresh_seconds: default 300, 10 to 86400")
@@ -434,6 +444,8 @@ struct StepSignConfigurationTests {
         ("[server]\nmax_connections = true\n", 2, "server.max_connections", "found true"),
         ("[server]\nmax_connections_per_uid = 0\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 0"),
         ("[server]\nmax_connections_per_uid = 65537\n", 2, "server.max_connections_per_uid", "from 1 to 65536, found 65537"),
+        ("[password]\ncheck_wait_seconds = -1\n", 2, "password.check_wait_seconds", "from 0 to 300, found -1"),
+        ("[password]\ncheck_wait_seconds = 301\n", 2, "password.check_wait_seconds", "from 0 to 300, found 301"),
         ("[server]\nsession_max_seconds = 59\n", 2, "server.session_max_seconds", "from 60 to 2592000, found 59"),
         ("[server]\nsession_max_seconds = 2592001\n", 2, "server.session_max_seconds", "from 60 to 2592000"),
         ("[lda]\nenroll_fresh_seconds = 9\n", 2, "lda.enroll_fresh_seconds", "from 10 to 86400, found 9"),

@@ -2,6 +2,9 @@ import Foundation
 import StepSignProtocol
 import StepSignClient
 import StepSignCrypto
+import StepSignEngine
+import StepSignFormat
+@testable import StepSignStorage
 import Testing
 
 /// SPEC §5.1 against the real daemons, answered the way an attacker would: many connections
@@ -93,6 +96,126 @@ struct ConcurrentAnswersTests {
             #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
             #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
         }
+    }
+
+    /// The busy user of issue 39: a CI job signing on many connections at once with the right
+    /// password. Every answer takes its attempt before its check, so three checks in flight hold
+    /// all of `max_attempts = 3`; the others wait for them (SPEC §5.1) instead of being told 153.
+    @Test("16 right mode-12 answers of one user at once with max_attempts = 3 all sign; none is told 153, the user is not blocked",
+          arguments: Deployment.available)
+    func rightAnswersAtOnceAllSign(deployment: Deployment) throws {
+        // The default scrypt cost: each check lasts long enough that three are surely in flight.
+        let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        let all = try connections(cluster, 16, open: Self.signing)
+        let replies = try answerAtOnce(all) { _ in
+            #"{"id":2,"op":"setPassword","password":"\#(Passwords.initial)","challengeMode":12}"#
+        }
+        #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 100, count: 16),
+                "\(replies.map(\.shape))")
+        for daemon in cluster.daemons {
+            #expect(try daemon.connect().call("status").result?["signatures"]?.int == 16)
+            #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
+            // Every right answer gave its attempt back: all three are left.
+            #expect(try daemon.connect().setUser().int("attemptsLeft", of: "getPassword") == 3)
+        }
+    }
+
+    /// Every answer that takes its attempt from the user's counter waits alike: logins (mode
+    /// 0) and device-key signatures.
+    @Test("16 right logins and 16 right device-key signatures of one user at once with max_attempts = 3: all succeed",
+          arguments: Deployment.available)
+    func rightLoginsAndDeviceSignaturesAtOnce(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        let logins = try answerAtOnce(try connections(cluster, 16, open: ("setUser", ["user": "alice"]))) { _ in
+            #"{"id":2,"op":"setPassword","password":"\#(Passwords.initial)","challengeMode":0}"#
+        }
+        #expect(logins.filter { $0.eventNames.contains("onUserLoggedIn") }.count == 16, "\(logins.map(\.shape))")
+
+        let device = try TestDevice()
+        try cluster.b.connect().adminEnroll(device)
+        var opened: [(StepSignConnection, ClientReply)] = []
+        for index in 0..<16 {
+            let connection = try cluster.connect(index)
+            let reply = try connection.requestLevel1(payload: "Build 4711")
+            try #require(reply.eventNames == ["getLDASignature"], "\(reply.code) \(reply.message) \(reply.shape)")
+            opened.append((connection, reply))
+        }
+        let answers = try opened.map { try device.answer($0.1) }
+        let signed = try answerAtOnce(opened.map(\.0)) { index in
+            String(decoding: JSONValue.object([("id", 2), ("op", "setLDASignature")] + answers[index]).jsonBytes, as: UTF8.self)
+        }
+        #expect(Self.statuses(signed, of: "onAuthenticateUserAndSignData") == [Int](repeating: 100, count: 16),
+                "\(signed.map(\.shape))")
+        for daemon in cluster.daemons {
+            #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
+        }
+    }
+
+    /// The other side of the wait: answers that wait for checks in flight are not checked
+    /// when those checks prove wrong and use the last attempt; they get 153 as before.
+    @Test("40 wrong mode-12 answers at once get exactly 3 checks: two 102, then 153 for all the rest; one block, the user blocked",
+          arguments: Deployment.available)
+    func wrongAnswersAtOnceGetThreeChecks(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
+        try cluster.a.addUser()
+        try cluster.a.addUser("bob")
+        // One check's CPU, from three wrong answers of another user one after the other.
+        let bob = try cluster.connect(0)
+        var bobOpen = Self.signing.1
+        bobOpen["user"] = "bob"
+        _ = try bob.call(Self.signing.0, bobOpen.members ?? [])
+        let calibration = try cpuTicks(cluster)
+        for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
+        let oneCheck = max(1, Double(try cpuTicks(cluster) - calibration) / 3)
+
+        let all = try connections(cluster, 40, open: Self.signing)
+        let before = try cpuTicks(cluster)
+        let replies = try answerAtOnce(all) { _ in #"{"id":2,"op":"setPassword","password":"Wrong-Guess-71","challengeMode":12}"# }
+        let burst = Double(try cpuTicks(cluster) - before)
+        #expect(Self.statuses(replies, of: "getPassword") == [102, 102])
+        #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 38))
+        #expect(burst < oneCheck * 10, "the burst cost \(burst) ticks, one check \(oneCheck)")
+        // Exactly one answer used the last attempt: one userBlocked event of alice's (recorded
+        // after its reply).
+        func aliceBlocks() throws -> Int {
+            try LedgerEventsTests.events(cluster.a).filter { $0.event.kind == .userBlocked && $0.event.user == "alice" }.count
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while try aliceBlocks() == 0, Date() < deadline { usleep(20_000) }
+        usleep(300_000)
+        #expect(try aliceBlocks() == 1)
+        for daemon in cluster.daemons {
+            #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
+            #expect(try daemon.userRow()?["blocked"]?.boolValue == true)
+        }
+    }
+
+    /// What a daemon killed while it checked an answer leaves behind: the answer's attempt,
+    /// reserved. Until the reservation expires, a right answer that would need that attempt
+    /// waits `password.check_wait_seconds` for the check, then gets 14 (busy; try again), never
+    /// 153, and nothing is blocked.
+    @Test("an attempt held by a check that never ends: a right answer waits check_wait_seconds, then error 14")
+    func heldAttemptMakesARightAnswerWaitThenBusy() async throws {
+        let daemon = try DaemonHarness(config: "[password]\nmax_attempts = 1\ncheck_wait_seconds = 1")
+        try daemon.addUser()
+        #expect(daemon.stop() == 0)
+        let store = try SQLiteStore.open(stateDirectory: daemon.stateDirectory,
+                                         seal: try SealKey.stateKey(stateDirectory: daemon.stateDirectory).seal, sealUnsealed: false)
+        _ = try await store.reserveAttempt(try ReservationID.random(), name: "alice", maxAttempts: 1, blockSeconds: 0, now: Date())
+        try await store.close()
+        try daemon.start()
+
+        let connection = try daemon.connect()
+        try #require(try connection.call(Self.signing.0, Self.signing.1.members ?? []).code == 0)
+        let started = Date()
+        let reply = try connection.setPassword(Passwords.initial, mode: 12)
+        let waited = Date().timeIntervalSince(started)
+        #expect(reply.code == 14, "\(reply.code) \(reply.message) \(reply.shape)")
+        #expect(waited >= 1 && waited < 5, "waited \(waited) s")
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == 0)
+        #expect(try daemon.userRow()?["blocked"]?.boolValue == false)
     }
 
     @Test("39 wrong device-key signatures at once take 3 attempts; the right signature after them signs nothing",

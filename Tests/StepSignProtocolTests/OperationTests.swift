@@ -49,6 +49,7 @@ struct OperationTests {
         #"{"id":1,"op":"admin.removeGroupMember","group":"g","user":"u"}"#,
         #"{"id":1,"op":"admin.listGroups"}"#,
         #"{"id":1,"op":"admin.rotateKey"}"#,
+        #"{"id":1,"op":"admin.rotateLogKey"}"#,
         #"{"id":1,"op":"admin.revokeKey","kid":"k"}"#,
         #"{"id":1,"op":"admin.endorseKey","endorsement":"e"}"#,
         #"{"id":1,"op":"admin.listKeys"}"#,

@@ -179,7 +179,7 @@ import Testing
         for sql in ["DROP INDEX users_by_name_key", "ALTER TABLE users DROP COLUMN name_key", "DROP TABLE approval_events",
                     "ALTER TABLE approvals DROP COLUMN event_index", "ALTER TABLE approvals DROP COLUMN state_seal",
                     "DELETE FROM store_secrets WHERE name = 'approval_state_seals'",
-                    "DELETE FROM grdb_migrations WHERE identifier LIKE 'v13-%'",
+                    "DELETE FROM grdb_migrations WHERE identifier LIKE 'v14-%'",
                     "INSERT INTO users SELECT 'Alice', password_hash, password_changed_at, password_expired, must_change_password, failed_attempts, blocked, blocked_until, created_at, credential_token, event_index, history_digest, device_keys_digest, seal FROM users WHERE name = 'alice'"] {
             try await store.executeRawSQL(sql)
         }

@@ -43,20 +43,20 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.allCases)
-    func theReservationThatBlocksMakesANewTokenAndAnUnlockKeepsIt(_ backend: StoreBackend) async throws {
+    func theFailureThatBlocksMakesANewTokenAndAnUnlockKeepsIt(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store in
             try await store.addUser(newUser("alice"))
             let before = try await token(store)
-            for _ in 0..<2 {
-                _ = try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 300, now: epoch)
-            }
+            for _ in 0..<2 { try await store.wrongAnswer("alice", blockSeconds: 300) }
+            // An answer still being checked holds an attempt and blocks nothing.
+            try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 300, now: epoch)
             #expect(try await token(store) == before, "attempts that do not block change nothing")
-            _ = try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 300, now: epoch)
+            _ = try await store.unlockUser(named: "alice")
+            for _ in 0..<3 { try await store.wrongAnswer("alice", blockSeconds: 300) }
             let blocked = try await token(store)
             #expect(blocked != before)
             // Neither the end of the block, nor an unlock, nor a right answer brings the old one back.
-            _ = try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 300, now: epoch.addingTimeInterval(301))
-            try await store.giveBackAttempt(name: "alice", now: epoch.addingTimeInterval(301))
+            #expect(try await store.rightAnswer("alice", blockSeconds: 300, now: epoch.addingTimeInterval(301)) != .inFlight)
             #expect(try await store.unlockUser(named: "alice"))
             #expect(try await token(store) == blocked)
         }

@@ -190,10 +190,12 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v13.
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v14.
             for statement in ["DROP TABLE approval_events", "ALTER TABLE users DROP COLUMN name_key",
                               "DELETE FROM store_secrets WHERE name = 'approval_state_seals'",
-                              "DELETE FROM stepsign_schema_migrations WHERE version = 13", "DROP TABLE log_epochs", "DELETE FROM stepsign_schema_migrations WHERE version = 12",
+                              "DELETE FROM stepsign_schema_migrations WHERE version = 14",
+                              "DROP TABLE attempt_reservations", "DELETE FROM stepsign_schema_migrations WHERE version = 13",
+                              "DROP TABLE log_epochs", "DELETE FROM stepsign_schema_migrations WHERE version = 12",
                               "DROP TABLE group_members", "DROP TABLE approval_votes", "DROP TABLE approvals",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 11",
                               "DROP TABLE log_cosignatures", "DELETE FROM stepsign_schema_migrations WHERE version = 10",

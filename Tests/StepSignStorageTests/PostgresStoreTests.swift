@@ -25,7 +25,7 @@ import Testing
                 "SELECT m.version::text FROM stepsign_schema_migrations m ORDER BY m.version", database: database.name
             )
             #expect(versions == (1...PostgresSchema.latestVersion).map(String.init))
-            _ = try await stores[0].reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
+            try await stores[0].wrongAnswer("ghost")
             #expect(try await stores[7].attemptCounter(name: "ghost", now: epoch).failedAttempts == 1)
             for store in stores { try await store.close() }
         }
@@ -127,9 +127,10 @@ import Testing
 
             let store = try await PostgresStore.open(try database.configuration(user: daemon), seal: TestSeal.seal)
             try await store.addUser(newUser("alice"))
-            _ = try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 0, now: epoch)
-            _ = try await store.reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
-            try await store.giveBackAttempt(name: "alice", now: epoch)
+            try await store.wrongAnswer("alice")
+            try await store.wrongAnswer("ghost")
+            try await store.rightAnswer("alice")
+            try await store.reserveAttempt(name: "ghost", maxAttempts: 3, blockSeconds: 0, now: epoch)
             try await store.setPassword(user: "alice", hash: "h2", at: epoch, historyLimit: 5)
             #expect(try await store.useOnce("nonce", expiresAt: epoch.addingTimeInterval(60), now: epoch))
             _ = try await store.issueActivationCode(

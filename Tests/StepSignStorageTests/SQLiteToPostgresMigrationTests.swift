@@ -37,7 +37,7 @@ import Testing
         try await sqlite.addUser(newUser("bob", mustChange: true))
         try await sqlite.setPassword(user: "alice", hash: "scrypt$second", at: epoch.addingTimeInterval(60.123456789), historyLimit: 5)
         try await sqlite.setPassword(user: "alice", hash: "scrypt$third", at: epoch.addingTimeInterval(120), historyLimit: 5)
-        _ = try await sqlite.reserveAttempt(name: "bob", maxAttempts: 1, blockSeconds: 600, now: epoch)
+        try await sqlite.wrongAnswer("bob", maxAttempts: 1, blockSeconds: 600)
         try await sqlite.addDeviceKey(DeviceKeyRecord(kid: "dk-1", user: "alice", publicKeyJWK: "{}", label: "phone",
                                                       createdAt: epoch, revokedAt: epoch.addingTimeInterval(1)))
         try await sqlite.addDeviceKey(DeviceKeyRecord(kid: "dk-2", user: "alice", publicKeyJWK: "{\"k\":1}", label: "tablet",

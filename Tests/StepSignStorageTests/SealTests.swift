@@ -27,7 +27,7 @@ import Testing
             try await appendEvent(store, user: "alice", index: 2)
             try await store.addDeviceKey(DeviceKeyRecord(kid: "k1", user: "alice", publicKeyJWK: "{}", label: "phone", createdAt: epoch))
             #expect(try await store.revokeDeviceKey(user: "alice", kid: "k1", at: epoch))
-            _ = try await store.reserveAttempt(name: "alice", maxAttempts: 1, blockSeconds: 0, now: epoch)
+            #expect(try await store.wrongAnswer("alice", maxAttempts: 1) == .blocked(byThisAnswer: true))
             #expect(try await store.unlockUser(named: "alice"))
             #expect(try await store.user(named: "alice")?.sealFailure == nil)
             #expect(try await store.listUsers().map(\.sealFailure) == [nil])
@@ -69,7 +69,7 @@ import Testing
             #expect(try await store.reserveAttempt(name: "alice", maxAttempts: 3, blockSeconds: 0, now: epoch) == .unsealed(.mismatch))
             // Nothing seals it: not a rehash, not a right answer given back, not an event.
             #expect(try await !store.rehashPassword(user: "alice", expected: "scrypt$attackers", replacement: "scrypt$x"))
-            try await store.giveBackAttempt(name: "alice", now: epoch)
+            try await store.giveBackAttempt(try ReservationID.random(), name: "alice", now: epoch)
             try await appendEvent(store, user: "alice", index: 1)
             #expect(try await store.user(named: "alice")?.sealFailure == .mismatch)
         }
@@ -100,7 +100,7 @@ import Testing
     func aBlockClearedByHandStaysABlock(_ backend: StoreBackend) async throws {
         try await withTamperableStore(backend) { store, raw in
             try await store.addUser(newUser("alice"))
-            #expect(try await store.reserveAttempt(name: "alice", maxAttempts: 1, blockSeconds: 0, now: epoch) == .granted(attemptsLeft: 0))
+            #expect(try await store.wrongAnswer("alice", maxAttempts: 1) == .blocked(byThisAnswer: true))
             try await raw("UPDATE users SET blocked = \(backend == .sqlite ? "0" : "false"), failed_attempts = 0 WHERE name = 'alice'")
             #expect(try await store.attemptCounter(name: "alice", now: epoch).isBlocked(at: epoch))
             #expect(try await store.reserveAttempt(name: "alice", maxAttempts: 1, blockSeconds: 0, now: epoch) == .unsealed(.mismatch))

@@ -175,3 +175,32 @@ func withTamperableStore(_ backend: StoreBackend,
         }
     }
 }
+
+extension CounterStore {
+    /// Reserves an attempt of `name` under a new ``ReservationID``, as an answer about to be
+    /// checked does; the reservation stays in flight (nothing settles it).
+    @discardableResult
+    func reserveAttempt(name: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptReservation {
+        try await reserveAttempt(try ReservationID.random(), name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds,
+                                 now: now)
+    }
+
+    /// A wrong answer of `name` at `now`, as the engine settles one: an attempt reserved, then
+    /// spent. Nil when no attempt was granted (the answer was not checked).
+    @discardableResult
+    func wrongAnswer(_ name: String, maxAttempts: Int = 3, blockSeconds: Int = 0, now: Date = epoch) async throws -> SpentAttempt? {
+        let id = try ReservationID.random()
+        guard case .granted = try await reserveAttempt(id, name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds,
+                                                       now: now) else { return nil }
+        return try await spendAttempt(id, name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
+    }
+
+    /// A right answer of `name` at `now`: an attempt reserved, then given back if granted.
+    @discardableResult
+    func rightAnswer(_ name: String, maxAttempts: Int = 3, blockSeconds: Int = 0, now: Date = epoch) async throws -> AttemptReservation {
+        let id = try ReservationID.random()
+        let reservation = try await reserveAttempt(id, name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
+        if case .granted = reservation { try await giveBackAttempt(id, name: name, now: now) }
+        return reservation
+    }
+}

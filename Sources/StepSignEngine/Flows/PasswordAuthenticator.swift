@@ -3,12 +3,14 @@ import NIOConcurrencyHelpers
 import NIOPosix
 import StepSignConfig
 import StepSignCrypto
+import StepSignProtocol
 import StepSignStorage
 import struct Foundation.Date
 
 /// Checks answers against the attempt counters every authenticator of a name shares, by the
-/// rule of SPEC §5.1: reserve an attempt in the store, then check, then give it back if the
-/// answer was right.
+/// rule of SPEC §5.1: reserve an attempt in the store (waiting while the attempts left are
+/// all held by checks in flight), then check, then give it back if the answer was right or
+/// spend it if wrong.
 ///
 /// Counters are in the store, for users and for names that are not users alike, so neither
 /// reconnecting, concurrency, nor a restart gives a caller more than `max_attempts` checked
@@ -33,6 +35,8 @@ final class PasswordAuthenticator: Sendable {
     private let onBlocked: @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void
     private let logger: Logger
     private let sealAlarm: SealAlarm
+    /// What an answer waiting for checks in flight measures its wait with, and pauses on.
+    private let clock: WaitClock
     private let dummies: NIOLockedValueBox<Dummies>
 
     /// Hashes of random passwords, checked in place of a hash when there is none.
@@ -52,9 +56,11 @@ final class PasswordAuthenticator: Sendable {
     static let dummyRefreshSeconds: Double = 600
 
     init(store: any CredentialStore & CounterStore, parameters: ScryptParameters, checks: CheckScheduler, logger: Logger,
-         sealAlarm: SealAlarm? = nil, onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
+         sealAlarm: SealAlarm? = nil, clock: WaitClock = .continuous,
+         onBlocked: @escaping @Sendable (_ name: String, _ peer: Peer, _ now: Date) -> Void = { _, _, _ in }) throws {
         self.store = store
         self.checks = checks
+        self.clock = clock
         self.onBlocked = onBlocked
         self.logger = logger
         self.sealAlarm = sealAlarm ?? SealAlarm(logger: logger)
@@ -89,48 +95,118 @@ final class PasswordAuthenticator: Sendable {
         return Swift.max(1, counter.attemptsLeft(maxAttempts: config.password.maxAttempts, at: now))
     }
 
-    /// Takes one attempt of `user` before an answer is checked.
-    func reserve(user: String, config: StepSignConfiguration, now: Date) async throws -> AttemptReservation {
-        let reservation = try await store.reserveAttempt(name: user, maxAttempts: config.password.maxAttempts,
-                                                         blockSeconds: config.password.blockSeconds, now: now)
-        if case let .unsealed(failure) = reservation { sealAlarm.report(user: user, failure) }
-        return reservation
+    /// An attempt reserved for one answer, to settle once the answer has been checked.
+    struct HeldAttempt: Sendable {
+        let id: ReservationID
+        let user: String
+        /// When it was reserved: the request's time plus what the answer waited.
+        let at: Date
+    }
+
+    /// The first pause of an answer waiting for checks in flight; each next one is twice as
+    /// long, up to ``longestWaitPause``: a check is over in tens of milliseconds to a second,
+    /// and waiting answers must not keep the store busy.
+    static let firstWaitPause: Duration = .milliseconds(10)
+    static let longestWaitPause: Duration = .milliseconds(200)
+
+    /// Takes one attempt of `user` before an answer is checked (SPEC §5.1): the reservation,
+    /// and the attempt to settle when one was granted.
+    ///
+    /// While every attempt left is held by answers still being checked (on this daemon or
+    /// another), the answer waits for them instead of being refused: it asks the store again
+    /// after a pause that grows from ``firstWaitPause`` to ``longestWaitPause``, for at most
+    /// `password.check_wait_seconds`, then gets error 14. It waits holding no worker, so the
+    /// checks it waits for go on; an answer checked by scrypt waits inside its uid's admission
+    /// (``CheckScheduler``), so one uid's waiting answers stay within `max_checks_per_uid`.
+    func reserve(user: String, config: StepSignConfiguration, now: Date) async throws -> (AttemptReservation, HeldAttempt?) {
+        let id = try ReservationID.random()
+        let start = clock.now()
+        let limit = Duration.seconds(config.password.checkWaitSeconds)
+        var pause = Self.firstWaitPause
+        while true {
+            let waited = start.duration(to: clock.now())
+            let at = now.addingTimeInterval(Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+            let reservation = try await store.reserveAttempt(id, name: user, maxAttempts: config.password.maxAttempts,
+                                                             blockSeconds: config.password.blockSeconds, now: at)
+            switch reservation {
+            case .granted:
+                return (reservation, HeldAttempt(id: id, user: user, at: at))
+            case let .unsealed(failure):
+                sealAlarm.report(user: user, failure)
+                return (reservation, nil)
+            case .denied:
+                return (reservation, nil)
+            case .inFlight:
+                guard waited < limit, !Task.isCancelled else {
+                    throw StepSignError(.busy, "every attempt left is held by answers still being checked; "
+                                        + "try again later (password.check_wait_seconds)")
+                }
+                await clock.sleep(Swift.min(pause, limit - waited))
+                pause = Swift.min(pause * 2, Self.longestWaitPause)
+            }
+        }
     }
 
     /// A right answer gives its attempt back; the counter starts over.
-    func giveBack(user: String, now: Date) async throws {
-        try await store.giveBackAttempt(name: user, now: now)
+    func giveBack(_ held: HeldAttempt) async throws {
+        try await store.giveBackAttempt(held.id, name: held.user, now: held.at)
     }
 
-    /// What a wrong answer with `reservation` means for the flow.
-    static func failure(_ reservation: AttemptReservation) -> Outcome {
-        guard case let .granted(attemptsLeft) = reservation, attemptsLeft > 0 else { return .exhausted }
-        return .rejected(attemptsLeft: attemptsLeft)
+    /// A wrong answer spends its attempt: what that means for the flow. `onBlocked` is told
+    /// when this answer used the last attempt.
+    func spend(_ held: HeldAttempt, config: StepSignConfiguration, peer: Peer) async throws -> Outcome {
+        switch try await store.spendAttempt(held.id, name: held.user, maxAttempts: config.password.maxAttempts,
+                                            blockSeconds: config.password.blockSeconds, now: held.at) {
+        case let .counted(attemptsLeft):
+            return .rejected(attemptsLeft: attemptsLeft)
+        case let .blocked(byThisAnswer):
+            if byThisAnswer { onBlocked(held.user, peer, held.at) }
+            return .exhausted
+        }
     }
 
-    /// ``failure(_:)``, telling `onBlocked` when this wrong answer took the last attempt.
-    private func failure(_ reservation: AttemptReservation, name: String, peer: Peer, now: Date) -> Outcome {
-        if case .granted(attemptsLeft: 0) = reservation { onBlocked(name, peer, now) }
-        return Self.failure(reservation)
+    /// Settles `held` as a failure after its check failed with an error: an answer whose check
+    /// did not end counts as wrong (fail closed). If even that fails, the reservation expires
+    /// and counts as a failure then.
+    private func spendAfterError(_ held: HeldAttempt, config: StepSignConfiguration, peer: Peer) async {
+        do {
+            _ = try await spend(held, config: config, peer: peer)
+        } catch {
+            logger.warning("could not settle an attempt after a failed check; it counts once it expires",
+                           metadata: ["user": "\(held.user)", "error": "\(error)"])
+        }
     }
 
     /// Checks an answer of `user` that is not a password (a device signature, an IDV
-    /// assertion) under the same rule: an attempt reserved first, `check` run only if one was
-    /// granted (it returns why it refuses the answer, or nil), the attempt given back if right.
+    /// assertion) under the same rule: an attempt reserved first (waiting for checks in flight
+    /// as ``reserve(user:config:now:)`` does), `check` run only if one was granted (it returns
+    /// why it refuses the answer, or nil), the attempt given back if right, spent if wrong.
     func checkWithAttempt(user: String, context: RequestContext, logger: Logger,
                           check: () async throws -> String?) async throws -> Outcome {
-        let reservation = try await reserve(user: user, config: context.config, now: context.now)
-        let refusal: String? = if case .granted = reservation { try await check() } else { "no attempt left" }
+        let (_, held) = try await reserve(user: user, config: context.config, now: context.now)
+        guard let held else {
+            logger.info("step-up answer rejected", metadata: ["user": "\(user)", "reason": "no attempt left"])
+            return .exhausted
+        }
+        let refusal: String?
+        do {
+            refusal = try await check()
+        } catch {
+            await spendAfterError(held, config: context.config, peer: context.peer)
+            throw error
+        }
         guard let refusal else {
-            try await giveBack(user: user, now: context.now)
+            try await giveBack(held)
             return .accepted
         }
         logger.info("step-up answer rejected", metadata: ["user": "\(user)", "reason": "\(refusal)"])
-        return failure(reservation, name: user, peer: context.peer, now: context.now)
+        return try await spend(held, config: context.config, peer: context.peer)
     }
 
     /// Checks `password` for `user` for `peer`: admitted to the queue of the peer's uid (error
-    /// 14 past `password.max_checks_per_uid`), an attempt reserved, scrypt in the uid's turn.
+    /// 14 past `password.max_checks_per_uid`), an attempt reserved (waiting for checks in
+    /// flight, then 14 past `password.check_wait_seconds`), scrypt in the uid's turn, the
+    /// attempt given back if right, spent if wrong.
     ///
     /// The user's record is read once, after the reservation; a right answer returns it, so
     /// the flow goes on with the record whose hash it checked (its credential token, its
@@ -138,22 +214,31 @@ final class PasswordAuthenticator: Sendable {
     func verify(user: String, password: String, peer: Peer, config: StepSignConfiguration, now: Date) async throws -> PasswordVerification {
         defer { refreshDummyIfStale(now: now) }
         return try await checks.withSlot(uid: peer.uid, limit: config.password.maxChecksPerUID) { slot in
-            let reservation = try await reserve(user: user, config: config, now: now)
-            guard case .granted = reservation else { return .exhausted }
-            let record = try await store.user(named: user)
-            if let failure = record?.sealFailure {
-                // Changed behind the daemon's back since the reservation: answered as blocked.
-                sealAlarm.report(user: user, failure)
-                return .exhausted
+            let (_, held) = try await reserve(user: user, config: config, now: now)
+            guard let held else { return .exhausted }
+            let record: UserRecord?
+            let matches: Bool
+            do {
+                record = try await store.user(named: user)
+                if let failure = record?.sealFailure {
+                    // Changed behind the daemon's back since the reservation: answered as blocked.
+                    sealAlarm.report(user: user, failure)
+                    _ = try await spend(held, config: config, peer: peer)
+                    return .exhausted
+                }
+                let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
+                matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
+            } catch {
+                await spendAfterError(held, config: config, peer: peer)
+                throw error
             }
-            let encoded = record?.passwordHash ?? dummies.withLockedValue { $0.stored }
-            let matches = try await slot.run { try PasswordHash.verify(password: password, encoded: encoded) }
             guard matches, let record else {
-                let outcome = failure(reservation, name: user, peer: peer, now: now)
-                if case let .rejected(attemptsLeft) = outcome { return .rejected(attemptsLeft: attemptsLeft) }
+                if case let .rejected(attemptsLeft) = try await spend(held, config: config, peer: peer) {
+                    return .rejected(attemptsLeft: attemptsLeft)
+                }
                 return .exhausted
             }
-            try await giveBack(user: user, now: now)
+            try await giveBack(held)
             try await rehashIfNeeded(record, password: password, parameters: config.password.scryptParameters, slot: slot)
             return .accepted(record)
         }

@@ -103,7 +103,7 @@ final class LoginLifetimeTests: Sendable {
     func enrollBlocked() async throws {
         var session = try await loggedIn()
         let store = try #require(engine.credentials.store as? SQLiteStore)
-        // Not through reserveAttempt (which would end the login): only the blocked flag.
+        // Not through the attempt counter (a block there would end the login): only the blocked flag.
         try await store.executeRawSQL("UPDATE users SET blocked = 1, failed_attempts = 3 WHERE name = 'alice'")
         let reply = await send(try Self.enroll(), &session, at: Self.start.addingTimeInterval(10))
         #expect(reply.error?.code == .userBlocked, "\(reply.text)")

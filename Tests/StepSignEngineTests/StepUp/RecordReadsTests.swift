@@ -114,10 +114,17 @@ final class CountingCredentials: CredentialStore, CounterStore {
     }
     func deleteActivationCode(user: String) async throws -> Bool { try await store.deleteActivationCode(user: user) }
     func attemptCounter(name: String, now: Date) async throws -> AttemptCounter { try await store.attemptCounter(name: name, now: now) }
-    func reserveAttempt(name: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws -> AttemptReservation {
-        try await store.reserveAttempt(name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
+    func reserveAttempt(_ id: ReservationID, name: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws
+        -> AttemptReservation {
+        try await store.reserveAttempt(id, name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
     }
-    func giveBackAttempt(name: String, now: Date) async throws { try await store.giveBackAttempt(name: name, now: now) }
+    func giveBackAttempt(_ id: ReservationID, name: String, now: Date) async throws {
+        try await store.giveBackAttempt(id, name: name, now: now)
+    }
+    func spendAttempt(_ id: ReservationID, name: String, maxAttempts: Int, blockSeconds: Int, now: Date) async throws
+        -> SpentAttempt {
+        try await store.spendAttempt(id, name: name, maxAttempts: maxAttempts, blockSeconds: blockSeconds, now: now)
+    }
     func useOnce(_ value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await store.useOnce(value, expiresAt: expiresAt, now: now)
     }
