@@ -26,8 +26,9 @@ extension Engine {
         }
         let index = read.entry.seq - 1
         if let proof = read.proof, let kept {
+            try signing.log.requireInclusion(of: read.entry, hashes: proof.hashes, in: kept)
             return Self.inclusionReply(index: index, treeSize: proof.treeSize, hashes: proof.hashes,
-                                       checkpoint: Self.cosigned(note: kept.note.serialized, proof.cosignatures))
+                                       checkpoint: cosigned(note: kept, proof.cosignatures))
         }
         let signed: TransparencyLog.Signed
         if let treeSize {
@@ -41,6 +42,7 @@ extension Engine {
             signed = try await signing.log.checkpoint(covering: index)
         }
         let hashes = try await signing.store.ledgerInclusionProof(index: index, size: signed.checkpoint.size)
+        try signing.log.requireInclusion(of: read.entry, hashes: hashes, in: signed)
         return Self.inclusionReply(index: index, treeSize: signed.checkpoint.size, hashes: hashes,
                                    checkpoint: try await cosigned(signed))
     }
@@ -64,8 +66,8 @@ extension Engine {
             let read = try await signing.store.ledgerConsistencyRead(from: fromSize, to: size)
             if read.count == size || (toSize != nil && read.count > size) {
                 try signing.log.requireRoot(read.root, of: kept)
-                return Self.consistencyReply(hashes: read.hashes,
-                                             checkpoint: Self.cosigned(note: kept.note.serialized, read.cosignatures))
+                try await requireConsistency(from: fromSize, hashes: read.hashes, to: kept)
+                return Self.consistencyReply(hashes: read.hashes, checkpoint: cosigned(note: kept, read.cosignatures))
             }
         }
         let signed: TransparencyLog.Signed
@@ -84,6 +86,7 @@ extension Engine {
             }
         }
         let hashes = try await signing.store.ledgerConsistencyProof(from: fromSize, to: signed.checkpoint.size)
+        try await requireConsistency(from: fromSize, hashes: hashes, to: signed)
         return Self.consistencyReply(hashes: hashes, checkpoint: try await cosigned(signed))
     }
 
@@ -94,19 +97,52 @@ extension Engine {
         ])
     }
 
+    /// The consistency proof `hashes` from the tree of `fromSize` entries to `signed`, checked
+    /// before it is served (SPEC §5.5): the new root is the one this daemon signed, the old one
+    /// the stored tree's; a proof that does not join them is a stored tree that disagrees.
+    private func requireConsistency(from fromSize: Int64, hashes: [[UInt8]], to signed: TransparencyLog.Signed) async throws {
+        guard fromSize > 0, fromSize < signed.checkpoint.size else { return }
+        let oldRoot = try await signing.store.ledgerRoot(size: fromSize)
+        try signing.log.requireConsistency(from: fromSize, oldRoot: oldRoot, hashes: hashes, to: signed)
+    }
+
     /// A signed checkpoint as served and exported: its note with the witnesses' stored
-    /// cosignatures of its size appended (SPEC §5.6).
+    /// cosignatures of its size appended (SPEC §5.6), those that check only.
     func cosigned(_ signed: TransparencyLog.Signed) async throws -> String {
-        try await cosigned(note: signed.note.serialized, size: signed.checkpoint.size)
+        cosigned(note: signed, try await signing.store.logCosignatures(size: signed.checkpoint.size))
     }
 
-    /// `note` (of the tree of `size` entries) with the stored cosignatures of that size appended.
+    /// `signed`'s note with its valid stored cosignatures appended (``checkedLines(of:_:)``).
+    func cosigned(note signed: TransparencyLog.Signed, _ cosignatures: [LogCosignatureRecord]) -> String {
+        signed.note.serialized + checkedLines(of: signed.note.text, cosignatures)
+    }
+
+    /// A stored `note` (of the tree of `size` entries) with its valid stored cosignatures appended.
     func cosigned(note: String, size: Int64) async throws -> String {
-        Self.cosigned(note: note, try await signing.store.logCosignatures(size: size))
+        guard let text = try? SignedNote(parsing: note).text else { return note }
+        return note + checkedLines(of: text, try await signing.store.logCosignatures(size: size))
     }
 
-    static func cosigned(note: String, _ cosignatures: [LogCosignatureRecord]) -> String {
-        note + cosignatures.map { $0.line + "\n" }.joined()
+    /// The lines of `cosignatures` that are valid cosignatures of the checkpoint `text` by the
+    /// configured `[[witness]]` each row names (SPEC §5.5: a stored cosignature is a claim until
+    /// checked, again before it is served). A row that fails is left out and logged, so that a
+    /// row written into the database cannot spoil the daemon's genuine proofs.
+    func checkedLines(of text: String, _ cosignatures: [LogCosignatureRecord]) -> String {
+        guard !cosignatures.isEmpty else { return "" }
+        let witnesses = settings.witnessKeys
+        var lines = ""
+        for record in cosignatures {
+            let named = witnesses.filter { $0.name == record.witness }
+            if let candidate = try? SignedNote(parsing: text + "\n" + record.line + "\n"), candidate.signatures.count == 1,
+               !named.isEmpty, !candidate.cosigners(named).isEmpty {
+                lines += record.line + "\n"
+            } else {
+                logger.warning("a stored cosignature does not check against the [[witness]] keys; not served", metadata: [
+                    "size": "\(record.size)", "witness": "\(record.witness)",
+                ])
+            }
+        }
+        return lines
     }
 
     /// `admin.addCosignatures` (SPEC §5.6): stores witnesses' cosignature lines of the stored

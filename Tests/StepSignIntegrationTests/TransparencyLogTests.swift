@@ -297,6 +297,36 @@ struct TransparencyLogTests {
                              checkpoint: try SignedNote(parsing: try #require(result["checkpoint"]?.stringValue)))
     }
 
+    @Test("a stored tree node edited behind the running daemon's back: the proof through it is refused (15), status names the problem, nothing more is signed; a proof checked right is still served")
+    func editedTreeNodeStopsSigning() throws {
+        let daemon = try DaemonHarness()
+        let connection = try daemon.connect()
+        let signed = try (1...8).map { try Self.signLevel0(connection, "entry \($0)") }
+        let first = try #require(signed[0]["dataSignatureID"]?.stringValue)
+        let last = try #require(signed[7]["dataSignatureID"]?.stringValue)
+        #expect(try connection.call("getInclusionProof", ["signatureID": first]).code == 0)
+        // The subtree of leaves 0 and 1 (the start's events; on the path of the first
+        // signature's proof, leaf 2) gets another hash.
+        let node = MerkleNode(level: 1, index: 0).storageIndex
+        let edited = try Tools.python("""
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.executescript("DROP TRIGGER ledger_tree_no_update")
+            db.execute("UPDATE ledger_tree SET hash = zeroblob(32) WHERE id = ?", (int(sys.argv[2]),))
+            db.commit()
+            print(db.total_changes)
+            """, daemon.stateDirectory + "/stepsign.sqlite", "\(node)")
+        #expect(edited.status == 0 && edited.stdout.hasPrefix("1"), "\(edited.stdout) \(edited.stderr)")
+        #expect(try connection.call("getInclusionProof", ["signatureID": first]).code == 15)
+        #expect(try connection.call("status").result?["logProblem"]?.stringValue?.contains("stored node") == true)
+        // A proof that does not pass through the edited node is still right, and checked, and served.
+        #expect(try connection.call("getInclusionProof", ["signatureID": last]).code == 0)
+        let refused = try connection.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "after", "reason": "log", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(refused.code == 15)
+    }
+
     /// The keys' text forms, sorted: for comparing sets of keys.
     static func names(_ keys: [NoteVerifierKey]) -> [String] { keys.map(\.description).sorted() }
 

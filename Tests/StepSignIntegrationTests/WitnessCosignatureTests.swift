@@ -95,6 +95,46 @@ import Testing
         #expect(three.stdout.contains("the quorum is 3"), "\(three.stdout)")
     }
 
+    @Test("cosignature rows written into the database are not served: the daemon's genuine proofs still verify")
+    func injectedCosignaturesAreNotServed() throws {
+        let w1 = try Witness("w1.example"), w2 = try Witness("w2.example"), stranger = try Witness("w3.example")
+        let daemon = try Self.daemon(witnesses: w1.config + w2.config)
+        let connection = try daemon.connect()
+        let signed = try TransparencyLogTests.signLevel0(connection, "witnessed")
+        let checkpoint = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let size = try LogCheckpoint(text: try SignedNote(parsing: checkpoint).text).size
+        #expect(try connection.call("admin.addCosignatures", ["treeSize": size, "cosignatures": [try w1.line(checkpoint)]]).code == 0)
+        // Behind the daemon's back: w2's row forged by another key, a stranger's row, and garbage.
+        var forged = try SignedNote(text: try SignedNote(parsing: checkpoint).text)
+        try forged.cosign(name: w2.name, key: stranger.key, timestamp: 1)
+        let rows: [(String, String)] = [(w2.name, try #require(forged.signatures.first).line),
+                                        (stranger.name, try stranger.line(checkpoint)), ("w4.example", "\u{2014} w4.example AAAA")]
+        for (witness, line) in rows {
+            let written = try Tools.python("""
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("INSERT INTO log_cosignatures (size, witness, line, created_at) VALUES (?, ?, ?, 1)", (int(sys.argv[2]), sys.argv[3], sys.argv[4]))
+                db.commit()
+                """, daemon.stateDirectory + "/stepsign.sqlite", "\(size)", witness, line)
+            #expect(written.status == 0, "\(written.stderr)")
+        }
+        let served = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        #expect(served.signatures.filter { [w2.name, stranger.name, "w4.example"].contains($0.name) }.isEmpty, "\(served.serialized)")
+        #expect(served.cosigners([w1.vkey]).count == 1)
+
+        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
+        let proofPath = daemon.directory.appendingPathComponent("p.tlog-proof").path
+        let proof = try Tools.run([Binaries.path("stepsign"), "--socket", daemon.socketPath, "proof", signatureID, "-o", proofPath])
+        #expect(proof.status == 0, "\(proof.stderr)")
+        let (_, jwks) = try daemon.exportLedgerAndKeys()
+        let jwsPath = daemon.directory.appendingPathComponent("p.jws").path
+        try #require(signed["payloadSignature"]?.stringValue).write(toFile: jwsPath, atomically: true, encoding: .utf8)
+        let logKeys = try TransparencyLogTests.logKeys(connection).flatMap { ["--log-key", $0.description] }
+        let verify = try Tools.run([Binaries.path("stepsign-verify"), "--keys", jwks, "--min-level", "0", "--proof", proofPath]
+                                   + logKeys + ["--witness", w1.vkey.description, "--quorum", "1", jwsPath])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+    }
+
     @Test("a witness key that is not a cosignature key, or whose key ID is not its key's, is exit 78")
     func badWitnessKeyIsExit78() throws {
         let w1 = try Witness("w1.example")

@@ -406,6 +406,26 @@ final class TransparencyLog: Sendable {
         }
     }
 
+    /// Checks that `hashes` prove `entry` (its JWS, hashed here) in the tree `signed` signed,
+    /// before the proof is served (SPEC §5.5: stored nodes are a cache for proofs). A stored
+    /// node or entry that disagrees stops signing, as a rolled-back log does.
+    func requireInclusion(of entry: LedgerEntry, hashes: [[UInt8]], in signed: Signed) throws {
+        let index = entry.seq - 1
+        guard MerkleProof.verifyInclusion(leafHash: MerkleHash.leaf(entry.jws.utf8), index: index, size: signed.checkpoint.size,
+                                          proof: hashes, root: signed.checkpoint.rootHash) else {
+            throw refuse("the stored tree's proof of entry \(index) does not lead to the root of the checkpoint of \(signed.checkpoint.size) entries this daemon signed: a stored node or entry was changed")
+        }
+    }
+
+    /// Checks that `hashes` prove the tree `signed` signed extends the stored tree of `oldSize`
+    /// entries (root `oldRoot`), before the proof is served.
+    func requireConsistency(from oldSize: Int64, oldRoot: [UInt8], hashes: [[UInt8]], to signed: Signed) throws {
+        guard MerkleProof.verifyConsistency(oldSize: oldSize, newSize: signed.checkpoint.size, oldRoot: oldRoot,
+                                            newRoot: signed.checkpoint.rootHash, proof: hashes) else {
+            throw refuse("the stored tree's consistency proof from \(oldSize) entries does not lead to the root of the checkpoint of \(signed.checkpoint.size) entries this daemon signed: a stored node was changed")
+        }
+    }
+
     /// Publishes the last checkpoint signed again (at start, and when cosignatures of it
     /// arrive, so the published `checkpoint` carries them).
     func republishLatest() {
