@@ -82,6 +82,16 @@ struct StepSignDaemon: AsyncParsableCommand {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // One daemon per state directory (issue 39): made if missing and locked before the
+        // socket is created and before the store or the keys are opened; held until the end.
+        let stateLock: StateDirectoryLock
+        do {
+            stateLock = try StateDirectoryLock.take(stateDirectory: settings.server.stateDir)
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        defer { withExtendedLifetime(stateLock) {} }
         // Trap the signals before anything can announce readiness: a SIGTERM that arrives
         // once the socket listens must shut down gracefully, not kill the process.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
@@ -213,7 +223,14 @@ struct StepSignDaemon: AsyncParsableCommand {
                                              "storage": "\(settings.storage.backend.rawValue)",
                                              "activeKid": "\(keyring.active.kid)",
                                              "keysEncrypted": "\(passphrase != nil)"])
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as ServerError {
+            // The socket cannot be made where the configuration says: a restart cannot fix it.
+            logger.critical("cannot listen", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
         logger.notice("stopped")
     }
 
@@ -237,6 +254,15 @@ struct StepSignDaemon: AsyncParsableCommand {
             } catch let error as SealKeyError {
                 logger.critical("cannot use the seal key", metadata: ["error": "\(error)"])
                 throw ExitCode(78)
+            } catch {
+                // A database file that is not one, or one the daemon cannot create: the state
+                // directory must be repaired; a restart changes nothing (issue 39: this printed
+                // `Error: SQLite error 26: …` and exited 1).
+                let path = settings.server.stateDir + "/" + SQLiteStore.fileName
+                let reason = if case let StorageError.stateFile(_, code) = error { String(cString: strerror(code)) } else { "\(error)" }
+                logger.critical("cannot open the SQLite store", metadata: ["path": "\(path)", "error": "\(reason)"])
+                FileHandleOutput.standardError("stepsignd: cannot open the SQLite store \(path): \(reason)\n")
+                throw ExitCode(78)  // EX_CONFIG
             }
         case .postgresql:
             // The signing keys stay in the state directory (SPEC §5.2).
