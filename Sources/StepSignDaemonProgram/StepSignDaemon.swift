@@ -210,7 +210,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 signals: signals,
                 reload: {
                     notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
-                    let status = await reload(engine: engine, logger: logger)
+                    let status = await reload(engine: engine, started: settings, logger: logger)
                     notify(["READY=1", "STATUS=\(status)"])
                 },
                 stopping: { signal in
@@ -343,25 +343,24 @@ struct StepSignDaemon: AsyncParsableCommand {
     }
 
     /// SIGHUP: re-reads the configuration; a bad file, or one that strict modes refuse, keeps
-    /// the one in force. Returns the
-    /// outcome as a line for systemd's `STATUS=`.
-    private func reload(engine: Engine, logger: Logger) async -> String {
+    /// the one in force. The keys read only at start keep the values the daemon `started` with
+    /// (``StepSignConfiguration/restartOnlyKeys``), and the log line names those the file
+    /// changed, which need a restart (issue 39). Returns the outcome as a line for systemd's
+    /// `STATUS=`.
+    private func reload(engine: Engine, started: StepSignConfiguration, logger: Logger) async -> String {
         do {
-            var (settings, digest) = try loadConfigurationWithDigest()
-            try checkStrictModes(settings, stateDirectory: false)
-            if settings.storage != engine.config.storage {
-                logger.warning("[storage] changed: it takes effect only on a restart; the open store stays")
-            }
-            if settings.instance != engine.config.instance {
-                // The signing keys are registered under the instance: `iss` and the keys'
-                // instance must not part ways.
-                logger.warning("instance changed: it takes effect only on a restart; the old name stays")
-                settings.instance = engine.config.instance
-            }
+            let (read, digest) = try loadConfigurationWithDigest()
+            try checkStrictModes(read, stateDirectory: false)
+            let (settings, needRestart) = read.applicable(whileRunning: started)
             try await engine.reload(settings, sha256: digest)
             LogLevelSwitch.shared.apply(settings.log)
-            logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
-            return "configuration reloaded"
+            guard !needRestart.isEmpty else {
+                logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
+                return "configuration reloaded"
+            }
+            let keys = needRestart.joined(separator: ",")
+            logger.warning("configuration reloaded", metadata: ["config": "\(config)", "restartNeededFor": "\(keys)"])
+            return "configuration reloaded; a restart is needed for \(needRestart.joined(separator: ", "))"
         } catch {
             logger.error("configuration not reloaded, keeping the one in force", metadata: ["error": "\(error)"])
             return "configuration not reloaded (see the log), keeping the one in force"
