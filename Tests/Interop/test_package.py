@@ -169,6 +169,33 @@ def test_contents_are_the_layout_with_root_owners_and_debian_modes(deb):
     assert not any(line.rstrip("/").endswith("var/lib/stepsign") for line in listing.stdout.splitlines())
 
 
+def expand_braces(text):
+    """`a{b,c}d` as the shell expands it: ["abd", "acd"] (nested groups too)."""
+    match = re.search(r"\{([^{}]*)\}", text)
+    if match is None:
+        return [text]
+    return [expanded for choice in match.group(1).split(",")
+            for expanded in expand_braces(text[:match.start()] + choice + text[match.end():])]
+
+
+def test_the_layout_in_the_docs_names_every_file_the_package_installs(deb):
+    """Issue 39: docs/packaging.md's layout missed metrics-tcp.conf. Every file of the package
+    is named in the layout's table (by its name; `*` as the shell matches it)."""
+    import fnmatch
+    with open(os.path.join(ROOT, "docs", "packaging.md")) as f:
+        text = f.read()
+    layout = text[text.index("\n## Layout\n"):]
+    layout = layout[:layout.index("\n## ", 1)]
+    names = {os.path.basename(name) for quoted in re.findall(r"`([^`]+)`", layout)
+             for name in expand_braces(quoted.split(" → ")[0].strip())}
+    listing = run("dpkg-deb", "--contents", deb)
+    assert listing.returncode == 0, listing.stderr
+    files = [line.split(None, 5)[5].removeprefix("./").split(" -> ")[0] for line in listing.stdout.splitlines()
+             if not line.startswith("d")]
+    missing = [path for path in files if not any(fnmatch.fnmatchcase(os.path.basename(path), name) for name in names)]
+    assert missing == [], f"not in docs/packaging.md's layout: {missing}"
+
+
 def test_the_configuration_is_the_only_conffile_and_fits_a_packaged_host(deb, unpacked):
     files, control = unpacked
     with open(os.path.join(control, "conffiles")) as f:
