@@ -1,4 +1,5 @@
 import ArgumentParser
+import StepSignClient
 import StepSignProtocol
 import Foundation
 
@@ -32,9 +33,13 @@ struct AdminCommand: ParsableCommand {
 
             func run() throws {
                 try runReportingErrors {
+                    // The permission first (issue 39): a caller who may not add users hears so
+                    // before typing the new password twice.
+                    let connection = try global.connect()
+                    try requireAdmin(connection, for: "admin.addUser")
                     let reader = PasswordReader(file: passwordFile, descriptor: passwordFD)
                     let password = try reader.readConfirmed(prompt: "New password for \(user): ", again: "Again: ")
-                    _ = try global.connect().call("admin.addUser", [
+                    _ = try connection.call("admin.addUser", [
                         "user": user, "password": password, "mustChangePassword": mustChangePassword,
                     ]).requireAccepted("admin.addUser")
                     print("added \(user)")
@@ -256,4 +261,14 @@ private func simpleUserOp(_ op: String, _ user: String, _ global: GlobalOptions,
         _ = try global.connect().call(op, ["user": user]).requireAccepted(op)
         print("\(done) \(user)")
     }
+}
+
+/// Asks the daemon whether this caller is an admin, with the cheapest admin operation there is
+/// (`admin.listKeys`: a few keys, nothing written), before a command asks anyone to type a
+/// secret: a caller who is not gets `op`'s refusal at once, error 13 and what it means.
+/// Anything else (the daemon busy, say) is left for `op` itself to report.
+func requireAdmin(_ connection: StepSignConnection, for op: String) throws {
+    let probe = try connection.call("admin.listKeys")
+    guard probe.code == 13 else { return }
+    throw CLIError("\(op) refused: error 13: \(probe.message) (only an admin may: [access] admin_uids or admin_groups)")
 }

@@ -8,7 +8,8 @@ import StepSignSystem
 /// `stepsign admin backup --to FILE` (issue 27): the daemon copies its SQLite store while it
 /// serves (SQLite's online backup: one consistent snapshot), into its state directory's
 /// `backups/`; this copies that file to FILE (0600, replaced atomically, `fsync`ed) and removes
-/// the daemon's copy. Run it as root (or as a user who may read the state directory).
+/// the daemon's copy, and refuses any other file the reply may name (``DaemonBackupFile``).
+/// Run it as root (or as a user who may read the state directory).
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
@@ -31,12 +32,18 @@ struct BackupCommand: ParsableCommand {
             let reply = try global.connect().call("admin.backup", timeout: 24 * 3600).requireAccepted("admin.backup")
             let result = reply.result ?? [:]
             guard let made = result["path"]?.stringValue else { throw CLIError("the daemon named no backup file") }
+            let backup: DaemonBackupFile
             do {
-                try Self.copy(made, to: file)
+                backup = try DaemonBackupFile(opening: made)
+            } catch {
+                throw CLIError("refusing the backup file the daemon named, \(made): \(error); nothing was copied or removed")
+            }
+            do {
+                try Self.copy(backup.descriptor, source: made, to: file)
             } catch {
                 throw CLIError("cannot copy the backup to \(file) (\(error)); it is at \(made), readable by the daemon's user and root")
             }
-            unlink(made)
+            backup.remove()
             let keys = (result["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
             if output.json {
                 JSONOutput.print([
@@ -53,12 +60,10 @@ struct BackupCommand: ParsableCommand {
         }
     }
 
-    /// Copies `source` to `path` through `path.tmp` (0600, exclusive), `fsync`, `rename`, and
-    /// an `fsync` of the directory: a crash leaves the old file or the whole new one.
-    static func copy(_ source: String, to path: String) throws {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw SystemError("open", path: source) }
-        defer { close(input) }
+    /// Copies the open file `input` (at `source`, for messages) to `path` through `path.tmp`
+    /// (0600, exclusive), `fsync`, `rename`, and an `fsync` of the directory: a crash leaves
+    /// the old file or the whole new one.
+    static func copy(_ input: Int32, source: String, to path: String) throws {
         let temporary = path + ".tmp"
         unlink(temporary)
         let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(0o600))

@@ -5,7 +5,7 @@ import Foundation
 import StepSignSystem
 
 /// Where the CLI gets a secret (a password or an activation code): a file (`-` is stdin), a
-/// file descriptor, or the terminal without echo.
+/// file descriptor, or the terminal without echo (``PromptTerminal``).
 ///
 /// A secret never comes from argv, where other users can read it in the process list. From
 /// stdin or a descriptor one line is read per secret, so one pipe can carry, say, the current
@@ -28,11 +28,10 @@ struct PasswordReader {
     /// Whether this reader can answer: it is scripted, or there is a terminal to ask on.
     var canRead: Bool { isScripted || Self.hasTerminal }
 
-    /// Whether `/dev/tty` can be opened.
+    /// Whether there is a terminal to ask on (``PromptTerminal``).
     static var hasTerminal: Bool {
-        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard tty >= 0 else { return false }
-        close(tty)
+        guard let terminal = PromptTerminal.open() else { return false }
+        terminal.close()
         return true
     }
 
@@ -88,41 +87,27 @@ struct PasswordReader {
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// Prompts on /dev/tty and reads a line with echo turned off; nil without a terminal.
+    /// Prompts on the terminal and reads a line with echo turned off; nil without a terminal.
     static func readFromTerminal(prompt: String) throws -> String? {
-        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard tty >= 0 else { return nil }
-        defer { close(tty) }
+        guard let terminal = PromptTerminal.open() else { return nil }
+        defer { terminal.close() }
         var saved = termios()
-        let hasTermios = tcgetattr(tty, &saved) == 0
+        let hasTermios = tcgetattr(terminal.input, &saved) == 0
         if hasTermios {
             var silent = saved
             silent.c_lflag &= ~tcflag_t(ECHO)
             silent.c_lflag |= tcflag_t(ECHONL)
-            tcsetattr(tty, TCSAFLUSH, &silent)
+            tcsetattr(terminal.input, TCSAFLUSH, &silent)
         }
-        defer { if hasTermios { tcsetattr(tty, TCSAFLUSH, &saved) } }
-        return lineFromTerminal(tty, prompt: prompt)
+        defer { if hasTermios { tcsetattr(terminal.input, TCSAFLUSH, &saved) } }
+        return terminal.line(prompt: prompt)
     }
 
-    /// Prompts on /dev/tty and reads a line with echo on (a yes/no or a file name); nil
+    /// Prompts on the terminal and reads a line with echo on (a yes/no or a file name); nil
     /// without a terminal.
     static func askOnTerminal(_ prompt: String) -> String? {
-        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard tty >= 0 else { return nil }
-        defer { close(tty) }
-        return lineFromTerminal(tty, prompt: prompt)
-    }
-
-    private static func lineFromTerminal(_ tty: Int32, prompt: String) -> String {
-        var promptBytes = Array(prompt.utf8)
-        _ = promptBytes.withUnsafeMutableBytes { write(tty, $0.baseAddress, $0.count) }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while Glibc.read(tty, &byte, 1) == 1, byte != 0x0A {
-            line.append(byte)
-        }
-        if line.last == 0x0D { line.removeLast() }
-        return String(decoding: line, as: UTF8.self)
+        guard let terminal = PromptTerminal.open() else { return nil }
+        defer { terminal.close() }
+        return terminal.line(prompt: prompt)
     }
 }

@@ -25,13 +25,22 @@ extension StepSignDaemon {
         case .off:
             return nil
         case let .unix(path):
-            let server = try await SocketFileOwnership.binding(mode: 0o660) {
-                try await MetricsHTTPServer.bind(.unix(path: path), registry: registry, logger: logger)
+            let server: MetricsHTTPServer
+            do {
+                server = try await SocketFileOwnership.binding(mode: 0o660) {
+                    try await MetricsHTTPServer.bind(.unix(path: path), registry: registry, logger: logger)
+                }
+            } catch {
+                throw ServerError.binding(error, address: path, role: "metrics.listen")
             }
             try SocketServer.setPermissions(path: path, mode: 0o660, group: settings.server.socketGroup)
             return server
         case let .loopback(host, port):
-            return try await MetricsHTTPServer.bind(.tcp(host: host, port: port), registry: registry, logger: logger)
+            do {
+                return try await MetricsHTTPServer.bind(.tcp(host: host, port: port), registry: registry, logger: logger)
+            } catch {
+                throw ServerError.binding(error, address: "\(host):\(port)", role: "metrics.listen")
+            }
         }
     }
 }

@@ -82,6 +82,16 @@ struct StepSignDaemon: AsyncParsableCommand {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // One daemon per state directory (issue 39): made if missing and locked before the
+        // socket is created and before the store or the keys are opened; held until the end.
+        let stateLock: StateDirectoryLock
+        do {
+            stateLock = try StateDirectoryLock.take(stateDirectory: settings.server.stateDir)
+        } catch {
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        defer { withExtendedLifetime(stateLock) {} }
         // Trap the signals before anything can announce readiness: a SIGTERM that arrives
         // once the socket listens must shut down gracefully, not kill the process.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
@@ -200,7 +210,7 @@ struct StepSignDaemon: AsyncParsableCommand {
                 signals: signals,
                 reload: {
                     notify(SystemdNotifier.reloadingFields(status: "reloading the configuration"))
-                    let status = await reload(engine: engine, logger: logger)
+                    let status = await reload(engine: engine, started: settings, logger: logger)
                     notify(["READY=1", "STATUS=\(status)"])
                 },
                 stopping: { signal in
@@ -213,7 +223,14 @@ struct StepSignDaemon: AsyncParsableCommand {
                                              "storage": "\(settings.storage.backend.rawValue)",
                                              "activeKid": "\(keyring.active.kid)",
                                              "keysEncrypted": "\(passphrase != nil)"])
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as ServerError {
+            // The socket cannot be made where the configuration says: a restart cannot fix it.
+            logger.critical("cannot listen", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
         logger.notice("stopped")
     }
 
@@ -237,6 +254,15 @@ struct StepSignDaemon: AsyncParsableCommand {
             } catch let error as SealKeyError {
                 logger.critical("cannot use the seal key", metadata: ["error": "\(error)"])
                 throw ExitCode(78)
+            } catch {
+                // A database file that is not one, or one the daemon cannot create: the state
+                // directory must be repaired; a restart changes nothing (issue 39: this printed
+                // `Error: SQLite error 26: …` and exited 1).
+                let path = settings.server.stateDir + "/" + SQLiteStore.fileName
+                let reason = if case let StorageError.stateFile(_, code) = error { String(cString: strerror(code)) } else { "\(error)" }
+                logger.critical("cannot open the SQLite store", metadata: ["path": "\(path)", "error": "\(reason)"])
+                FileHandleOutput.standardError("stepsignd: cannot open the SQLite store \(path): \(reason)\n")
+                throw ExitCode(78)  // EX_CONFIG
             }
         case .postgresql:
             // The signing keys stay in the state directory (SPEC §5.2).
@@ -317,25 +343,24 @@ struct StepSignDaemon: AsyncParsableCommand {
     }
 
     /// SIGHUP: re-reads the configuration; a bad file, or one that strict modes refuse, keeps
-    /// the one in force. Returns the
-    /// outcome as a line for systemd's `STATUS=`.
-    private func reload(engine: Engine, logger: Logger) async -> String {
+    /// the one in force. The keys read only at start keep the values the daemon `started` with
+    /// (``StepSignConfiguration/restartOnlyKeys``), and the log line names those the file
+    /// changed, which need a restart (issue 39). Returns the outcome as a line for systemd's
+    /// `STATUS=`.
+    private func reload(engine: Engine, started: StepSignConfiguration, logger: Logger) async -> String {
         do {
-            var (settings, digest) = try loadConfigurationWithDigest()
-            try checkStrictModes(settings, stateDirectory: false)
-            if settings.storage != engine.config.storage {
-                logger.warning("[storage] changed: it takes effect only on a restart; the open store stays")
-            }
-            if settings.instance != engine.config.instance {
-                // The signing keys are registered under the instance: `iss` and the keys'
-                // instance must not part ways.
-                logger.warning("instance changed: it takes effect only on a restart; the old name stays")
-                settings.instance = engine.config.instance
-            }
+            let (read, digest) = try loadConfigurationWithDigest()
+            try checkStrictModes(read, stateDirectory: false)
+            let (settings, needRestart) = read.applicable(whileRunning: started)
             try await engine.reload(settings, sha256: digest)
             LogLevelSwitch.shared.apply(settings.log)
-            logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
-            return "configuration reloaded"
+            guard !needRestart.isEmpty else {
+                logger.notice("configuration reloaded", metadata: ["config": "\(config)"])
+                return "configuration reloaded"
+            }
+            let keys = needRestart.joined(separator: ",")
+            logger.warning("configuration reloaded", metadata: ["config": "\(config)", "restartNeededFor": "\(keys)"])
+            return "configuration reloaded; a restart is needed for \(needRestart.joined(separator: ", "))"
         } catch {
             logger.error("configuration not reloaded, keeping the one in force", metadata: ["error": "\(error)"])
             return "configuration not reloaded (see the log), keeping the one in force"

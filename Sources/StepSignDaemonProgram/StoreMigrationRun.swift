@@ -43,6 +43,19 @@ struct StoreMigrationRun {
             return fail("\(error) (run the migration as the daemon's user, e.g. runuser -u stepsign -- stepsign admin migrate …)",
                         status: Self.badInput)
         }
+        // A daemon that serves from the state directory holds its lock (issue 39): the copy
+        // would miss what it writes meanwhile.
+        let stateLock: StateDirectoryLock?
+        if access(settings.server.stateDir, F_OK) == 0 {
+            do {
+                stateLock = try StateDirectoryLock(stateDirectory: settings.server.stateDir)
+            } catch {
+                return fail("\(error)", status: 1)
+            }
+        } else {
+            stateLock = nil
+        }
+        defer { withExtendedLifetime(stateLock) {} }
         let sourcePath = (settings.server.stateDir.hasSuffix("/") ? settings.server.stateDir : settings.server.stateDir + "/")
             + SQLiteStore.fileName
         let pg = settings.storage.postgresql

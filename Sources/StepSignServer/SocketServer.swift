@@ -120,9 +120,13 @@ public final class SocketServer: Service, Sendable {
         case let .path(path, mode, _):
             // The mode comes from the umask at creation, never from a chmod by path afterwards
             // (``SocketFileOwnership``).
-            return try await SocketFileOwnership.binding(mode: mode) {
-                try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
-                                         childChannelInitializer: initializer)
+            do {
+                return try await SocketFileOwnership.binding(mode: mode) {
+                    try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
+                                             childChannelInitializer: initializer)
+                }
+            } catch {
+                throw ServerError.binding(error, address: path, role: "server.socket")
             }
         case let .inherited(descriptor):
             return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
@@ -247,12 +251,32 @@ public enum ServerError: Error, CustomStringConvertible {
     /// What is at the socket's path (first) is not the socket the daemon bound, as the second
     /// says (``SocketFileOwnership``).
     case socketFile(String, String)
+    /// A socket named by the key (first) at an address (second: a path, or host:port) could
+    /// not be made, as the third says in words.
+    case cannotListen(String, String, String)
 
     public var description: String {
         switch self {
         case let .unknownGroup(name): "server.socket_group: no group named \"\(name)\""
         case let .system(call, path, code): "\(call) \(path): \(String(cString: strerror(code)))"
         case let .socketFile(path, problem): "server.socket \(path) \(problem); refusing to start"
+        case let .cannotListen(role, path, problem): "\(role) \(path): cannot listen there: \(problem)"
+        }
+    }
+
+    /// SwiftNIO's error from binding a socket at `address` (a path or host:port, the value of
+    /// the key `role`) in words (issue 39: a start that printed `Error:
+    /// unixDomainSocketPathTooLong` and exited 1); any other error as it is.
+    public static func binding(_ error: any Error, address: String, role: String) -> any Error {
+        switch error {
+        case let error as IOError:
+            return ServerError.cannotListen(role, address, String(cString: strerror(error.errnoCode)))
+        case SocketAddressError.unixDomainSocketPathTooLong:
+            return ServerError.cannotListen(role, address, "a Unix socket's path is at most 107 bytes long")
+        case is UnixDomainSocketPathWrongType:
+            return ServerError.cannotListen(role, address, "something other than a socket is there")
+        default:
+            return error
         }
     }
 }

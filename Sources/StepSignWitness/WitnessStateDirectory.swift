@@ -53,6 +53,20 @@ public final class WitnessStateDirectory: Sendable {
 
     deinit { close(lockDescriptor) }
 
+    /// The verifier key of the witness whose state directory is `path`, for `stepsign-witness
+    /// key`. Once the directory has its name and key, they are only read, without the lock, so
+    /// this works while a server holds the directory (issue 39); a `name` other than the stored
+    /// one is refused as by ``init(path:name:)``. The first use makes them, under the lock.
+    public static func verifierKey(path: String, name: String?) throws(WitnessSetupError) -> NoteVerifierKey {
+        guard access(path + "/witness.name", F_OK) == 0, access(path + "/witness-ed25519.key", F_OK) == 0 else {
+            return try WitnessStateDirectory(path: path, name: name).verifierKey
+        }
+        let stored = try Self.name(in: path, given: name)
+        let key = try Self.key(in: path)
+        // The name was checked when it was stored, so this cannot fail.
+        return try! NoteVerifierKey(name: stored, ed25519: key.publicKey, type: .cosignatureV1)
+    }
+
     /// The witness's verifier key (type 0x04), which logs and verifiers configure.
     public var verifierKey: NoteVerifierKey {
         // The name was checked when it was stored, so this cannot fail.

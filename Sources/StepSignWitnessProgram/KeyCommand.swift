@@ -3,7 +3,8 @@ import StepSignSystem
 import StepSignWitness
 
 /// `stepsign-witness key --state-dir DIR [--name NAME]`: prints the witness's verifier key,
-/// making the key (and storing the name) if this is the first use of DIR.
+/// making the key (and storing the name) if this is the first use of DIR; while a server runs
+/// on DIR it reads them without the server's lock.
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
@@ -18,8 +19,7 @@ struct KeyCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let directory = try WitnessStateDirectory(path: stateDir, name: name)
-            print(directory.verifierKey)
+            print(try WitnessStateDirectory.verifierKey(path: stateDir, name: name))
         } catch {
             StandardStreams.error("stepsign-witness: \(error)")
             throw ExitCode(78)

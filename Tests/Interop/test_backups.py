@@ -12,6 +12,8 @@ import subprocess
 import tempfile
 import threading
 
+import pytest
+
 from conftest import CLI, Daemon
 
 USER, PASSWORD = "backup", "Cobalt-Meadow-62"
@@ -143,3 +145,126 @@ def test_a_restore_that_lost_entries_is_refused_not_pretended():
             client.close()
         finally:
             daemon.stop()
+
+
+class FakeDaemon:
+    """A socket that answers every request line as if it were stepsignd's `admin.backup`,
+    naming `path` as the backup it made: what a hostile or compromised daemon could reply."""
+
+    def __init__(self, directory, path):
+        import socket
+        self.path = path
+        self.socket = os.path.join(directory, "fake.sock")
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.socket)
+        self.server.listen(4)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection, connection.makefile("rwb") as stream:
+                for line in stream:
+                    request = json.loads(line)
+                    reply = {"id": request["id"], "error": {"code": 0, "message": "OK"}, "events": [],
+                             "result": {"path": self.path, "bytes": 7, "ledgerSize": 1, "ledgerHead": "00" * 32,
+                                        "keys": ["keys/seal.key"]}}
+                    stream.write(json.dumps(reply).encode() + b"\n")
+                    stream.flush()
+
+    def close(self):
+        import socket
+        self.server.shutdown(socket.SHUT_RDWR)
+        self.server.close()
+
+
+def hostile_layout(directory, case):
+    """A state directory as the daemon makes it (0700, `backups/` in it), a victim file outside
+    it, and the path the hostile reply names for `case`."""
+    state = os.path.join(directory, "state")
+    backups = os.path.join(state, "backups")
+    os.makedirs(backups, mode=0o700)
+    victim = os.path.join(directory, "victim")
+    with open(victim, "w") as f:
+        f.write("not the daemon's\n")
+    if case == "absolute path outside":
+        return victim, victim
+    if case == "dot-dot out of the directory":
+        return os.path.join(backups, "..", "..", "victim"), victim
+    if case == "relative path":
+        return "../../victim", victim
+    if case == "symbolic link out of the directory":
+        link = os.path.join(backups, "stepsign-2026-01-01T000000Z.sqlite")
+        os.symlink(victim, link)
+        return link, victim
+    if case == "backups is a symbolic link":
+        elsewhere = os.path.join(directory, "elsewhere")
+        os.mkdir(elsewhere, 0o700)
+        target = os.path.join(elsewhere, "stepsign-2026-01-01T000000Z.sqlite")
+        shutil.copy(victim, target)
+        os.rmdir(backups)
+        os.symlink(elsewhere, backups)
+        return os.path.join(backups, "stepsign-2026-01-01T000000Z.sqlite"), target
+    if case == "not a backups directory":
+        target = os.path.join(state, "stepsign.sqlite")
+        shutil.copy(victim, target)
+        return target, target
+    if case == "a file of another owner":
+        # The directories are the daemon user's (here nobody's); the file in them is not.
+        target = os.path.join(backups, "stepsign-2026-01-01T000000Z.sqlite")
+        shutil.copy(victim, target)
+        os.chown(state, 65534, 65534)
+        os.chown(backups, 65534, 65534)
+        return target, target
+    raise AssertionError(case)
+
+
+HOSTILE = ["absolute path outside", "dot-dot out of the directory", "relative path",
+           "symbolic link out of the directory", "backups is a symbolic link", "not a backups directory",
+           "a file of another owner"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_the_cli_copies_and_removes_nothing_outside_the_daemons_backup_directory(case):
+    """Issue 39: `stepsign admin backup` copied, then unlinked, whatever path the reply named."""
+    if case == "a file of another owner" and os.getuid() != 0:
+        pytest.skip("needs root to give the directories to another user")
+    with tempfile.TemporaryDirectory(prefix="stepsign-backup-") as directory:
+        os.chmod(directory, 0o755)
+        named, victim = hostile_layout(directory, case)
+        fake = FakeDaemon(directory, named)
+        target = os.path.join(directory, "copy.sqlite")
+        try:
+            result = subprocess.run([CLI, "--socket", fake.socket, "admin", "backup", "--to", target],
+                                    capture_output=True, text=True, timeout=60)
+        finally:
+            fake.close()
+        assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+        assert f"refusing the backup file the daemon named, {named}" in result.stderr, result.stderr
+        assert "nothing was copied or removed" in result.stderr, result.stderr
+        assert os.path.exists(victim) and open(victim).read() == "not the daemon's\n"
+        assert not os.path.exists(target) and not os.path.exists(target + ".tmp")
+
+
+def test_the_cli_copies_and_removes_a_backup_in_the_daemons_backup_directory():
+    """The same fake daemon naming a file where stepsignd makes them: copied, then removed."""
+    with tempfile.TemporaryDirectory(prefix="stepsign-backup-") as directory:
+        backups = os.path.join(directory, "state", "backups")
+        os.makedirs(backups, mode=0o700)
+        made = os.path.join(backups, "stepsign-2026-01-01T000000Z.sqlite")
+        with open(made, "w") as f:
+            f.write("backup\n")
+        os.chmod(made, 0o600)
+        fake = FakeDaemon(directory, made)
+        target = os.path.join(directory, "copy.sqlite")
+        try:
+            result = subprocess.run([CLI, "--socket", fake.socket, "admin", "backup", "--to", target],
+                                    capture_output=True, text=True, timeout=60)
+        finally:
+            fake.close()
+        assert result.returncode == 0, result.stderr
+        assert open(target).read() == "backup\n" and not os.path.exists(made)

@@ -169,6 +169,58 @@ def test_contents_are_the_layout_with_root_owners_and_debian_modes(deb):
     assert not any(line.rstrip("/").endswith("var/lib/stepsign") for line in listing.stdout.splitlines())
 
 
+def expand_braces(text):
+    """`a{b,c}d` as the shell expands it: ["abd", "acd"] (nested groups too)."""
+    match = re.search(r"\{([^{}]*)\}", text)
+    if match is None:
+        return [text]
+    return [expanded for choice in match.group(1).split(",")
+            for expanded in expand_braces(text[:match.start()] + choice + text[match.end():])]
+
+
+def layout_patterns():
+    """The paths the first column of docs/packaging.md's layout table names, as shell patterns:
+    braces expanded; a relative name is beside the path before it (`b.conf` after `/d/a.conf`
+    is `/d/b.conf`, `man1/x` after `/m/man8/y` is `/m/man1/x`); link targets (after →) are not
+    paths of the package."""
+    with open(os.path.join(ROOT, "docs", "packaging.md")) as f:
+        text = f.read()
+    layout = text[text.index("\n## Layout\n"):]
+    layout = layout[:layout.index("\n## ", 1)]
+    patterns = []
+    for row in layout.splitlines():
+        if not row.startswith("| `"):
+            continue
+        cell = row.split("|")[1]
+        previous = None
+        for quoted in re.findall(r"(→ )?`([^`]+)`", cell):
+            arrow, token = quoted
+            if arrow:
+                continue
+            for path in expand_braces(token):
+                if not path.startswith("/"):
+                    parent = os.path.dirname(previous)
+                    for _ in range(path.count("/")):
+                        parent = os.path.dirname(parent)
+                    path = f"{parent}/{path}"
+                patterns.append(path)
+            previous = path
+    return patterns
+
+
+def test_the_layout_in_the_docs_names_every_file_the_package_installs(deb):
+    """Issue 39: docs/packaging.md's layout missed metrics-tcp.conf. Every file of the package
+    is a path of the layout's table (`*` as the shell matches it)."""
+    import fnmatch
+    patterns = layout_patterns()
+    listing = run("dpkg-deb", "--contents", deb)
+    assert listing.returncode == 0, listing.stderr
+    files = ["/" + line.split(None, 5)[5].removeprefix("./").split(" -> ")[0] for line in listing.stdout.splitlines()
+             if not line.startswith("d")]
+    missing = [path for path in files if not any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns)]
+    assert missing == [], f"not in docs/packaging.md's layout: {missing} (its paths: {patterns})"
+
+
 def test_the_configuration_is_the_only_conffile_and_fits_a_packaged_host(deb, unpacked):
     files, control = unpacked
     with open(os.path.join(control, "conffiles")) as f:

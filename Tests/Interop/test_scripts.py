@@ -2,6 +2,7 @@
 run; the test command what its checks run too."""
 import os
 import subprocess
+import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -22,3 +23,23 @@ def test_the_demo_installs_only_what_the_demo_needs():
     assert demo < full and {"lintian", "debootstrap", "systemd-container", "zsh", "nginx-light"} <= full
     with open(os.path.join(ROOT, "scripts", "demo")) as f:
         assert "source scripts/setup demo" in f.read()
+
+
+def test_the_demo_builds_where_the_test_command_builds():
+    """Issue 39: the demo built in .build and the test command in its cache directory, so a
+    newcomer built debug twice. Both take their build directory from scripts/build-cache."""
+    for name in ("demo", "test"):
+        with open(os.path.join(ROOT, "scripts", name)) as f:
+            assert "\nsource scripts/build-cache\n" in f.read(), name
+    with open(os.path.join(ROOT, "scripts", "demo")) as f:
+        demo = f.read()
+    builds = [line.strip() for line in demo.splitlines() if line.strip().startswith(("swift build", 'bin="$(swift build'))]
+    assert builds and all('--scratch-path "$STEPSIGN_DEBUG_SCRATCH"' in line for line in builds), builds
+    # In a cache root of its own: sourcing it keeps only the two newest build directories.
+    with tempfile.TemporaryDirectory() as cache:
+        script = 'source scripts/build-cache >/dev/null; echo "$STEPSIGN_DEBUG_SCRATCH $STEPSIGN_RELEASE_SCRATCH"'
+        result = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "STEPSIGN_BUILD_CACHE": cache})
+        assert result.returncode == 0, result.stderr
+        debug, release = result.stdout.split()
+        assert os.path.dirname(debug) == os.path.dirname(release) and debug.startswith(cache + "/build-"), result.stdout

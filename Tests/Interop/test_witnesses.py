@@ -262,6 +262,19 @@ def test_the_witness_refuses_a_second_process_on_its_state_and_a_bad_log_key(set
     assert bad.returncode == 78 and "cosignature key" in bad.stderr
 
 
+def test_key_prints_the_verifier_key_while_the_witness_serves(setup):
+    """Issue 39: reading the public key needs no lock; it exited 78 while a server held the directory."""
+    w = setup["witnesses"][0]
+    assert w.process.poll() is None
+    printed = run(WITNESS, "key", "--state-dir", w.state)
+    assert printed.returncode == 0 and printed.stdout.strip() == w.vkey, printed
+    assert run(WITNESS, "key", "--state-dir", w.state, "--name", w.name).stdout.strip() == w.vkey
+    renamed = run(WITNESS, "key", "--state-dir", w.state, "--name", "other.test/w")
+    assert renamed.returncode == 78 and f"is named {w.name}" in renamed.stderr, renamed
+    # The server still runs on its directory.
+    assert w.process.poll() is None
+
+
 class FakeWitness:
     """An HTTP server on the loopback that answers every add-checkpoint with (status, body)."""
 

@@ -525,4 +525,28 @@ struct StepSignConfigurationTests {
             #expect(error.description == "/nonexistent/stepsignd.toml: cannot read the file: it does not exist")
         }
     }
+
+    // MARK: Reload
+
+    @Test("a reload keeps the keys read only at start as the daemon started with them and names those the file changed")
+    func restartOnlyKeysKeepTheirRunningValues() throws {
+        let running = try StepSignConfiguration.parse("instance = \"a\"\n[signing]\nallow_level_0 = false\n", file: "a.toml")
+        let read = try StepSignConfiguration.parse("""
+            instance = "b"
+            [signing]
+            allow_level_0 = true
+            [server]
+            state_dir = "/srv/other"
+            [metrics]
+            listen = "127.0.0.1:9464"
+            [storage.postgresql]
+            host = "db.example"
+            """, file: "b.toml")
+        let (applied, needRestart) = read.applicable(whileRunning: running)
+        #expect(needRestart == ["instance", "server.state_dir", "metrics.listen", "storage.postgresql.host"])
+        #expect(applied.signing.allowLevel0)
+        #expect(applied.instance == "a" && applied.server == running.server && applied.metrics == running.metrics
+                && applied.storage == running.storage)
+        #expect(running.applicable(whileRunning: running).needRestart.isEmpty)
+    }
 }
