@@ -416,10 +416,16 @@ def test_a_load_credential_passphrase_encrypts_new_keys_across_restarts(box):
     encrypted = json.loads(box.run(["stepsign", "admin", "key", "rotate", "--json"]).stdout)["activeKid"]
     key_files = box.run(["sh", "-c", "grep -l 'BEGIN ENCRYPTED PRIVATE KEY' /var/lib/stepsign/keys/*"],
                         check=False).stdout.split()
-    # The new signing key alone among the signing keys; the log key rotated with it (SPEC 5.5)
-    # is written encrypted too, as is the copy of the one it retired.
+    # The new signing key alone among the signing keys; the log key stays (SPEC 2: it is the
+    # log's identity towards witnesses), so it is still the one written before the passphrase.
     signing = [path for path in key_files if path.endswith(".pem")]
     assert signing == [f"/var/lib/stepsign/keys/{encrypted}.pem"], f"expected the new key alone encrypted: {key_files}"
+    assert "/var/lib/stepsign/keys/log-ed25519.key" not in key_files, key_files
+    # Its own rotation writes the new log key encrypted, and keeps the old one beside it.
+    rotated = json.loads(box.run(["stepsign", "admin", "log-key", "rotate", "--json"]).stdout)
+    assert len(rotated["logKeys"]) >= 2 and rotated["overlapUntilSize"] > 0, rotated
+    key_files = box.run(["sh", "-c", "grep -l 'BEGIN ENCRYPTED PRIVATE KEY' /var/lib/stepsign/keys/*"],
+                        check=False).stdout.split()
     assert "/var/lib/stepsign/keys/log-ed25519.key" in key_files, key_files
     box.run(["systemctl", "restart", "stepsignd.service"])
     assert "keysEncrypted=true" in journal(box, "-n", "50")
