@@ -59,6 +59,19 @@ struct ConcurrentAnswersTests {
         replies.compactMap { $0.statusCode(of: event) }.sorted()
     }
 
+    /// One scrypt check's CPU in the cluster's daemons, in clock ticks: from three wrong answers
+    /// of another user (bob, added here), one after the other.
+    func oneCheckTicks(_ cluster: Cluster) throws -> Double {
+        try cluster.a.addUser("bob")
+        let bob = try cluster.connect(0)
+        var bobOpen = Self.signing.1
+        bobOpen["user"] = "bob"
+        _ = try bob.call(Self.signing.0, bobOpen.members ?? [])
+        let calibration = try cpuTicks(cluster)
+        for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
+        return max(1, Double(try cpuTicks(cluster) - calibration) / 3)
+    }
+
     static var signing: (String, JSONValue) {
         ("authenticateUserAndSignData", [
             "user": "alice", "payload": "Pay 1,000,000 EUR to mallory", "reason": "r", "authLevel": 1, "authenticatorType": 0,
@@ -71,15 +84,7 @@ struct ConcurrentAnswersTests {
         // The default scrypt cost, so that a check is long enough to see in the daemons' CPU time.
         let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
         try cluster.a.addUser()
-        try cluster.a.addUser("bob")
-        // One check's CPU, from three wrong answers of another user one after the other.
-        let bob = try cluster.connect(0)
-        var bobOpen = Self.signing.1
-        bobOpen["user"] = "bob"
-        _ = try bob.call(Self.signing.0, bobOpen.members ?? [])
-        let calibration = try cpuTicks(cluster)
-        for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
-        let oneCheck = max(1, Double(try cpuTicks(cluster) - calibration) / 3)
+        let oneCheck = try oneCheckTicks(cluster)
 
         var all = try connections(cluster, 40, open: Self.signing)
         let last = all.removeLast()
@@ -160,15 +165,7 @@ struct ConcurrentAnswersTests {
     func wrongAnswersAtOnceGetThreeChecks(deployment: Deployment) throws {
         let cluster = try deployment.start(config: "[password]\nscrypt_n = 32768\nmax_checks_per_uid = 64")
         try cluster.a.addUser()
-        try cluster.a.addUser("bob")
-        // One check's CPU, from three wrong answers of another user one after the other.
-        let bob = try cluster.connect(0)
-        var bobOpen = Self.signing.1
-        bobOpen["user"] = "bob"
-        _ = try bob.call(Self.signing.0, bobOpen.members ?? [])
-        let calibration = try cpuTicks(cluster)
-        for _ in 0..<3 { _ = try bob.setPassword(Passwords.wrong, mode: 12) }
-        let oneCheck = max(1, Double(try cpuTicks(cluster) - calibration) / 3)
+        let oneCheck = try oneCheckTicks(cluster)
 
         let all = try connections(cluster, 40, open: Self.signing)
         let before = try cpuTicks(cluster)

@@ -42,6 +42,24 @@ import Testing
         return daemon
     }
 
+    /// Writes the proof file of `signed` (`stepsign proof`) and the JWS, and returns a run of
+    /// `stepsign-verify` on them with the published keys and log keys and `extra` arguments.
+    static func proofVerifier(_ daemon: DaemonHarness, _ connection: StepSignConnection, _ signed: JSONValue) throws
+        -> ([String]) throws -> Tools.Result {
+        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
+        let proofPath = daemon.directory.appendingPathComponent("\(signatureID).tlog-proof").path
+        let proof = try Tools.run([Binaries.path("stepsign"), "--socket", daemon.socketPath, "proof", signatureID, "-o", proofPath])
+        #expect(proof.status == 0, "\(proof.stderr)")
+        let (_, jwks) = try daemon.exportLedgerAndKeys()
+        let jwsPath = daemon.directory.appendingPathComponent("\(signatureID).jws").path
+        try #require(signed["payloadSignature"]?.stringValue).write(toFile: jwsPath, atomically: true, encoding: .utf8)
+        let logKeys = try TransparencyLogTests.logKeys(connection).flatMap { ["--log-key", $0.description] }
+        return { extra in
+            try Tools.run([Binaries.path("stepsign-verify"), "--keys", jwks, "--min-level", "0", "--proof", proofPath]
+                          + logKeys + extra + [jwsPath])
+        }
+    }
+
     @Test("cosignatures of configured witnesses are checked, stored, carried in proofs and exports, and count for status and the verifier")
     func cosignaturesEndToEnd() throws {
         let w1 = try Witness("w1.example"), w2 = try Witness("w2.example"), stranger = try Witness("w3.example")
@@ -74,18 +92,7 @@ import Testing
         #expect(exported.contains { ($0.stringValue.flatMap { try? SignedNote(parsing: $0) })?.cosigners([w1.vkey, w2.vkey]).count == 2 })
 
         // The proof file of `stepsign proof` carries them; stepsign-verify counts them.
-        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
-        let proofPath = daemon.directory.appendingPathComponent("witnessed.tlog-proof").path
-        let proof = try Tools.run([Binaries.path("stepsign"), "--socket", daemon.socketPath, "proof", signatureID, "-o", proofPath])
-        #expect(proof.status == 0, "\(proof.stderr)")
-        let (_, jwks) = try daemon.exportLedgerAndKeys()
-        let jwsPath = daemon.directory.appendingPathComponent("witnessed.jws").path
-        try #require(signed["payloadSignature"]?.stringValue).write(toFile: jwsPath, atomically: true, encoding: .utf8)
-        let logKeys = try TransparencyLogTests.logKeys(connection).flatMap { ["--log-key", $0.description] }
-        let verify = { (extra: [String]) in
-            try Tools.run([Binaries.path("stepsign-verify"), "--keys", jwks, "--min-level", "0", "--proof", proofPath]
-                          + logKeys + extra + [jwsPath])
-        }
+        let verify = try Self.proofVerifier(daemon, connection, signed)
         let both = try verify(["--witness", w1.vkey.description, "--witness", w2.vkey.description])
         #expect(both.status == 0, "\(both.stdout)\(both.stderr)")
         #expect(both.stdout.contains("cosigned by w1.example, w2.example"), "\(both.stdout)")
@@ -122,17 +129,8 @@ import Testing
         #expect(served.signatures.filter { [w2.name, stranger.name, "w4.example"].contains($0.name) }.isEmpty, "\(served.serialized)")
         #expect(served.cosigners([w1.vkey]).count == 1)
 
-        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
-        let proofPath = daemon.directory.appendingPathComponent("p.tlog-proof").path
-        let proof = try Tools.run([Binaries.path("stepsign"), "--socket", daemon.socketPath, "proof", signatureID, "-o", proofPath])
-        #expect(proof.status == 0, "\(proof.stderr)")
-        let (_, jwks) = try daemon.exportLedgerAndKeys()
-        let jwsPath = daemon.directory.appendingPathComponent("p.jws").path
-        try #require(signed["payloadSignature"]?.stringValue).write(toFile: jwsPath, atomically: true, encoding: .utf8)
-        let logKeys = try TransparencyLogTests.logKeys(connection).flatMap { ["--log-key", $0.description] }
-        let verify = try Tools.run([Binaries.path("stepsign-verify"), "--keys", jwks, "--min-level", "0", "--proof", proofPath]
-                                   + logKeys + ["--witness", w1.vkey.description, "--quorum", "1", jwsPath])
-        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        let verified = try Self.proofVerifier(daemon, connection, signed)(["--witness", w1.vkey.description, "--quorum", "1"])
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
     }
 
     @Test("a witness key that is not a cosignature key, or whose key ID is not its key's, is exit 78")
