@@ -75,7 +75,7 @@ def test_two_group_members_approve_and_the_requester_gets_the_signature(setup):
 
     # The requester is in the group, but their own approval never counts.
     own = stepsign(setup, "approve", approval_id, "--user", "ann", "--password-file", setup["password"])
-    assert own.returncode != 0 and "own approval" in own.stderr
+    assert own.returncode == 1 and "own approval" in own.stderr, own.stderr
 
     first = stepsign(setup, "approve", approval_id, "--user", "ben", "--password-file", setup["password"])
     assert first.returncode == 0, first.stderr
@@ -83,7 +83,7 @@ def test_two_group_members_approve_and_the_requester_gets_the_signature(setup):
     assert "pay 1200 EUR to ACME GmbH" in first.stderr and "ann asks to sign" in first.stderr
     assert "1 of 2" in first.stdout
     again = stepsign(setup, "approve", approval_id, "--user", "ben", "--password-file", setup["password"])
-    assert again.returncode != 0 and "counts once" in again.stderr
+    assert again.returncode == 1 and "counts once" in again.stderr, again.stderr
 
     second = stepsign(setup, "approve", approval_id, "--user", "cat", "--password-file", setup["password"])
     assert second.returncode == 0 and "2 of 2, signed" in second.stdout, second.stderr
@@ -129,4 +129,4 @@ def test_no_wait_prints_the_id_and_get_approval_tells_the_state(setup):
     client.close()
     # dan is no approver: the request does not exist for him.
     refused = stepsign(setup, "approve", approval_id, "--user", "dan", "--password-file", setup["password"])
-    assert refused.returncode != 0 and "no request for approval" in refused.stderr
+    assert refused.returncode == 1 and "no request for approval" in refused.stderr, refused.stderr
