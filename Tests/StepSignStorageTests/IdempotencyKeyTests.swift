@@ -88,11 +88,13 @@ import Testing
         }
     }
 
-    @Test("many repeats at once: exactly one claims, the others are in flight", arguments: StoreBackend.allCases)
+    @Test("many repeats at once on two daemons' stores: exactly one claims, the others are in flight",
+          arguments: StoreBackend.allCases)
     func concurrentClaims(_ backend: StoreBackend) async throws {
-        try await withStore(backend) { (store: any StepSignStore) async throws in
+        try await withStores(backend, count: 2) { stores in
             let outcomes = try await withThrowingTaskGroup(of: IdempotencyOutcome.self) { group in
                 for index in 1...8 {
+                    let store = stores[index % 2]
                     group.addTask { try await store.claimIdempotencyKey(claim(indexes: [index]), now: epoch) }
                 }
                 return try await group.reduce(into: [IdempotencyOutcome]()) { $0.append($1) }
