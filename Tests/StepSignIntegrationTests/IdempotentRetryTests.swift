@@ -92,15 +92,16 @@ struct IdempotentRetryTests {
         #expect(reply.eventNames == ["getPassword"])
     }
 
-    @Test("duplicates at once on many connections: one signature; the others are 14 or its replay")
-    func concurrentDuplicates() throws {
-        let daemon = try DaemonHarness()
-        let before = try #require(try Self.signatures(daemon))
+    @Test("duplicates at once on many connections (of two daemons on PostgreSQL): one signature; the others are 14 or its replay",
+          arguments: Deployment.available)
+    func concurrentDuplicates(deployment: Deployment) throws {
+        let cluster = try deployment.start(config: "")
+        let before = try #require(try Self.signatures(cluster.a))
         let count = 12
         let results = Mutex<[ClientReply]>([])
-        let socketPath = daemon.socketPath
-        DispatchQueue.concurrentPerform(iterations: count) { _ in
-            if let connection = try? StepSignConnection(socketPath: socketPath),
+        let sockets = [cluster.a.socketPath, cluster.b.socketPath]
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            if let connection = try? StepSignConnection(socketPath: sockets[index % 2]),
                let reply = try? connection.call("authenticateUserAndSignData", Self.request(key: "burst-1", level: 0)) {
                 results.withLock { $0.append(reply) }
             }
@@ -111,7 +112,11 @@ struct IdempotentRetryTests {
         #expect(replies.allSatisfy { $0.code == 0 || $0.code == 14 })
         #expect(Set(signed.compactMap { $0["dataSignatureID"]?.stringValue }).count == 1)
         #expect(signed.filter { $0["replayed"]?.boolValue != true }.count == 1)
-        #expect(try Self.signatures(daemon) == before + 1)
+        #expect(try Self.signatures(cluster.a) == before + 1)
+        // The key is shared: a repeat on the other daemon is the replay.
+        let repeated = try cluster.b.connect().call("authenticateUserAndSignData", Self.request(key: "burst-1", level: 0))
+        #expect(repeated.event("onAuthenticateUserAndSignData")?["details"]?["replayed"]?.boolValue == true)
+        #expect(try Self.signatures(cluster.b) == before + 1)
     }
 
     @Test("a batch retried with its key gets the same batch ID and signatures again")
