@@ -32,6 +32,13 @@ struct SignCommand: ParsableCommand {
     var noWait = false
     @Option(name: .customLong("proof-out"), help: ArgumentHelp("Also write the proof that the signature is in the log (a C2SP tlog-proof, checked before it is written) to this file.", valueName: "file"))
     var proofOut: String?
+    @Option(name: .customLong("idempotency-key"), help: ArgumentHelp("Send this idempotencyKey (1-64 printable ASCII characters): run again with the same key after an error or a lost connection and the daemon answers with the first signature instead of signing twice.", valueName: "key"))
+    var idempotencyKey: String?
+
+    /// `idempotencyKey` as a request parameter, when one is given.
+    private var idempotencyParameter: [(String, JSONValue)] {
+        idempotencyKey.map { [("idempotencyKey", .string($0))] } ?? []
+    }
 
     func validate() throws {
         if payload != nil, payloadFile != nil {
@@ -59,8 +66,9 @@ struct SignCommand: ParsableCommand {
             let payloadText = try readPayload()
             let connection = try global.connect()
             let first = try connection.call("authenticateUserAndSignData", [
-                "user": user, "payload": payloadText, "reason": reason ?? "", "authLevel": level, "authenticatorType": type,
-            ]).requireAccepted("signing")
+                ("user", .string(user)), ("payload", .string(payloadText)), ("reason", .string(reason ?? "")),
+                ("authLevel", .int(Int64(level))), ("authenticatorType", .int(Int64(type))),
+            ] + idempotencyParameter).requireAccepted("signing")
             var event = try responder().answer(first, on: connection, until: "onAuthenticateUserAndSignData",
                                                or: ["onApprovalPending"])
             if event["event"]?.stringValue == "onApprovalPending" {
@@ -90,7 +98,7 @@ struct SignCommand: ParsableCommand {
         let first = try connection.call("authenticateUserAndSignBatch", [
             ("items", file.parameter), ("authLevel", .int(Int64(level))), ("authenticatorType", .int(Int64(type))),
             ("user", .string(user)),
-        ]).requireAccepted("signing the batch")
+        ] + idempotencyParameter).requireAccepted("signing the batch")
         var shown = false
         var answering = responder()
         let interactive = !answering.passwords.isScripted

@@ -86,10 +86,12 @@ extension StepSignConfiguration.Access {
 
 extension StepSignConfiguration.Signing {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["allow_level_0", "max_batch_items"])
+        try t.rejectUnknown(["allow_level_0", "max_batch_items", "idempotency_seconds"])
         self.init(allowLevel0: try t.bool("allow_level_0", default: Self().allowLevel0),
                   maxBatchItems: try t.integer("max_batch_items", default: Self().maxBatchItems,
-                                               in: 1...Self.maximumBatchItems))
+                                               in: 1...Self.maximumBatchItems),
+                  idempotencySeconds: try t.integer("idempotency_seconds", default: Self().idempotencySeconds,
+                                                    in: 60...Self.maximumIdempotencySeconds))
     }
 }
 

@@ -18,11 +18,26 @@ extension Engine {
                                      authLevel: level, authenticatorType: type)
         signing.approvalRule = context.config.approvalRule(reason: reason, level: level)
         let requirement = try signingRequirement(level: level, type: type, context: context)
-        if requirement == .none {
-            return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
+        if parameters.idempotencyKey != nil, signing.approvalRule != nil {
+            throw StepSignError(.notSupported, "\"idempotencyKey\" is not supported for a request that waits for approval "
+                                + "([[approval]]); its approvalID is the handle to ask again")
         }
-        if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
-        return try await openFirstStepUp(.one(signing), requirement: requirement, session: &session, context: context)
+        switch try await claimIdempotencyKey(parameters.idempotencyKey, batch: false, user: user, items: [(payload, reason)],
+                                             level: level, type: type, session: session, context: context) {
+        case .none: break
+        case let .claimed(claim): signing.idempotency = claim
+        case let .replay(entries): return try replaySigning(signing, entry: entries[0], session: &session)
+        }
+        do {
+            if requirement == .none {
+                return try await finishSigning(signing, authenticatorUsed: "none", session: &session, context: context)
+            }
+            if let reused = try await signReusingStepUp(signing, session: &session, context: context) { return reused }
+            return try await openFirstStepUp(.one(signing), requirement: requirement, session: &session, context: context)
+        } catch {
+            await releaseIdempotency(signing.idempotency)
+            throw error
+        }
     }
 
     /// The user a signing request signs for: the session's login's (the request may only name
@@ -106,9 +121,12 @@ extension Engine {
     /// fresh challenge, and when no attempt is left the signing ends with 153.
     func answerStepUp(_ answer: StepUpAnswer, to challenge: SigningChallenge, answerer: any StepUpAuthenticator,
                       session: inout Session, context: RequestContext) async throws -> Reply {
-        // A signing opened by a login signs as its user: the login must still hold.
-        _ = try await currentLogin(&session, context: context)
         let work = challenge.work
+        // A signing opened by a login signs as its user: the login must still hold.
+        do { _ = try await currentLogin(&session, context: context) } catch {
+            if session.pending == nil { await releaseIdempotency(work.idempotency) }
+            throw error
+        }
         let outcome = try await answerer.check(answer, for: work.subject, using: credentials.stepUp, context: context)
         StepSignMetric.stepUps.increment(by: 1, [("authenticator", answerer.used), ("outcome", outcome.metricLabel)])
         switch outcome {
@@ -116,15 +134,26 @@ extension Engine {
             session.pending = nil
             switch work {
             case let .one(signing):
-                return try await finishSigning(signing, authenticatorUsed: answerer.used, steppedUp: true, session: &session,
-                                               context: context)
+                do {
+                    return try await finishSigning(signing, authenticatorUsed: answerer.used, steppedUp: true, session: &session,
+                                                   context: context)
+                } catch {
+                    await releaseIdempotency(signing.idempotency)
+                    throw error
+                }
             case let .batch(batch):
-                return try await finishBatch(batch, authenticatorUsed: answerer.used, session: &session, context: context)
+                do {
+                    return try await finishBatch(batch, authenticatorUsed: answerer.used, session: &session, context: context)
+                } catch {
+                    await releaseIdempotency(batch.idempotency)
+                    throw error
+                }
             case let .approval(decision):
                 return try await finishApproval(decision, authenticatorUsed: answerer.used, session: &session, context: context)
             }
         case .passwordMustBeReplaced:
             session.pending = nil
+            await releaseIdempotency(work.idempotency)
             logger.info("step-up password must be replaced first", metadata: ["user": "\(work.user)"])
             return Reply(events: [work.unsigned(status: .passwordExpired, authenticatorUsed: answerer.used)])
         case let .rejected(attemptsLeft):
@@ -134,6 +163,7 @@ extension Engine {
                               openedAt: fresh == nil ? challenge.openedAt : nil, session: &session, context: context)
         case .exhausted:
             session.pending = nil
+            await releaseIdempotency(work.idempotency)
             logger.warning("step-up attempts exhausted, user blocked", metadata: ["user": "\(work.user)"])
             return Reply(events: [work.unsigned(status: .attemptsExhausted, authenticatorUsed: answerer.used)])
         }
@@ -181,7 +211,8 @@ extension Engine {
         do {
             (details, entry) = try await self.signing.signer.sign(signing, instance: context.config.instance,
                                                                   authenticatorUsed: authenticatorUsed, peer: session.peer, now: context.now,
-                                                                  reusedFrom: reusedFrom)
+                                                                  reusedFrom: reusedFrom,
+                                                                  signatureID: signing.idempotency?.signatureIDs.first)
         } catch StorageError.signingKeyRevoked(let kid) {
             // Another daemon revoked this one's key and the keyring made a new one: record it
             // (SPEC §5.4) before the caller's retry is signed with it.
@@ -189,6 +220,7 @@ extension Engine {
             throw StorageError.signingKeyRevoked(kid)
         }
         session.signatureIDs.insert(details.dataSignatureID)
+        await completeIdempotency(signing.idempotency)
         if steppedUp { try await openReuseWindow(signing, authenticatorUsed: authenticatorUsed, signatureID: details.dataSignatureID,
                                                  session: session, context: context) }
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs

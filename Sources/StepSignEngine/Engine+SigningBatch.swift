@@ -13,15 +13,27 @@ extension Engine {
     func authenticateUserAndSignBatch(_ parameters: SignBatchParameters, session: inout Session,
                                       context: RequestContext) async throws -> Reply {
         let user = try await signingUser(named: parameters.user, session: &session, context: context)
-        let batch = try SigningBatch(user: user, parameters: parameters, maxItems: context.config.signing.maxBatchItems)
+        var batch = try SigningBatch(user: user, parameters: parameters, maxItems: context.config.signing.maxBatchItems)
         if let index = batch.items.firstIndex(where: { context.config.approvalRule(reason: $0.reason, level: $0.authLevel) != nil }) {
             throw StepSignError(.notSupported, "items[\(index)] needs approval by several people ([[approval]]); sign it on its own")
         }
         let requirement = try signingRequirement(level: batch.authLevel, type: batch.authenticatorType, context: context)
-        if requirement == .none {
-            return try await finishBatch(batch, authenticatorUsed: "none", session: &session, context: context)
+        switch try await claimIdempotencyKey(parameters.idempotencyKey, batch: true, user: user,
+                                             items: batch.items.map { ($0.payload, $0.reason) }, level: batch.authLevel,
+                                             type: batch.authenticatorType, session: session, context: context) {
+        case .none: break
+        case let .claimed(claim): batch.idempotency = claim
+        case let .replay(entries): return try replayBatch(batch, entries: entries, session: &session)
         }
-        return try await openFirstStepUp(.batch(batch), requirement: requirement, session: &session, context: context)
+        do {
+            if requirement == .none {
+                return try await finishBatch(batch, authenticatorUsed: "none", session: &session, context: context)
+            }
+            return try await openFirstStepUp(.batch(batch), requirement: requirement, session: &session, context: context)
+        } catch {
+            await releaseIdempotency(batch.idempotency)
+            throw error
+        }
     }
 
     /// Signs every item of `batch`, waits for the one durable transaction that holds them all,
@@ -32,7 +44,8 @@ extension Engine {
         let entries: [LedgerEntry]
         do {
             (signed, entries) = try await signing.signer.sign(batch, instance: context.config.instance, authenticatorUsed: authenticatorUsed,
-                                                              peer: session.peer, now: context.now)
+                                                              peer: session.peer, now: context.now,
+                                                              signatureIDs: batch.idempotency?.signatureIDs)
         } catch StorageError.signingKeyRevoked(let kid) {
             try? await signing.events.recordCreatedKeys(peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
             throw StorageError.signingKeyRevoked(kid)
@@ -40,6 +53,7 @@ extension Engine {
         for details in signed.signatures {
             session.signatureIDs.insert(details.dataSignatureID)
         }
+        await completeIdempotency(batch.idempotency)
         // One audit line per batch behind a step-up; a level-0 batch is counted for the
         // summary line of its minute. Each signature's claims name the batch.
         let level: Logger.Level = batch.authLevel == 0 ? .debug : .notice

@@ -360,7 +360,10 @@ public final class Engine: Sendable {
         case .resetAuthState:
             return resetAuthState(session: &session)
         case .resetAuthenticateUserAndSignDataState:
-            if case .signing = session.pending { session.pending = nil }
+            if case let .signing(challenge)? = session.pending {
+                session.pending = nil
+                await releaseIdempotency(challenge.work.idempotency)
+            }
             return Reply()
         case let .getPublicKeys(format):
             return try await getPublicKeys(format: format)

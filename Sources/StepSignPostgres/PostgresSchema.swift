@@ -44,6 +44,7 @@ enum PostgresSchema {
         Migration(version: 12, name: "v12-log-epochs", statements: v12),
         Migration(version: 13, name: "v13-attempt-reservations", statements: v13),
         Migration(version: 14, name: "v14-name-keys-and-approval-state", statements: v14),
+        Migration(version: 15, name: "v15-idempotency-keys", statements: v15),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -775,5 +776,22 @@ enum PostgresSchema {
             PRIMARY KEY (approval_id, seq)
         )
         """,
+    ]
+
+    /// The `idempotencyKey`s of signing requests (SPEC §3), as SQLite's v15.
+    private static let v15: [String] = [
+        """
+        CREATE TABLE idempotency_keys (
+            peer_uid bigint NOT NULL,
+            key text NOT NULL CHECK (length(key) BETWEEN 1 AND 64),
+            digest bytea NOT NULL CHECK (length(digest) = 32),
+            signature_ids text[] NOT NULL,
+            done boolean NOT NULL,
+            pending_until timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (peer_uid, key)
+        )
+        """,
+        "CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at)",
     ]
 }

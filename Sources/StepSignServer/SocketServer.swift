@@ -167,23 +167,31 @@ public final class SocketServer: Service, Sendable {
                 var session = Session(peer: peer)
                 // Set when the grace is over: the requests read and not yet started are not.
                 let graceOver = Atomic<Bool>(false)
-                try await withGracefulShutdownHandler {
-                    for try await frame in inbound {
-                        if graceOver.load(ordering: .acquiring) { return }
-                        idleConnections.decrement()
-                        workingConnections.increment()
-                        let reply = await handle(frame, session: &session)
-                        workingConnections.decrement()
-                        idleConnections.increment()
-                        try await outbound.write(reply.buffer())
-                        if reply.closesConnection { return }
+                // An idempotencyKey claimed by a signing challenge still open is given up when
+                // the connection ends, however it ends.
+                do {
+                    try await withGracefulShutdownHandler {
+                        for try await frame in inbound {
+                            if graceOver.load(ordering: .acquiring) { return }
+                            idleConnections.decrement()
+                            workingConnections.increment()
+                            let reply = await handle(frame, session: &session)
+                            workingConnections.decrement()
+                            idleConnections.increment()
+                            try await outbound.write(reply.buffer())
+                            if reply.closesConnection { return }
+                        }
+                    } onGracefulShutdown: {
+                        let channel = connection.channel
+                        channel.close(mode: .input, promise: nil)
+                        channel.eventLoop.scheduleTask(in: Self.shutdownGrace) { graceOver.store(true, ordering: .releasing) }
+                        channel.eventLoop.scheduleTask(in: Self.shutdownGrace + Self.shutdownWriteGrace) { channel.close(promise: nil) }
                     }
-                } onGracefulShutdown: {
-                    let channel = connection.channel
-                    channel.close(mode: .input, promise: nil)
-                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace) { graceOver.store(true, ordering: .releasing) }
-                    channel.eventLoop.scheduleTask(in: Self.shutdownGrace + Self.shutdownWriteGrace) { channel.close(promise: nil) }
+                } catch {
+                    await engine.sessionClosed(session)
+                    throw error
                 }
+                await engine.sessionClosed(session)
             }
         } catch {
             logger.debug("connection ended", metadata: ["error": "\(error)"])

@@ -65,6 +65,9 @@ enum SQLiteSchema {
             try SQLiteStore.fillNameKeys(db)
             try SQLiteStore.indexApprovalEvents(db)
         }
+        migrator.registerMigration("v15-idempotency-keys") { db in
+            try db.execute(sql: v15)
+        }
         return migrator
     }
 
@@ -396,5 +399,22 @@ enum SQLiteSchema {
             seq INTEGER NOT NULL,
             PRIMARY KEY (approval_id, seq)
         ) STRICT, WITHOUT ROWID;
+        """
+
+    /// The `idempotencyKey`s of signing requests (SPEC §3): one row per peer uid and key, with
+    /// the request's parameter digest, its reserved signature IDs (space-separated), whether
+    /// it is done, how long a pending claim blocks the key and when the row is forgotten.
+    private static let v15 = """
+        CREATE TABLE idempotency_keys (
+            peer_uid INTEGER NOT NULL,
+            key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 64),
+            digest BLOB NOT NULL CHECK (length(digest) = 32),
+            signature_ids TEXT NOT NULL,
+            done INTEGER NOT NULL CHECK (done IN (0, 1)),
+            pending_until REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            PRIMARY KEY (peer_uid, key)
+        ) STRICT;
+        CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at);
         """
 }

@@ -14,7 +14,8 @@
 ///   durably committed.
 /// - Methods that change a user return `false` (or `nil`) when the user does not exist,
 ///   unless documented to throw ``StorageError/noSuchUser(_:)``.
-public protocol StepSignStore: CredentialStore, CounterStore, SigningKeyStore, LedgerStore, ApprovalStore {
+public protocol StepSignStore: CredentialStore, CounterStore, SigningKeyStore, LedgerStore, ApprovalStore,
+    IdempotencyStore {
     /// Closes the store. Calls after this fail.
     func close() async throws
 }

@@ -225,6 +225,16 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test("signing.idempotency_seconds: 86400 by default, 60 to 2592000")
+    func idempotencySeconds() throws {
+        #expect(try StepSignConfiguration.parse("", file: "e.toml").signing.idempotencySeconds == 86400)
+        #expect(try StepSignConfiguration.parse("[signing]\nidempotency_seconds = 60\n", file: "i.toml").signing.idempotencySeconds == 60)
+        for bad in ["59", "2592001", "\"day\""] {
+            let error = try #require(failure("[signing]\nidempotency_seconds = \(bad)\n"))
+            #expect(error.key == "signing.idempotency_seconds", "\(error)")
+        }
+    }
+
     @Test func tilesDirIsAnAbsolutePathOrNone() throws {
         #expect(try StepSignConfiguration.parse("", file: "e.toml").ledger.tilesDir == "")
         #expect(try StepSignConfiguration.parse("[ledger]\ntiles_dir = \"/var/www/log\"\n", file: "t.toml").ledger.tilesDir == "/var/www/log")

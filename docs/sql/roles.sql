@@ -28,7 +28,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA public FROM :"daemon";
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     users, password_history, device_keys, activation_codes, signing_keys,
     name_counters, activation_budgets, used_once, approvals, approval_votes, group_members,
-    attempt_reservations
+    attempt_reservations, idempotency_keys
     TO :"daemon";
 GRANT SELECT ON store_secrets, stepsign_schema_migrations TO :"daemon";
 -- The ledger, its checkpoints and its Merkle tree: append and read, never change.

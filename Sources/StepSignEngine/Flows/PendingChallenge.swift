@@ -1,3 +1,4 @@
+import StepSignStorage
 import struct Foundation.Date
 import StepSignProtocol
 
@@ -71,6 +72,15 @@ enum SigningWork: Sendable {
         case let .one(request): request.user
         case let .batch(batch): batch.user
         case let .approval(decision): decision.approver
+        }
+    }
+
+    /// Its claim of an `idempotencyKey` (SPEC §3), given up when it ends unsigned.
+    var idempotency: IdempotencyClaim? {
+        switch self {
+        case let .one(request): request.idempotency
+        case let .batch(batch): batch.idempotency
+        case .approval: nil
         }
     }
 

@@ -1,3 +1,4 @@
+import StepSignStorage
 import StepSignCrypto
 import StepSignFormat
 import StepSignProtocol
@@ -12,6 +13,8 @@ struct SigningBatch: Sendable {
     /// The items in order, each as the request it would be alone.
     var items: [SigningRequest]
     var manifest: BatchManifest
+    /// Its claim of an `idempotencyKey` (SPEC §3), as ``SigningRequest/idempotency``.
+    var idempotency: IdempotencyClaim? = nil
 
     /// Checks `parameters`' items for `user`: 1 to `maxItems` of them, each payload and reason
     /// within SPEC §3.2's limits (error 4 naming the item otherwise), and computes the manifest.

@@ -1,5 +1,6 @@
 import StepSignConfig
 import StepSignProtocol
+import StepSignStorage
 
 /// A validated `authenticateUserAndSignData` request.
 struct SigningRequest: Sendable {
@@ -13,6 +14,9 @@ struct SigningRequest: Sendable {
     /// The `[[approval]]` rule whose approvals it waits for once its requester stepped up
     /// (SPEC §3.4); nil when none matches.
     var approvalRule: StepSignConfiguration.ApprovalRule? = nil
+    /// Its claim of an `idempotencyKey` (SPEC §3): it signs under the claim's signature ID and
+    /// marks the claim done, or gives it up when it ends unsigned. Nil without a key.
+    var idempotency: IdempotencyClaim? = nil
 
     /// Longest payload, in characters (extended grapheme clusters, as Swift counts them).
     static let payloadLimit = 500

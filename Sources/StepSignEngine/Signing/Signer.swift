@@ -51,8 +51,10 @@ struct Signer: Sendable {
     /// its own signature ID, JWS (claims `batch: {id, index, count, root}`) and ledger entry,
     /// all committed in one transaction or none. Returns the reply's signatures, in order,
     /// once that transaction is durable.
+    /// `signatureIDs`: the IDs reserved for its items (an `idempotencyKey`'s claim, SPEC §3),
+    /// else new ones.
     func sign(_ batch: SigningBatch, instance: String, authenticatorUsed: String, peer: Peer,
-              now: Date) async throws -> (BatchSignatures, [LedgerEntry]) {
+              now: Date, signatureIDs reserved: [String]? = nil) async throws -> (BatchSignatures, [LedgerEntry]) {
         let (kid, key) = keyring.signer
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
         let batchID = try UUIDv7.generate(unixMilliseconds: milliseconds)
@@ -63,7 +65,7 @@ struct Signer: Sendable {
         appends.reserveCapacity(batch.items.count)
         signatures.reserveCapacity(batch.items.count)
         for (index, item) in batch.items.enumerated() {
-            let signatureID = try UUIDv7.generate(unixMilliseconds: milliseconds)
+            let signatureID = try reserved?[index] ?? UUIDv7.generate(unixMilliseconds: milliseconds)
             let claims = SignatureClaims(
                 iss: instance, sub: item.user, jti: signatureID, iat: Int64(milliseconds / 1000),
                 payload: item.payload, payloadLength: item.payloadLength, reason: item.reason,

@@ -8,6 +8,9 @@ public struct BatchSignatures: Sendable, Equatable {
     /// One per item, in order (each as `onAuthenticateUserAndSignData`'s `details`); empty
     /// when nothing was signed.
     public var signatures: [SigningDetails]
+    /// True when this reply repeats the one a request with the same `idempotencyKey` got
+    /// (SPEC §3): nothing was signed now. The member is left out when false.
+    public var replayed = false
 
     public init(batchID: String, manifest: BatchManifest, signatures: [SigningDetails]) {
         self.batchID = batchID

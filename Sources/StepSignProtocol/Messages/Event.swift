@@ -128,6 +128,7 @@ public enum Event: Sendable, Equatable {
                 details.write(to: &writer)
             }
             writer.endArray()
+            if batch.replayed { writer.member("replayed", true) }
             status.write(as: "status", to: &writer)
         case let .onApprovalPending(approvalID, required, approvers, expiresAt):
             writer.member("event", "onApprovalPending")

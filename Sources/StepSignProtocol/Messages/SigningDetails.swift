@@ -16,6 +16,9 @@ public struct SigningDetails: Sendable, Equatable {
     /// The signature whose step-up this one reused (SPEC §3.4), as the claims' `stepUp`; nil
     /// (the member left out) when it stepped up itself.
     public var reusedFrom: String?
+    /// True when this reply repeats the one a request with the same `idempotencyKey` got
+    /// (SPEC §3): nothing was signed now. The member is left out when false.
+    public var replayed = false
 
     public init(dataPayload: String, dataPayloadLength: Int, reason: String, payloadSignature: String,
                 dataSignatureID: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String) {
@@ -53,6 +56,7 @@ public struct SigningDetails: Sendable, Equatable {
             writer.member("reusedFrom", reusedFrom)
             writer.endObject()
         }
+        if replayed { writer.member("replayed", true) }
         writer.endObject()
     }
 }

@@ -55,20 +55,22 @@ public enum Operation: Sendable {
     public init(_ request: Request) throws(StepSignError) {
         switch request.op {
         case "authenticateUserAndSignData":
-            try request.allowOnly(["payload", "reason", "authLevel", "authenticatorType", "user"])
+            try request.allowOnly(["payload", "reason", "authLevel", "authenticatorType", "user", "idempotencyKey"])
             self = .authenticateUserAndSignData(SignDataParameters(
                 payload: try request.string("payload"),
                 reason: try request.string("reason"),
                 authLevel: try request.int("authLevel", in: 0...100),
                 authenticatorType: try request.int("authenticatorType", in: 0...100),
-                user: try request.optionalString("user")))
+                user: try request.optionalString("user"),
+                idempotencyKey: try request.optionalString("idempotencyKey")))
         case "authenticateUserAndSignBatch":
-            try request.allowOnly(["items", "authLevel", "authenticatorType", "user"])
+            try request.allowOnly(["items", "authLevel", "authenticatorType", "user", "idempotencyKey"])
             self = .authenticateUserAndSignBatch(SignBatchParameters(
                 items: try SignBatchParameters.items(request.member("items")),
                 authLevel: try request.int("authLevel", in: 0...100),
                 authenticatorType: try request.int("authenticatorType", in: 0...100),
-                user: try request.optionalString("user")))
+                user: try request.optionalString("user"),
+                idempotencyKey: try request.optionalString("idempotencyKey")))
         case "setUser":
             try request.allowOnly(["user"])
             self = .setUser(user: try request.string("user"))
@@ -166,12 +168,16 @@ public struct SignDataParameters: Sendable {
     public var authenticatorType: Int
     /// The user to sign for when the session is not logged in; absent or the login's user when it is.
     public var user: String?
+    /// The caller's key for retries (SPEC §3, "Idempotent retries"); checked by the engine.
+    public var idempotencyKey: String?
 
-    public init(payload: String, reason: String, authLevel: Int, authenticatorType: Int, user: String?) {
+    public init(payload: String, reason: String, authLevel: Int, authenticatorType: Int, user: String?,
+                idempotencyKey: String? = nil) {
         self.payload = payload
         self.reason = reason
         self.authLevel = authLevel
         self.authenticatorType = authenticatorType
         self.user = user
+        self.idempotencyKey = idempotencyKey
     }
 }

@@ -17,12 +17,15 @@ public struct SignBatchParameters: Sendable {
     public var authenticatorType: Int
     /// The user to sign for when the session is not logged in; absent or the login's user when it is.
     public var user: String?
+    /// The caller's key for retries (SPEC §3, "Idempotent retries"); checked by the engine.
+    public var idempotencyKey: String?
 
-    public init(items: [Item], authLevel: Int, authenticatorType: Int, user: String?) {
+    public init(items: [Item], authLevel: Int, authenticatorType: Int, user: String?, idempotencyKey: String? = nil) {
         self.items = items
         self.authLevel = authLevel
         self.authenticatorType = authenticatorType
         self.user = user
+        self.idempotencyKey = idempotencyKey
     }
 
     /// `items`: a non-empty array of objects with exactly the string members `payload` and

@@ -220,18 +220,24 @@ class Answerers:
 SIGNING_OUTCOMES = {"onAuthenticateUserAndSignData", "onAuthenticateUserAndSignBatch", "onApprovalPending"}
 
 
-def signing_params(payload: str, reason: str, level: int, type_: int, user: Optional[str]) -> JSON:
+def signing_params(payload: str, reason: str, level: int, type_: int, user: Optional[str],
+                   idempotency_key: Optional[str] = None) -> JSON:
     params: JSON = {"payload": payload, "reason": reason, "authLevel": level, "authenticatorType": type_}
     if user is not None:
         params["user"] = user
+    if idempotency_key is not None:
+        params["idempotencyKey"] = idempotency_key
     return params
 
 
-def batch_params(items: list[tuple[str, str]], level: int, type_: int, user: Optional[str]) -> JSON:
+def batch_params(items: list[tuple[str, str]], level: int, type_: int, user: Optional[str],
+                 idempotency_key: Optional[str] = None) -> JSON:
     params: JSON = {"items": [{"payload": p, "reason": r} for p, r in items], "authLevel": level,
                     "authenticatorType": type_}
     if user is not None:
         params["user"] = user
+    if idempotency_key is not None:
+        params["idempotencyKey"] = idempotency_key
     return params
 
 

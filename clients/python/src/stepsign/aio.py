@@ -108,10 +108,11 @@ class AsyncClient:
 
     async def sign(self, payload: str, reason: str, level: int = 1, type: int = 0, *, user: Optional[str] = None,
                    on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
-                   on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0) -> Signature:
+                   on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0,
+                   idempotency_key: Optional[str] = None) -> Signature:
         """As `Client.sign`. The callbacks are plain functions (they may prompt a person)."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
-        reply = await self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user))
+        reply = await self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user, idempotency_key))
         event = await self._answer(reply, answerers)
         if event["event"] == "onApprovalPending":
             event = await self.wait_for_approval(event["approvalID"], wait_for_approval)
@@ -119,9 +120,10 @@ class AsyncClient:
 
     async def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *,
                          user: Optional[str] = None, on_password: Optional[OnPassword] = None,
-                         on_device_challenge: Optional[OnDevice] = None, on_idv: Optional[OnIDV] = None) -> list[Signature]:
+                         on_device_challenge: Optional[OnDevice] = None, on_idv: Optional[OnIDV] = None,
+                         idempotency_key: Optional[str] = None) -> list[Signature]:
         answerers = Answerers(on_password, on_device_challenge, on_idv)
-        reply = await self.call("authenticateUserAndSignBatch", batch_params(items, level, type, user))
+        reply = await self.call("authenticateUserAndSignBatch", batch_params(items, level, type, user, idempotency_key))
         return batch_of(await self._answer(reply, answerers))
 
     async def wait_for_approval(self, approval_id: str, seconds: float = 3600.0) -> JSON:

@@ -73,11 +73,15 @@ class Client:
 
     def sign(self, payload: str, reason: str, level: int = 1, type: int = 0, *, user: Optional[str] = None,
              on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
-             on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0) -> Signature:
+             on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0,
+             idempotency_key: Optional[str] = None) -> Signature:
         """Signs `payload`, answering the step-up with the callbacks; a request that needs
-        approval by several people is waited for (up to `wait_for_approval` seconds)."""
+        approval by several people is waited for (up to `wait_for_approval` seconds).
+        `idempotency_key` (1-64 printable ASCII characters): call again with the same key after
+        an error or a lost connection and the daemon answers with the first signature instead of
+        signing twice (SPEC §3)."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
-        event = self._answer(self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user)),
+        event = self._answer(self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user, idempotency_key)),
                              answerers)
         if event["event"] == "onApprovalPending":
             event = self.wait_for_approval(event["approvalID"], wait_for_approval)
@@ -85,10 +89,11 @@ class Client:
 
     def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *, user: Optional[str] = None,
                    on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
-                   on_idv: Optional[OnIDV] = None) -> list[Signature]:
+                   on_idv: Optional[OnIDV] = None,
+                   idempotency_key: Optional[str] = None) -> list[Signature]:
         """Signs every (payload, reason) behind one step-up (SPEC §3.4): all or none."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
-        return batch_of(self._answer(self.call("authenticateUserAndSignBatch", batch_params(items, level, type, user)),
+        return batch_of(self._answer(self.call("authenticateUserAndSignBatch", batch_params(items, level, type, user, idempotency_key)),
                                      answerers))
 
     def wait_for_approval(self, approval_id: str, seconds: float = 3600.0) -> JSON:
