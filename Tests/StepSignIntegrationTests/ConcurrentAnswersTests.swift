@@ -93,7 +93,8 @@ struct ConcurrentAnswersTests {
         let burst = Double(try cpuTicks(cluster) - before)
         #expect(Self.statuses(replies, of: "getPassword") == [102, 102])
         #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 37))
-        #expect(burst < oneCheck * 10, "the burst cost \(burst) ticks, one check \(oneCheck)")
+        // Waiting answers poll the store beside the 3 checks (see below); 39 checks would cost 39.
+        #expect(burst < oneCheck * 20, "the burst cost \(burst) ticks, one check \(oneCheck)")
 
         let right = try last.setPassword(Passwords.initial, mode: 12)
         #expect(right.statusCode(of: "onAuthenticateUserAndSignData") == 153)
@@ -173,7 +174,9 @@ struct ConcurrentAnswersTests {
         let burst = Double(try cpuTicks(cluster) - before)
         #expect(Self.statuses(replies, of: "getPassword") == [102, 102])
         #expect(Self.statuses(replies, of: "onAuthenticateUserAndSignData") == [Int](repeating: 153, count: 38))
-        #expect(burst < oneCheck * 10, "the burst cost \(burst) ticks, one check \(oneCheck)")
+        // The answers that wait for the checks in flight poll the store meanwhile (a backoff up
+        // to 200 ms), which costs some CPU beside the 3 checks; 40 checks would cost 40.
+        #expect(burst < oneCheck * 20, "the burst cost \(burst) ticks, one check \(oneCheck)")
         // Exactly one answer used the last attempt: one userBlocked event of alice's (recorded
         // after its reply).
         func aliceBlocks() throws -> Int {
