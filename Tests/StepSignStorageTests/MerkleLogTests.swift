@@ -190,8 +190,9 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v14.
-            for statement in ["DROP TABLE approval_events", "ALTER TABLE users DROP COLUMN name_key",
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v15.
+            for statement in ["DROP TABLE idempotency_keys", "DELETE FROM stepsign_schema_migrations WHERE version = 15",
+                              "DROP TABLE approval_events", "ALTER TABLE users DROP COLUMN name_key",
                               "DELETE FROM store_secrets WHERE name = 'approval_state_seals'",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 14",
                               "DROP TABLE attempt_reservations", "DELETE FROM stepsign_schema_migrations WHERE version = 13",
