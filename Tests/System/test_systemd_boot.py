@@ -279,10 +279,10 @@ def test_a_member_of_stepsign_signs_at_level_1_and_level_0_is_off_by_default(box
     assert (claims["sub"], claims["authLevel"], claims["peer"]["uid"], claims["peer"]["comm"]) == \
         ("alice", 1, alice_uid, "stepsign"), claims
     refused = sign(box, "alice", 0, "no authentication")
-    assert refused.returncode != 0 and "170" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and "170" in refused.stderr, refused.stderr
     box.run(["sh", "-c", "umask 077; echo Wrong-Guess-11 > /home/alice/wrong"], user="alice")  # a secret file, 0600
     bad = sign(box, "alice", 1, "with a wrong password", "/home/alice/wrong")
-    assert bad.returncode != 0 and bad.stdout.strip() == "", bad
+    assert bad.returncode == 1 and bad.stdout.strip() == "" and "attempts left" in bad.stderr, bad
 
 
 def readme_line(prefix):
@@ -650,7 +650,7 @@ def test_a_typo_then_a_client_then_the_fix_and_starting_the_socket_recovers(box)
         box.write(CONFIG, good + "\ntypo_key = 1\n", mode=0o640)
         box.run(["chgrp", "stepsign", CONFIG])
         refused = box.run(["stepsign", "status"], user="alice", check=False)
-        assert refused.returncode != 0, refused
+        assert refused.returncode == 1 and refused.stdout == "", refused
         deadline = time.monotonic() + 30
         while box.show("stepsignd.socket", "Result")["Result"] != "service-start-limit-hit":
             assert time.monotonic() < deadline, f"{box.show('stepsignd.socket', 'ActiveState', 'Result')}\n{journal(box)[-2000:]}"
