@@ -223,6 +223,16 @@ def hostile_layout(directory, case):
     raise AssertionError(case)
 
 
+def backup_from_fake_daemon(directory, named, target):
+    """`stepsign admin backup --to TARGET` against a fake daemon whose reply names `named`."""
+    fake = FakeDaemon(directory, named)
+    try:
+        return subprocess.run([CLI, "--socket", fake.socket, "admin", "backup", "--to", target],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        fake.close()
+
+
 HOSTILE = ["absolute path outside", "dot-dot out of the directory", "relative path",
            "symbolic link out of the directory", "backups is a symbolic link", "not a backups directory",
            "a file of another owner"]
@@ -236,13 +246,8 @@ def test_the_cli_copies_and_removes_nothing_outside_the_daemons_backup_directory
     with tempfile.TemporaryDirectory(prefix="stepsign-backup-") as directory:
         os.chmod(directory, 0o755)
         named, victim = hostile_layout(directory, case)
-        fake = FakeDaemon(directory, named)
         target = os.path.join(directory, "copy.sqlite")
-        try:
-            result = subprocess.run([CLI, "--socket", fake.socket, "admin", "backup", "--to", target],
-                                    capture_output=True, text=True, timeout=60)
-        finally:
-            fake.close()
+        result = backup_from_fake_daemon(directory, named, target)
         assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
         assert f"refusing the backup file the daemon named, {named}" in result.stderr, result.stderr
         assert "nothing was copied or removed" in result.stderr, result.stderr
@@ -259,12 +264,7 @@ def test_the_cli_copies_and_removes_a_backup_in_the_daemons_backup_directory():
         with open(made, "w") as f:
             f.write("backup\n")
         os.chmod(made, 0o600)
-        fake = FakeDaemon(directory, made)
         target = os.path.join(directory, "copy.sqlite")
-        try:
-            result = subprocess.run([CLI, "--socket", fake.socket, "admin", "backup", "--to", target],
-                                    capture_output=True, text=True, timeout=60)
-        finally:
-            fake.close()
+        result = backup_from_fake_daemon(directory, made, target)
         assert result.returncode == 0, result.stderr
         assert open(target).read() == "backup\n" and not os.path.exists(made)

@@ -11,6 +11,18 @@ import pexpect
 from conftest import BIN, CLI, PASSWORD, USER, Daemon
 
 
+def answer_and_read_the_jws(child):
+    """Types the right password at `child`'s prompt, waits for it to end, checks that it ended
+    well with a compact JWS as its last line, and returns what it wrote."""
+    child.sendline(PASSWORD)
+    child.expect(pexpect.EOF)
+    output = child.before
+    child.close()
+    assert child.exitstatus == 0, output
+    assert output.strip().split("\n")[-1].count(".") == 2  # a compact JWS
+    return output
+
+
 def test_sign_prompts_for_the_password_without_echo(daemon):
     child = pexpect.spawn(os.path.join(BIN, "stepsign"),
                           ["--socket", daemon.socket, "sign", "--user", USER, "--level", "1",
@@ -20,12 +32,7 @@ def test_sign_prompts_for_the_password_without_echo(daemon):
     child.sendline("not-the-password")
     child.expect("Authentication failed, 2 attempts left")
     child.expect("Password for interop \\(2 attempts left\\): ")
-    child.sendline(PASSWORD)
-    child.expect(pexpect.EOF)
-    output = child.before
-    child.close()
-    assert child.exitstatus == 0, output
-    assert output.strip().split("\n")[-1].count(".") == 2  # a compact JWS
+    output = answer_and_read_the_jws(child)
     assert PASSWORD not in output
     assert "not-the-password" not in output
 
@@ -40,12 +47,7 @@ def test_without_a_controlling_terminal_sign_asks_on_standard_input_without_echo
                           timeout=30, encoding="utf-8")
     index = child.expect(["Password for interop \\(3 attempts left\\): ", "no terminal", pexpect.EOF])
     assert index == 0, child.before + (child.after if isinstance(child.after, str) else "")
-    child.sendline(PASSWORD)
-    child.expect(pexpect.EOF)
-    output = child.before
-    child.close()
-    assert child.exitstatus == 0, output
-    assert output.strip().split("\n")[-1].count(".") == 2  # a compact JWS
+    output = answer_and_read_the_jws(child)
     assert PASSWORD not in output  # echo was off on standard input
 
 
