@@ -72,7 +72,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             return
         }
         // A socket systemd passes is bound already; otherwise the daemon creates one by path.
-        let inheritedSocket = SystemdListenFDs.inherited()
+        let inheritedSockets = SystemdListenFDs.inherited()
+        let inheritedSocket = inheritedSockets.main
         // Strict modes (SPEC §7): before anything in the state directory is opened, created or
         // tightened, before the files the configuration names are read or run, and before the
         // socket is created in its directory.
@@ -205,6 +206,12 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         if let metricsServer { services.append(.init(service: metricsServer)) }
         services.append(.init(service: server))
+        // The SSH agent (SPEC §3.5): the socket systemd passed as `agent`, else `[ssh_agent] socket`.
+        if let agentListener: SocketServer.Listener = inheritedSockets.agent.map({ .inherited(descriptor: $0) })
+            ?? (settings.sshAgent.enabled
+                ? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup) : nil) {
+            services.append(.init(service: SSHAgentServer(engine: engine, listener: agentListener, logger: logger)))
+        }
         services.append(.init(
             service: SignalService(
                 signals: signals,
