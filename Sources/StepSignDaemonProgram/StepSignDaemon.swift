@@ -193,6 +193,21 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw ExitCode(78)  // EX_CONFIG
         }
+        // The SSH agent (SPEC §3.5): the socket systemd passed as `agent`, else `[ssh_agent] socket`,
+        // bound now, before the main socket is (a socket's mode is set through the process's umask).
+        var agentServer: SSHAgentServer?
+        if let agentListener: SocketServer.Listener = inheritedSockets.agent.map({ .inherited(descriptor: $0) })
+            ?? (settings.sshAgent.enabled
+                ? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup) : nil) {
+            do {
+                agentServer = try await SSHAgentServer.bind(engine: engine, listener: agentListener, logger: logger)
+            } catch {
+                logger.critical("cannot listen for the SSH agent ([ssh_agent] socket)", metadata: ["error": "\(error)"])
+                FileHandleOutput.standardError("stepsignd: \(error)\n")
+                try? await store.close()
+                throw ExitCode(78)  // EX_CONFIG
+            }
+        }
         // One group; its order is the shutdown order, reversed: the signals stop first, then
         // the socket server (every request in flight is answered), the watchdog, the
         // summary and approval-expiry timers, and last the engine (final checkpoint) and the store.
@@ -206,12 +221,7 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         if let metricsServer { services.append(.init(service: metricsServer)) }
         services.append(.init(service: server))
-        // The SSH agent (SPEC §3.5): the socket systemd passed as `agent`, else `[ssh_agent] socket`.
-        if let agentListener: SocketServer.Listener = inheritedSockets.agent.map({ .inherited(descriptor: $0) })
-            ?? (settings.sshAgent.enabled
-                ? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup) : nil) {
-            services.append(.init(service: SSHAgentServer(engine: engine, listener: agentListener, logger: logger)))
-        }
+        if let agentServer { services.append(.init(service: agentServer)) }
         services.append(.init(
             service: SignalService(
                 signals: signals,

@@ -35,17 +35,35 @@ public final class SSHAgentServer: Service, Sendable {
     private let openConnections = Atomic<Int>(0)
     private let connectionsPerUID = NIOLockedValueBox<[UInt32: Int]>([:])
 
-    public init(engine: Engine, listener: SocketServer.Listener, logger: Logger) {
+    private let server: NIOAsyncChannel<(Connection, Peer?), Never>
+
+    private init(engine: Engine, listener: SocketServer.Listener, logger: Logger,
+                 server: NIOAsyncChannel<(Connection, Peer?), Never>) {
         self.engine = engine
         self.listener = listener
         self.logger = logger
+        self.server = server
+    }
+
+    /// Binds the agent's socket (with its mode and group when it is made by path) and returns
+    /// the server that will serve it. The daemon calls this before its services run, as it
+    /// binds the metrics socket: the mode comes from the process's umask while `bind` runs
+    /// (``SocketFileOwnership``), so no two sockets may be bound at once.
+    public static func bind(engine: Engine, listener: SocketServer.Listener, logger: Logger) async throws -> SSHAgentServer {
+        let server = try await bind(engine: engine, listener: listener)
+        if case let .path(path, mode, group) = listener {
+            do {
+                try SocketServer.setPermissions(path: path, mode: mode, group: group)
+            } catch {
+                try? await server.channel.close()
+                throw error
+            }
+        }
+        return SSHAgentServer(engine: engine, listener: listener, logger: logger, server: server)
     }
 
     public func run() async throws {
-        let server = try await bind()
-        if case let .path(path, mode, group) = listener {
-            try SocketServer.setPermissions(path: path, mode: mode, group: group)
-        }
+        let server = self.server
         logger.notice("ssh-agent listening", metadata: ["socket": "\(describe(listener))"])
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
@@ -69,8 +87,7 @@ public final class SSHAgentServer: Service, Sendable {
 
     private typealias Connection = NIOAsyncChannel<SSHAgentFrame, ByteBuffer>
 
-    private func bind() async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
-        let engine = self.engine
+    private static func bind(engine: Engine, listener: SocketServer.Listener) async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
@@ -79,7 +96,7 @@ public final class SSHAgentServer: Service, Sendable {
                 try channel.pipeline.syncOperations.addHandlers(
                     IdleStateHandler(readTimeout: .seconds(Int64(engine.idleTimeoutSeconds))),
                     CloseOnIdleHandler(),
-                    ByteToMessageHandler(SSHAgentFrameDecoder(maxLength: Self.maxMessageLength))
+                    ByteToMessageHandler(SSHAgentFrameDecoder(maxLength: maxMessageLength))
                 )
                 return (try Connection(wrappingChannelSynchronously: channel), peer)
             }
