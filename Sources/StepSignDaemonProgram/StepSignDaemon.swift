@@ -195,10 +195,20 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         // The SSH agent (SPEC §3.5): the socket systemd passed as `agent`, else `[ssh_agent] socket`,
         // bound now, before the main socket is (a socket's mode is set through the process's umask).
+        // The agent is off unless `[ssh_agent] socket` is set (SPEC §6): a socket systemd passes
+        // for it otherwise would only keep its clients waiting, so that is refused as a bad file is.
+        if inheritedSockets.agent != nil, !settings.sshAgent.enabled {
+            let problem = "systemd passed the SSH agent's socket (stepsignd-agent.socket), but [ssh_agent] socket is empty: "
+                + "set it to the socket unit's ListenStream= path"
+            logger.critical("cannot serve the SSH agent", metadata: ["error": .string(problem)])
+            FileHandleOutput.standardError("stepsignd: \(problem)\n")
+            try? await store.close()
+            throw ExitCode(78)  // EX_CONFIG
+        }
         var agentServer: SSHAgentServer?
-        if let agentListener: SocketServer.Listener = inheritedSockets.agent.map({ .inherited(descriptor: $0) })
-            ?? (settings.sshAgent.enabled
-                ? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup) : nil) {
+        if settings.sshAgent.enabled {
+            let agentListener: SocketServer.Listener = inheritedSockets.agent.map { .inherited(descriptor: $0) }
+                ?? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
             do {
                 agentServer = try await SSHAgentServer.bind(engine: engine, listener: agentListener, logger: logger)
             } catch {
