@@ -406,3 +406,47 @@ def test_max_uses_ends_the_window():
             a.assert_refused(result, "used up")
         finally:
             a.stop()
+
+
+def test_commits_signed_before_a_rotation_keep_verifying_with_the_new_allowed_signers():
+    with tempfile.TemporaryDirectory() as directory:
+        a = Agent(directory)
+        try:
+            a.unlock()
+            repository, env = new_repository(a)
+            git(repository, "commit", "-q", "--allow-empty", "-S", "-m", "before the rotation", env=env)
+            signed_at = time.strftime("%Y%m%d%H%M%SZ", time.gmtime())
+            result, early = a.sign_file("a file before the rotation\n")
+            assert result.returncode == 0, result.stderr
+            admin = a.daemon.client()
+            rotated = admin.call("admin.rotateKey")
+            admin.close()
+            assert rotated["error"]["code"] == 0, rotated
+            time.sleep(1.1)  # the new key's commits are a second later than the rotation
+            new_key = cli(a.daemon, "keys", "export", "--ssh").stdout.strip()
+            assert new_key != a.public_key_line and new_key.split(" ")[2] == rotated["result"]["activeKid"]
+            with open(a.public_key, "w") as f:
+                f.write(new_key + "\n")
+            git(repository, "commit", "-q", "--allow-empty", "-S", "-m", "after the rotation", env=env)
+            signers = cli(a.daemon, "keys", "export", "--ssh-allowed-signers", PRINCIPAL).stdout
+            lines = signers.strip().splitlines()
+            assert len(lines) == 2, signers
+            old, new = lines
+            assert old.startswith(f'{PRINCIPAL} valid-after="') and ',valid-before="' in old and old.endswith(a.public_key_line)
+            assert new.startswith(f'{PRINCIPAL} valid-after="') and "valid-before" not in new and new.endswith(new_key)
+            with open(a.allowed_signers, "w") as f:
+                f.write(signers)
+            for ref in ("HEAD~1", "HEAD"):
+                verified = git(repository, "verify-commit", ref, env=env)
+                assert f'Good "git" signature for {PRINCIPAL}' in verified.stderr, (ref, verified.stderr)
+            # The old key's line ends at the rotation: its file signature verifies at a time before
+            # it, not now (ssh-keygen's verify-time; git passes the commit's).
+            def verify_at(*options):
+                with open(early, "rb") as message:
+                    return subprocess.run(["ssh-keygen", "-Y", "verify", "-f", a.allowed_signers, "-I", PRINCIPAL, "-n", "file",
+                                           "-s", early + ".sig", *options], stdin=message, capture_output=True, text=True,
+                                          timeout=60)
+            assert verify_at(f"-Overify-time={signed_at}").returncode == 0
+            assert verify_at().returncode != 0
+        finally:
+            a.stop()
