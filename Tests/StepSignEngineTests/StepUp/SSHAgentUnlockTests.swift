@@ -65,6 +65,13 @@ final class SSHAgentUnlockTests: Sendable {
         let signature = try #require(await sign(at: 1))
         var reader = SSHWireReader(signature)
         #expect(reader.string() == Array("ecdsa-sha2-nistp256".utf8))
+        var inner = SSHWireReader(reader.string() ?? [])
+        func fixed(_ mpint: [UInt8]?) -> [UInt8] {
+            let magnitude = Array((mpint ?? []).drop(while: { $0 == 0 }))
+            return [UInt8](repeating: 0, count: max(0, 32 - magnitude.count)) + magnitude
+        }
+        let rs = fixed(inner.string()) + fixed(inner.string())
+        #expect(engine.signing.keyring.signer.key.publicKey.isValidSignatureES256(rs, for: Self.sshsig()))
         let identity = engine.sshAgentIdentities()[0]
         #expect(identity.comment == engine.signing.keyring.signer.kid)
         #expect(identity.blob == SSHPublicKey.blob(engine.signing.keyring.signer.key.publicKey))
@@ -117,5 +124,33 @@ final class SSHAgentUnlockTests: Sendable {
         var session = Session(peer: Self.peer)
         let reply = await plain.handle(line: Array(#"{"id":1,"op":"unlockAgent","user":"alice","authLevel":1}"#.utf8), session: &session)
         #expect(reply.error?.code == .notSupported)
+    }
+
+    @Test("allow_authentication signs data that is not SSHSIG, as namespace ssh-userauth")
+    func allowAuthentication() async throws {
+        var config = engine.config
+        config.sshAgent.allowAuthentication = true
+        try await engine.reload(config, sha256: [UInt8](repeating: 0, count: 32))
+        var session = Session(peer: Self.peer)
+        _ = try await unlock(&session)
+        #expect(await sign([0, 0, 0, 4, 1, 2, 3, 4, 50], at: 1) != nil)
+        #expect(await sign(Self.sshsig("other"), at: 1) == nil)
+    }
+
+    @Test("a reload that lowers max_uses or unlock_seconds applies to an open window")
+    func reloadShortensAWindow() async throws {
+        var session = Session(peer: Self.peer)
+        _ = try await unlock(&session)
+        #expect(await sign(at: 1) != nil)
+        var config = engine.config
+        config.sshAgent.maxUses = 1
+        try await engine.reload(config, sha256: [UInt8](repeating: 0, count: 32))
+        #expect(await sign(at: 2) == nil)
+        config.sshAgent.maxUses = 3
+        config.sshAgent.unlockSeconds = 60
+        try await engine.reload(config, sha256: [UInt8](repeating: 0, count: 32))
+        _ = try await unlock(&session)
+        #expect(await sign(at: 59) != nil)
+        #expect(await sign(at: 60) == nil)
     }
 }
