@@ -166,12 +166,11 @@ def test_the_agent_refuses_to_add_or_remove_keys_as_openssh_refuses_what_it_does
     key = os.path.join(agent.work, "other")
     subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-b", "256", "-N", "", "-f", key], check=True, timeout=30)
     added = subprocess.run(["ssh-add", key], capture_output=True, text=True, timeout=30, env=agent.env())
-    assert added.returncode != 0 and "agent refused operation" in added.stderr.lower() or "Could not add" in added.stderr, added
+    assert added.returncode != 0 and "agent refused operation" in added.stderr, added
     removed = subprocess.run(["ssh-add", "-D"], capture_output=True, text=True, timeout=30, env=agent.env())
     assert removed.returncode != 0, removed
     assert "ADD_IDENTITY is not supported" in agent.log()
     assert "REMOVE_ALL_IDENTITIES is not supported" in agent.log()
-    assert [line for line in agent.log().splitlines() if "ssh-add" in line or "REMOVE_ALL" in line]
     # The agent still lists only its key.
     listed = subprocess.run(["ssh-add", "-L"], capture_output=True, text=True, timeout=30, env=agent.env())
     assert listed.stdout.strip() == agent.public_key_line
@@ -447,6 +446,7 @@ def test_commits_signed_before_a_rotation_keep_verifying_with_the_new_allowed_si
                                            "-s", early + ".sig", *options], stdin=message, capture_output=True, text=True,
                                           timeout=60)
             assert verify_at(f"-Overify-time={signed_at}").returncode == 0
-            assert verify_at().returncode != 0
+            time.sleep(1.1)  # valid-before is the rotation's second rounded up: now is past it
+            assert verify_at().returncode != 0, (signers, time.strftime("%Y%m%d%H%M%SZ", time.gmtime()))
         finally:
             a.stop()
