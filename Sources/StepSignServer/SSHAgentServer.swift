@@ -136,18 +136,29 @@ public final class SSHAgentServer: Service, Sendable {
                     return
                 }
                 defer { releaseSlot(uid: peer.uid) }
-                for try await frame in inbound {
-                    switch frame {
-                    case let .malformed(why):
-                        logger.warning("ssh-agent connection closed", metadata: ["why": .string(why), "uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-                        return
-                    case let .message(message):
-                        guard engine.admit(peer) != .refused else {
-                            logger.warning("ssh-agent refused peer after reload", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                // On graceful shutdown the connection stops reading: the request in flight is
+                // answered, then it closes; one that cannot finish within the main socket's
+                // grace is closed outright (an idle agent client must not hold up the stop).
+                try await withGracefulShutdownHandler {
+                    for try await frame in inbound {
+                        switch frame {
+                        case let .malformed(why):
+                            logger.warning("ssh-agent connection closed", metadata: ["why": .string(why), "uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                             return
+                        case let .message(message):
+                            guard engine.admit(peer) != .refused else {
+                                logger.warning("ssh-agent refused peer after reload", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                                return
+                            }
+                            let reply = await handle(message, peer: peer)
+                            try await outbound.write(ByteBuffer(bytes: reply))
                         }
-                        let reply = await handle(message, peer: peer)
-                        try await outbound.write(ByteBuffer(bytes: reply))
+                    }
+                } onGracefulShutdown: {
+                    let channel = connection.channel
+                    channel.close(mode: .input, promise: nil)
+                    channel.eventLoop.scheduleTask(in: SocketServer.shutdownGrace + SocketServer.shutdownWriteGrace) {
+                        channel.close(promise: nil)
                     }
                 }
             }

@@ -450,3 +450,23 @@ def test_commits_signed_before_a_rotation_keep_verifying_with_the_new_allowed_si
             assert verify_at().returncode != 0, (signers, time.strftime("%Y%m%d%H%M%SZ", time.gmtime()))
         finally:
             a.stop()
+
+
+def test_an_idle_agent_connection_does_not_hold_up_shutdown():
+    with tempfile.TemporaryDirectory() as directory:
+        a = Agent(directory)
+        idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            idle.connect(a.socket)
+            idle.sendall(struct.pack(">I", 1) + bytes([11]))  # one request answered, then idle
+            (length,) = struct.unpack(">I", idle.recv(4, socket.MSG_WAITALL))
+            idle.recv(length, socket.MSG_WAITALL)
+            started = time.time()
+            a.daemon.process.terminate()
+            assert a.daemon.process.wait(timeout=20) == 0
+            assert time.time() - started < 10
+        finally:
+            idle.close()
+            if a.daemon.process.poll() is None:
+                a.daemon.process.kill()
+            a.daemon.log.close()
