@@ -470,3 +470,19 @@ def test_an_idle_agent_connection_does_not_hold_up_shutdown():
             if a.daemon.process.poll() is None:
                 a.daemon.process.kill()
             a.daemon.log.close()
+
+
+def test_unlock_for_takes_seconds_minutes_and_hours_and_says_what_it_opened(agent):
+    bad = cli(agent.daemon, "unlock", "--user", USER, "--password-file", agent.password_file, "--for", "ten")
+    assert bad.returncode == 2 and "--for" in bad.stderr, bad.stderr
+    for duration, seconds in (("45", 45), ("30s", 30), ("2m", 120), ("1h", 3600)):
+        result = cli(agent.daemon, "unlock", "--user", USER, "--password-file", agent.password_file, "--for", duration)
+        if seconds > 900:  # [ssh_agent] unlock_seconds = 900 (the default)
+            assert result.returncode == 1 and "unlock_seconds" in result.stderr, result.stderr
+        else:
+            assert result.returncode == 0, result.stderr
+            assert f"uid {os.getuid()}: {seconds} s, at most 100 signatures" in result.stderr, result.stderr
+    locked = cli(agent.daemon, "lock")
+    assert locked.returncode == 0 and "the SSH agent is locked" in locked.stderr
+    again = cli(agent.daemon, "lock")
+    assert again.returncode == 0 and "no window open" in again.stderr
