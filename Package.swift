@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "StepSignServer",
             dependencies: [
-                "StepSignEngine", "StepSignProtocol", "CSystemShims", "StepSignNIO", "StepSignMetrics",
+                "StepSignEngine", "StepSignFormat", "StepSignProtocol", "CSystemShims", "StepSignNIO", "StepSignMetrics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -25,7 +25,8 @@ struct StepSignCLI: AsyncParsableCommand {
         version: StepSignVersion.current,
         subcommands: [SignCommand.self, LoginCommand.self, PasswdCommand.self, ForgotPasswordCommand.self,
                       DeviceCommand.self, StatusCommand.self, KeysCommand.self, ProofCommand.self, MonitorCommand.self,
-                      ApprovalsCommand.self, ApproveCommand.self, DenyCommand.self, AdminCommand.self]
+                      ApprovalsCommand.self, ApproveCommand.self, DenyCommand.self, UnlockCommand.self, LockCommand.self,
+                      AdminCommand.self]
     )
 
     @OptionGroup var global: GlobalOptions

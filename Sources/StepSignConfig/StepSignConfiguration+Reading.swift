@@ -8,7 +8,7 @@ extension StepSignConfiguration {
     init(_ root: ConfigTableReader) throws(ConfigError) {
         try root.rejectUnknown([
             "instance", "server", "access", "signing", "password", "forgot_password", "lda", "idv", "log",
-            "ledger", "storage", "cluster", "witness", "stepup", "approval", "metrics",
+            "ledger", "storage", "cluster", "witness", "stepup", "approval", "metrics", "ssh_agent",
         ])
         let d = StepSignConfiguration.default
         let witnesses = try Witness.all(root)
@@ -34,7 +34,8 @@ extension StepSignConfiguration {
             witnesses: witnesses,
             stepUp: try StepUp(try root.table("stepup")),
             approvals: try ApprovalRule.all(root),
-            metrics: try Metrics(try root.table("metrics"))
+            metrics: try Metrics(try root.table("metrics")),
+            sshAgent: try SSHAgent(try root.table("ssh_agent"))
         )
     }
 }

@@ -31,6 +31,7 @@ extension StepSignConfiguration {
             RestartOnlyKey("server.state_dir", { $0.server.stateDir }, { $0.server.stateDir = $1 }),
             RestartOnlyKey("ledger.origin", { $0.ledger.origin }, { $0.ledger.origin = $1 }),
             RestartOnlyKey("ledger.tiles_dir", { $0.ledger.tilesDir }, { $0.ledger.tilesDir = $1 }),
+            RestartOnlyKey("ssh_agent.socket", { $0.sshAgent.socket }, { $0.sshAgent.socket = $1 }),
             RestartOnlyKey("metrics.listen", { $0.metrics.listen }, { $0.metrics.listen = $1 }),
             RestartOnlyKey("storage.backend", { $0.storage.backend }, { $0.storage.backend = $1 }),
             RestartOnlyKey("storage.seal_key_file", { $0.storage.sealKeyFile }, { $0.storage.sealKeyFile = $1 }),

@@ -38,6 +38,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
     /// `[[approval]]`: rules for requests that need approval by several people (SPEC §3.4),
     /// first match wins; none by default.
     public var approvals: [ApprovalRule]
+    /// `[ssh_agent]`: the ssh-agent socket (SPEC §3.5), off by default.
+    public var sshAgent: SSHAgent
 
     public init(
         instance: String = "stepsign",
@@ -55,7 +57,8 @@ public struct StepSignConfiguration: Sendable, Equatable {
         witnesses: [Witness] = [],
         stepUp: StepUp = StepUp(),
         approvals: [ApprovalRule] = [],
-        metrics: Metrics = Metrics()
+        metrics: Metrics = Metrics(),
+        sshAgent: SSHAgent = SSHAgent()
     ) {
         self.instance = instance
         self.server = server
@@ -73,6 +76,7 @@ public struct StepSignConfiguration: Sendable, Equatable {
         self.stepUp = stepUp
         self.approvals = approvals
         self.metrics = metrics
+        self.sshAgent = sshAgent
     }
 
     /// The configuration used when the file sets nothing: the defaults of SPEC §6.

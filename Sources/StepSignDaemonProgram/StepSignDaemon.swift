@@ -72,7 +72,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             return
         }
         // A socket systemd passes is bound already; otherwise the daemon creates one by path.
-        let inheritedSocket = SystemdListenFDs.inherited()
+        let inheritedSockets = SystemdListenFDs.inherited()
+        let inheritedSocket = inheritedSockets.main
         // Strict modes (SPEC §7): before anything in the state directory is opened, created or
         // tightened, before the files the configuration names are read or run, and before the
         // socket is created in its directory.
@@ -192,6 +193,31 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw ExitCode(78)  // EX_CONFIG
         }
+        // The SSH agent (SPEC §3.5): the socket systemd passed as `agent`, else `[ssh_agent] socket`,
+        // bound now, before the main socket is (a socket's mode is set through the process's umask).
+        // The agent is off unless `[ssh_agent] socket` is set (SPEC §6): a socket systemd passes
+        // for it otherwise would only keep its clients waiting, so that is refused as a bad file is.
+        if inheritedSockets.agent != nil, !settings.sshAgent.enabled {
+            let problem = "systemd passed the SSH agent's socket (stepsignd-agent.socket), but [ssh_agent] socket is empty: "
+                + "set it to the socket unit's ListenStream= path"
+            logger.critical("cannot serve the SSH agent", metadata: ["error": .string(problem)])
+            FileHandleOutput.standardError("stepsignd: \(problem)\n")
+            try? await store.close()
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        var agentServer: SSHAgentServer?
+        if settings.sshAgent.enabled {
+            let agentListener: SocketServer.Listener = inheritedSockets.agent.map { .inherited(descriptor: $0) }
+                ?? .path(settings.sshAgent.socket, mode: settings.server.socketMode, group: settings.server.socketGroup)
+            do {
+                agentServer = try await SSHAgentServer.bind(engine: engine, listener: agentListener, logger: logger)
+            } catch {
+                logger.critical("cannot listen for the SSH agent ([ssh_agent] socket)", metadata: ["error": "\(error)"])
+                FileHandleOutput.standardError("stepsignd: \(error)\n")
+                try? await store.close()
+                throw ExitCode(78)  // EX_CONFIG
+            }
+        }
         // One group; its order is the shutdown order, reversed: the signals stop first, then
         // the socket server (every request in flight is answered), the watchdog, the
         // summary and approval-expiry timers, and last the engine (final checkpoint) and the store.
@@ -205,6 +231,7 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         if let metricsServer { services.append(.init(service: metricsServer)) }
         services.append(.init(service: server))
+        if let agentServer { services.append(.init(service: agentServer)) }
         services.append(.init(
             service: SignalService(
                 signals: signals,

@@ -140,6 +140,7 @@ extension Engine {
         let login = try await requireLogin(&session, context: context)
         session.end()
         credentials.stepUpReuse.end(user: login.user, scope: StepUpReuseWindows.scope(of: session, settings: context.config.stepUp))
+        credentials.sshAgent.end(uid: session.peer.uid, user: login.user)
         logger.info("logged off", metadata: ["user": "\(login.user)"])
         return Reply(events: [.onUserLoggedOff(user: login.user), .getUser])
     }

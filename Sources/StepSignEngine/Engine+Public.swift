@@ -8,8 +8,11 @@ extension Engine {
     /// read from the store now (another daemon may have rotated or revoked since).
     func getPublicKeys(format: String?) async throws -> Reply {
         let format = format ?? "jwks"
-        guard format == "jwks" || format == "pem" else { throw StepSignError.invalid("\"format\" must be \"jwks\" or \"pem\"") }
+        guard format == "jwks" || format == "pem" || format == "ssh" else {
+            throw StepSignError.invalid("\"format\" must be \"jwks\", \"pem\" or \"ssh\"")
+        }
         try await signing.keyring.refresh()
+        if format == "ssh" { return Reply(result: ["ssh": sshPublicKeys()]) }
         // A PEM bundle cannot say where a revoked key's validity ends: it carries the
         // unrevoked keys only; the JWKS carries revoked ones with `stepsign_revoked_at`.
         // The note verifier keys of this daemon's checkpoints (SPEC §5.5), in either format.

@@ -199,7 +199,7 @@ extension Engine {
     /// or, for a request an `[[approval]]` rule matches, stores it to wait for its approvers.
     /// `steppedUp`: the user has just stepped up for it, which opens a reuse window when
     /// `[stepup]` allows one; `reusedFrom`: it reused the window of that signature.
-    private func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
+    func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
                                reusedFrom: String? = nil, session: inout Session, context: RequestContext) async throws -> Reply {
         if let rule = signing.approvalRule {
             // Not signed yet: the request waits for its approvers (SPEC §3.4).
@@ -221,7 +221,10 @@ extension Engine {
         }
         session.signatureIDs.insert(details.dataSignatureID)
         await completeIdempotency(signing.idempotency)
-        if steppedUp { try await openReuseWindow(signing, authenticatorUsed: authenticatorUsed, signatureID: details.dataSignatureID,
+        if let unlock = signing.agentUnlock {
+            try await openAgentWindow(signing, seconds: unlock.seconds, maxUses: unlock.maxUses, authenticatorUsed: authenticatorUsed,
+                                      signatureID: details.dataSignatureID, peer: session.peer, context: context)
+        } else if steppedUp { try await openReuseWindow(signing, authenticatorUsed: authenticatorUsed, signatureID: details.dataSignatureID,
                                                  session: session, context: context) }
         // One audit line per signature behind a step-up (level ≥ 1, human-paced); level 0 logs
         // its line at debug and is counted for the summary line of its minute. Strings are

@@ -95,7 +95,11 @@ public final class Engine: Sendable {
                                   keptCheckpointSize: { log.latest?.checkpoint.size },
                                   landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
         let stepUpReuse = StepUpReuseWindows()
-        let events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: { stepUpReuse.end(user: $0) })
+        let sshAgent = SSHAgentWindows()
+        let events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: {
+            stepUpReuse.end(user: $0)
+            sshAgent.end(user: $0)
+        })
         self.signing = Signing(store: store, keyring: keyring, signer: Signer(keyring: keyring, ledger: ledger), events: events,
                                log: log, checkpointer: checkpointer, logAlarm: logAlarm, noSpaceAlarm: noSpaceAlarm)
         let sealAlarm = SealAlarm(logger: logger)
@@ -105,6 +109,7 @@ public final class Engine: Sendable {
             onBlocked: { name, peer, now in
                 // The user's step-up reuse windows end now, before the event is recorded.
                 stepUpReuse.end(user: name)
+                sshAgent.end(user: name)
                 // Recorded after the reply's outcome, so that a user's last wrong answer takes as
                 // long as an unknown name's; only users get an event (a name is not logged).
                 Task {
@@ -121,7 +126,7 @@ public final class Engine: Sendable {
         let idvVerifier = IDVAssertionVerifier()
         self.credentials = Credentials(
             store: store, passwords: passwords, deviceKeys: deviceKeys, idvVerifier: idvVerifier, sealAlarm: sealAlarm,
-            codeDelivery: CodeDelivery(logger: logger), stepUpReuse: stepUpReuse,
+            codeDelivery: CodeDelivery(logger: logger), stepUpReuse: stepUpReuse, sshAgent: sshAgent,
             stepUp: StepUpDependencies(passwords: passwords, users: store, singleUse: store, deviceKeys: deviceKeys,
                                        idvVerifier: idvVerifier, logger: logger))
         self.logger = logger
@@ -386,6 +391,10 @@ public final class Engine: Sendable {
             return try await answerApproval(approvalID, kind: .deny(reason: reason), session: &session, context: context)
         case let .getApproval(approvalID, waitSeconds):
             return try await getApproval(approvalID, waitSeconds: waitSeconds, session: &session, context: context)
+        case let .unlockAgent(parameters):
+            return try await unlockAgent(parameters, session: &session, context: context)
+        case .lockAgent:
+            return lockAgent(session: session)
         case let .admin(operation):
             return try await handleAdmin(operation, context: context)
         }

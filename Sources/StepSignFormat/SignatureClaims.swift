@@ -31,12 +31,14 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
     public var batch: BatchClaim?
     /// The approvals it waited for (SPEC §3.4); nil when no `[[approval]]` rule matched.
     public var approvals: [ApprovalClaim]?
+    /// The SSHSIG data an agent signature signed (SPEC §3.5); nil for every other signature.
+    public var ssh: SSHClaim?
 
     /// Claims with the given values.
     public init(iss: String, sub: String, jti: String, iat: Int64, payload: String, payloadLength: Int,
                 reason: String, authLevel: Int, authenticatorType: Int, authenticatorUsed: String,
                 peer: SignaturePeer? = nil, stepUp: StepUpClaim? = nil, batch: BatchClaim? = nil,
-                approvals: [ApprovalClaim]? = nil) {
+                approvals: [ApprovalClaim]? = nil, ssh: SSHClaim? = nil) {
         self.iss = iss
         self.sub = sub
         self.jti = jti
@@ -51,6 +53,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
         self.stepUp = stepUp
         self.batch = batch
         self.approvals = approvals
+        self.ssh = ssh
     }
 
     /// The claims as compact JSON, members in declaration order, written by hand (no
@@ -77,6 +80,7 @@ public struct SignatureClaims: Codable, Sendable, Equatable {
             for approval in approvals { approval.write(into: &writer) }
             writer.endArray()
         }
+        ssh?.write(into: &writer)
         writer.endObject()
         return writer.bytes
     }

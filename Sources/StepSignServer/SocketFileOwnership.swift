@@ -28,7 +28,8 @@ public enum SocketFileOwnership {
     ///
     /// The umask is the whole process's: anything another thread creates meanwhile gets this
     /// mask too. The daemon binds once, at start, before it serves any request, when no other
-    /// thread creates files.
+    /// thread creates files; other sockets (metrics, the SSH agent) are bound one after
+    /// another before it.
     public static func binding<T>(mode: UInt16, _ bind: () async throws -> T) async rethrows -> T {
         let previous = umask(creationMask(for: mode))
         defer { umask(previous) }

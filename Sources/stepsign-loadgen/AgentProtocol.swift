@@ -20,14 +20,32 @@ func readUInt32(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
 struct AgentProtocol: WireProtocol {
     let keyBlob: [UInt8]
     let payloadBytes: Int
+    /// When set, each request's data is an SSHSIG signed-data blob of this namespace
+    /// (OpenSSH's PROTOCOL.sshsig, a SHA-512 "hash" made of the payload's bytes), as
+    /// `ssh-keygen -Y sign` and git send it: what stepsign's agent signs (SPEC §3.5).
+    var namespace: String? = nil
 
     func request(_ serial: Int, into out: inout [UInt8]) {
         var body: [UInt8] = [13]
         sshString(keyBlob, into: &body)
-        sshString(payload(serial, bytes: payloadBytes), into: &body)
+        sshString(data(serial), into: &body)
         sshUInt32(0, into: &body)
         sshUInt32(UInt32(body.count), into: &out)
         out.append(contentsOf: body)
+    }
+
+    /// The data signed by request `serial`.
+    func data(_ serial: Int) -> [UInt8] {
+        let bytes = payload(serial, bytes: payloadBytes)
+        guard let namespace else { return bytes }
+        var blob = Array("SSHSIG".utf8)
+        sshString(Array(namespace.utf8), into: &blob)
+        sshString([], into: &blob)
+        sshString(Array("sha512".utf8), into: &blob)
+        var hash = Array(bytes.prefix(64))
+        while hash.count < 64 { hash.append(UInt8(hash.count)) }
+        sshString(hash, into: &blob)
+        return blob
     }
 
     func reply(_ input: UnsafeRawBufferPointer) -> (length: Int, ok: Bool)? {

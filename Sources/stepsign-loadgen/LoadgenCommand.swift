@@ -75,13 +75,16 @@ struct SignCommand: ParsableCommand {
 struct AgentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "agent", abstract: "Signing over the ssh-agent protocol.")
     @OptionGroup var load: LoadOptions
+    @Option(help: "Sign SSHSIG blobs of this namespace (as ssh-keygen -Y sign and git do; what stepsign's agent signs) instead of the raw payload.")
+    var namespace: String?
 
     func run() throws {
         let clock = RunClock()
         let paths = try load.socketPaths()
         guard paths.count == 1 else { throw ValidationError("agent takes one --socket") }
         signal(SIGPIPE, SIG_IGN)
-        let proto = AgentProtocol(keyBlob: AgentProtocol.firstKey(socket: paths[0]), payloadBytes: load.payloadBytes)
+        let proto = AgentProtocol(keyBlob: AgentProtocol.firstKey(socket: paths[0]), payloadBytes: load.payloadBytes,
+                                  namespace: namespace)
         load.run("agent", paths: paths, proto: proto, clock: clock)
     }
 }

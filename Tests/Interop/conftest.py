@@ -37,7 +37,7 @@ class Client:
 
 
 class Daemon:
-    def __init__(self, directory, extra="", server="", prefix=()):
+    def __init__(self, directory, extra="", server="", prefix=(), client_uids=()):
         """stepsignd on `directory`; `prefix` is argv put before it (e.g. nsenter into a mount
         namespace), which must exec the daemon in the same process."""
         self.directory = directory
@@ -46,7 +46,7 @@ class Daemon:
         with open(config, "w") as f:
             f.write(f"""instance = "interop"
 [access]
-client_uids = [{os.getuid()}]
+client_uids = {[os.getuid(), *client_uids]}
 client_groups = []
 admin_uids = [{os.getuid()}]
 [server]

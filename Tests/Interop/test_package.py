@@ -31,14 +31,14 @@ MAX_PACKAGE_BYTES = 30 * 1024 * 1024
 MAX_INSTALLED_KIB = 100 * 1024
 EXPECTED_FILES = {
     *BINARIES, *LINKS,
-    "lib/systemd/system/stepsignd.service", "lib/systemd/system/stepsignd.socket",
+    "lib/systemd/system/stepsignd.service", "lib/systemd/system/stepsignd.socket", "lib/systemd/system/stepsignd-agent.socket",
     "lib/systemd/system/stepsign-witnessd.service", "lib/systemd/system/stepsign-witness.service",
     "lib/systemd/system/stepsign-monitor.service",
     "usr/lib/sysusers.d/stepsign.conf", "usr/lib/sysusers.d/stepsign-witnessd.conf",
     "usr/lib/tmpfiles.d/stepsign.conf",
     "etc/stepsign/stepsignd.toml",
     "usr/share/doc/stepsign/copyright", "usr/share/doc/stepsign/changelog.Debian.gz",
-    "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/metrics-tcp.conf", "usr/share/doc/stepsign/examples/roles.sql",
+    "usr/share/doc/stepsign/examples/postgresql-tcp.conf", "usr/share/doc/stepsign/examples/metrics-tcp.conf", "usr/share/doc/stepsign/examples/ssh-agent.conf", "usr/share/doc/stepsign/examples/roles.sql",
     *MAN_PAGES,
     *(f"usr/share/bash-completion/completions/{name}" for name in PROGRAMS.values()),
     *(f"usr/share/zsh/vendor-completions/_{name}" for name in PROGRAMS.values()),

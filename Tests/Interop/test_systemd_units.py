@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import stat
 import struct
 import subprocess
@@ -426,4 +427,88 @@ def test_daemon_is_non_dumpable_so_its_proc_entries_belong_to_root():
                 if p.poll() is None:
                     p.kill()
                     p.wait()
+            log.close()
+
+
+# --- the SSH agent's socket (SPEC §3.5) ---------------------------------------------------------
+
+AGENT_SOCKET_UNIT = os.path.join(UNITS, "stepsignd-agent.socket")
+
+
+@needs_systemd_tools
+def test_the_agent_socket_unit_passes_verify_and_matches_the_main_sockets_mode_and_group():
+    with tempfile.TemporaryDirectory() as directory:
+        units = units_with_built_binary(directory)
+        shutil.copy(AGENT_SOCKET_UNIT, directory)
+        result = subprocess.run(["systemd-analyze", "verify", "--man=no", *units,
+                                 os.path.join(directory, "stepsignd-agent.socket")], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.strip() == "", result.stderr
+    for key in ("SocketMode", "SocketGroup", "SocketUser", "DirectoryMode", "Accept"):
+        assert setting(AGENT_SOCKET_UNIT, key) == setting(SOCKET_UNIT, key), key
+    assert setting(AGENT_SOCKET_UNIT, "Service") == "stepsignd.service"
+    assert setting(AGENT_SOCKET_UNIT, "FileDescriptorName") == "agent"
+    assert setting(AGENT_SOCKET_UNIT, "ListenStream") == "/run/stepsign/agent.sock"
+
+
+def agent_config(directory, agent_socket):
+    path = write_config(directory)
+    with open(path, "a") as f:
+        f.write(f'[ssh_agent]\nsocket = "{agent_socket}"\n' if agent_socket else "")
+    return path
+
+
+@pytest.mark.skipif(shutil.which("systemd-socket-activate") is None or shutil.which("ssh-add") is None,
+                    reason="systemd-socket-activate or ssh-add missing")
+def test_socket_activation_passes_the_agent_socket_by_name():
+    with tempfile.TemporaryDirectory() as directory:
+        main, agent = os.path.join(directory, "main.sock"), os.path.join(directory, "agent.sock")
+        own_agent = os.path.join(directory, "never-created-agent.sock")
+        config = agent_config(directory, own_agent)
+        log = open(os.path.join(directory, "stepsignd.log"), "wb")
+        process = subprocess.Popen(
+            ["systemd-socket-activate", "-l", main, "-l", agent, "--fdname=stepsignd.socket:agent",
+             os.path.join(BIN, "stepsignd"), "--config", config, "--state-dir", os.path.join(directory, "state")],
+            stdout=log, stderr=log)
+        try:
+            while not os.path.exists(main):
+                assert process.poll() is None, open(log.name).read()
+                time.sleep(0.01)
+            reply = wait_for_socket(main, process)
+            listed = subprocess.run(["ssh-add", "-L"], capture_output=True, text=True, timeout=30,
+                                    env={**os.environ, "SSH_AUTH_SOCK": agent})
+            assert listed.returncode == 0, (listed.stderr, open(log.name).read())
+            assert listed.stdout.startswith("ecdsa-sha2-nistp256 ")
+            assert listed.stdout.split()[2] == reply["result"]["activeKid"]
+            assert not os.path.exists(own_agent)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0, open(log.name).read()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            log.close()
+
+
+@pytest.mark.skipif(shutil.which("systemd-socket-activate") is None, reason="systemd-socket-activate missing")
+def test_a_passed_agent_socket_without_ssh_agent_socket_is_refused_with_78():
+    with tempfile.TemporaryDirectory() as directory:
+        main, agent = os.path.join(directory, "main.sock"), os.path.join(directory, "agent.sock")
+        config = agent_config(directory, None)
+        log = open(os.path.join(directory, "stepsignd.log"), "wb")
+        process = subprocess.Popen(
+            ["systemd-socket-activate", "-l", main, "-l", agent, "--fdname=stepsignd.socket:agent",
+             os.path.join(BIN, "stepsignd"), "--config", config, "--state-dir", os.path.join(directory, "state")],
+            stdout=log, stderr=log)
+        try:
+            while not os.path.exists(main):
+                assert process.poll() is None, open(log.name).read()
+                time.sleep(0.01)
+            # The first connection starts the daemon (no --accept: the launcher execs it).
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.connect(main)
+            assert process.wait(timeout=60) == 78
+            assert "[ssh_agent] socket is empty" in open(log.name).read()
+        finally:
+            if process.poll() is None:
+                process.kill()
             log.close()

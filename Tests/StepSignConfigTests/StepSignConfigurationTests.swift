@@ -263,6 +263,31 @@ struct StepSignConfigurationTests {
         #expect(failure("[metrics]\nport = 9464\n") != nil)
     }
 
+    @Test("[ssh_agent]: off by default; namespaces, unlock_seconds and max_uses are checked (SPEC §3.5)")
+    func sshAgent() throws {
+        #expect(StepSignConfiguration.default.sshAgent == .init(socket: "", namespaces: ["git", "file"], allowAuthentication: false,
+                                                                unlockSeconds: 900, maxUses: 100))
+        #expect(!StepSignConfiguration.default.sshAgent.enabled)
+        let c = try StepSignConfiguration.parse("""
+            [ssh_agent]
+            socket = "/run/stepsign/agent.sock"
+            namespaces = ["git"]
+            allow_authentication = true
+            unlock_seconds = 60
+            max_uses = 5
+            """, file: "t.toml")
+        #expect(c.sshAgent == .init(socket: "/run/stepsign/agent.sock", namespaces: ["git"], allowAuthentication: true,
+                                    unlockSeconds: 60, maxUses: 5))
+        for (text, key) in [("socket = \"agent.sock\"", "ssh_agent.socket"), ("namespaces = [\"a b\"]", "ssh_agent.namespaces"),
+                            ("namespaces = [\"\"]", "ssh_agent.namespaces"), ("unlock_seconds = 0", "ssh_agent.unlock_seconds"),
+                            ("max_uses = 0", "ssh_agent.max_uses"), ("sockets = \"/x\"", "ssh_agent.sockets")] {
+            #expect(throws: ConfigError.self, "\(text)") { try StepSignConfiguration.parse("[ssh_agent]\n\(text)\n", file: "t.toml") }
+            do { _ = try StepSignConfiguration.parse("[ssh_agent]\n\(text)\n", file: "t.toml") } catch {
+                #expect(error.key == key, "\(text): \(error)")
+            }
+        }
+    }
+
     // MARK: The shipped files
 
     @Test func theDocumentedConfigFileEqualsTheDefaults() throws {
@@ -274,8 +299,9 @@ struct StepSignConfigurationTests {
         let path = Self.packageRoot.appendingPathComponent("config/stepsignd.toml").path
         let root = try TOMLDocument.parse(String(contentsOfFile: path, encoding: .utf8)).root
         let password = try #require(root["password"]?.table)
-        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "metrics", "cluster", "idv", "log", "stepup"])
+        #expect(root.keys == ["instance", "server", "access", "storage", "signing", "password", "forgot_password", "lda", "ledger", "metrics", "ssh_agent", "cluster", "idv", "log", "stepup"])
         #expect(root["metrics"]?.table?.keys == ["listen"])
+        #expect(root["ssh_agent"]?.table?.keys == ["socket", "namespaces", "allow_authentication", "unlock_seconds", "max_uses"])
         #expect(root["stepup"]?.table?.keys.count == 4)
         #expect(root["ledger"]?.table?.keys.count == 6)
         #expect(root["cluster"]?.table?.keys == ["root_key"])

@@ -38,6 +38,8 @@ struct OperationTests {
         #"{"id":1,"op":"approveRequest","approvalID":"a"}"#,
         #"{"id":1,"op":"denyRequest","approvalID":"a","reason":"r"}"#,
         #"{"id":1,"op":"getApproval","approvalID":"a","waitSeconds":5}"#,
+        #"{"id":1,"op":"unlockAgent","user":"u","authLevel":1,"authenticatorType":0,"seconds":60}"#,
+        #"{"id":1,"op":"lockAgent"}"#,
         #"{"id":1,"op":"admin.addUser","user":"u","password":"p","mustChangePassword":true}"#,
         #"{"id":1,"op":"admin.removeUser","user":"u"}"#,
         #"{"id":1,"op":"admin.unlockUser","user":"u"}"#,
@@ -124,6 +126,10 @@ struct OperationTests {
             Issue.record("wrong case"); return
         }
         #expect(deniedID == "a" && reason == "r")
+        guard case let .unlockAgent(unlock) = try operation(line("unlockAgent")) else {
+            Issue.record("wrong case"); return
+        }
+        #expect(unlock.user == "u" && unlock.authLevel == 1 && unlock.authenticatorType == 0 && unlock.seconds == 60)
         guard case let .admin(.addGroupMember(group, user)) = try operation(line("admin.addGroupMember")) else {
             Issue.record("wrong case"); return
         }

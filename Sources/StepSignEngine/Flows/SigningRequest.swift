@@ -1,4 +1,5 @@
 import StepSignConfig
+import StepSignFormat
 import StepSignProtocol
 import StepSignStorage
 
@@ -17,6 +18,11 @@ struct SigningRequest: Sendable {
     /// Its claim of an `idempotencyKey` (SPEC §3): it signs under the claim's signature ID and
     /// marks the claim done, or gives it up when it ends unsigned. Nil without a key.
     var idempotency: IdempotencyClaim? = nil
+    /// Set for the signature of `unlockAgent` (SPEC §3.5): once signed, it opens the peer
+    /// uid's SSH agent window for this many seconds and uses.
+    var agentUnlock: (seconds: Int, maxUses: Int)? = nil
+    /// The SSHSIG data of an agent signature (SPEC §3.5), its `ssh` claim.
+    var ssh: SSHClaim? = nil
 
     /// Longest payload, in characters (extended grapheme clusters, as Swift counts them).
     static let payloadLimit = 500

@@ -24,12 +24,14 @@ extension Engine {
         /// The step-up reuse windows (SPEC §3.4), in memory; they end when a user's credentials
         /// change or the user is blocked.
         let stepUpReuse: StepUpReuseWindows
+        /// The SSH agent's unlock windows (SPEC §3.5), in memory; they end as reuse windows do.
+        let sshAgent: SSHAgentWindows
         /// The part of the above a step-up authenticator may use (`StepUp/`).
         let stepUp: StepUpDependencies
 
         init(store: any CredentialStore & CounterStore, passwords: PasswordAuthenticator, deviceKeys: DeviceKeys,
              idvVerifier: IDVAssertionVerifier, sealAlarm: SealAlarm, codeDelivery: CodeDelivery,
-             stepUpReuse: StepUpReuseWindows, stepUp: StepUpDependencies) {
+             stepUpReuse: StepUpReuseWindows, sshAgent: SSHAgentWindows = SSHAgentWindows(), stepUp: StepUpDependencies) {
             self.store = store
             self.passwords = passwords
             self.deviceKeys = deviceKeys
@@ -37,6 +39,7 @@ extension Engine {
             self.sealAlarm = sealAlarm
             self.codeDelivery = codeDelivery
             self.stepUpReuse = stepUpReuse
+            self.sshAgent = sshAgent
             self.stepUp = stepUp
         }
     }

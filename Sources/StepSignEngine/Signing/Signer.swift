@@ -26,7 +26,8 @@ struct Signer: Sendable {
             authenticatorUsed: authenticatorUsed,
             peer: SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm),
             stepUp: reusedFrom.map { StepUpClaim(reusedFrom: $0) },
-            approvals: approvals
+            approvals: approvals,
+            ssh: request.ssh
         )
         let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
         let entry: LedgerEntry

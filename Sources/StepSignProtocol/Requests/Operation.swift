@@ -38,6 +38,10 @@ public enum Operation: Sendable {
     case approveRequest(approvalID: String)
     case denyRequest(approvalID: String, reason: String)
     case getApproval(approvalID: String, waitSeconds: Int)
+    /// `unlockAgent` (SPEC §3.5): a step-up that opens the peer uid's SSH agent window.
+    case unlockAgent(UnlockAgentParameters)
+    /// `lockAgent` (SPEC §3.5): ends the peer uid's SSH agent window.
+    case lockAgent
     /// An `admin.*` operation; only admin peers may send one.
     case admin(AdminOperation)
 
@@ -153,6 +157,16 @@ public enum Operation: Sendable {
             try request.allowOnly(["approvalID", "waitSeconds"])
             self = .getApproval(approvalID: try request.string("approvalID"),
                                 waitSeconds: try request.optionalInt("waitSeconds", in: 0...300) ?? 0)
+        case "unlockAgent":
+            try request.allowOnly(["user", "authLevel", "authenticatorType", "seconds"])
+            self = .unlockAgent(UnlockAgentParameters(
+                user: try request.optionalString("user"),
+                authLevel: try request.int("authLevel", in: 0...100),
+                authenticatorType: try request.optionalInt("authenticatorType", in: 0...100) ?? 0,
+                seconds: try request.optionalInt("seconds", in: 1...86400)))
+        case "lockAgent":
+            try request.allowOnly([])
+            self = .lockAgent
         default:
             guard Self.isAdmin(request.op) else { throw .invalid("unknown operation \"\(request.op)\"") }
             self = .admin(try AdminOperation(request))
@@ -179,5 +193,24 @@ public struct SignDataParameters: Sendable {
         self.authenticatorType = authenticatorType
         self.user = user
         self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// The parameters of `unlockAgent` (SPEC §3.5).
+public struct UnlockAgentParameters: Sendable {
+    /// The user the agent signs as, when the session is not logged in; absent or the login's
+    /// user when it is.
+    public var user: String?
+    public var authLevel: Int
+    /// Default 0.
+    public var authenticatorType: Int
+    /// How long the window stays open; absent: `[ssh_agent] unlock_seconds`.
+    public var seconds: Int?
+
+    public init(user: String?, authLevel: Int, authenticatorType: Int = 0, seconds: Int? = nil) {
+        self.user = user
+        self.authLevel = authLevel
+        self.authenticatorType = authenticatorType
+        self.seconds = seconds
     }
 }
