@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StepSignCrypto
 import StepSignTestSupport
 import Testing
@@ -40,6 +43,26 @@ struct PKCS11TokenTests {
         let message = Array("checkpoint".utf8)
         let signature = try key.signature(for: message)
         #expect(key.publicKey.isValidSignature(signature, for: message))
+    }
+
+    @Test func aTokenThatStopsAnsweringFailsTheSignatureAndIsOpenedAgainWhenItIsBack() throws {
+        let softHSM = try SoftHSMToken()
+        defer { softHSM.remove() }
+        softHSM.useInThisProcess()
+        let token = try PKCS11Token(modulePath: SoftHSMToken.modulePath, label: softHSM.label, pin: Array(softHSM.pin.utf8),
+                                    maxSessions: 2)
+        let key = try token.generateP256Key(id: [7], label: "stepsign test")
+        _ = try key.signatureES256(for: Array("before".utf8))
+        // The token's store goes away (an unplugged token, as SoftHSM2 sees it).
+        let tokens = softHSM.directory.appending("tokens")
+        let away = softHSM.directory.appending("away")
+        #expect(rename(tokens, away) == 0)
+        #expect(throws: OpenSSLError.self) { try key.signatureES256(for: Array("while away".utf8)) }
+        #expect(token.openSessions == 0, "its sessions are closed")
+        #expect(rename(away, tokens) == 0)
+        let message = Array("after".utf8)
+        let signature = try key.signatureES256(for: message)
+        #expect(key.publicKey.isValidSignatureES256(signature, for: message))
     }
 
     @Test func aWrongPINAMissingModuleOrUnknownTokenFailsAtOnceWithoutThePIN() throws {

@@ -35,9 +35,7 @@ final class PKCS11Module: @unchecked Sendable {
             throw rv == CKR_OK ? PKCS11Error(operation: "C_GetFunctionList", returnValue: nil, reason: "no function list")
                 : PKCS11Error.call("C_GetFunctionList", rv)
         }
-        var arguments = CK_C_INITIALIZE_ARGS()
-        arguments.flags = CK_FLAGS(CKF_OS_LOCKING_OK)
-        let initialized = withUnsafeMutablePointer(to: &arguments) { list.pointee.C_Initialize!(UnsafeMutableRawPointer($0)) }
+        let initialized = Self.initialize(list)
         guard initialized == CKR_OK else {
             dlclose(handle)
             throw PKCS11Error.call("C_Initialize", initialized)
@@ -45,6 +43,22 @@ final class PKCS11Module: @unchecked Sendable {
         self.path = path
         self.handle = handle
         self.functions = list
+    }
+
+    /// `C_Initialize` with OS locking, so that any thread may call the module.
+    private static func initialize(_ list: UnsafeMutablePointer<CK_FUNCTION_LIST>) -> CK_RV {
+        var arguments = CK_C_INITIALIZE_ARGS()
+        arguments.flags = CK_FLAGS(CKF_OS_LOCKING_OK)
+        return withUnsafeMutablePointer(to: &arguments) { list.pointee.C_Initialize!(UnsafeMutableRawPointer($0)) }
+    }
+
+    /// `C_Finalize` then `C_Initialize`: what a module that lost its token needs before it sees
+    /// the token again (SoftHSM2 and others scan their slots only when initialised). Every
+    /// session and object handle of the module is gone afterwards; the caller (``PKCS11Token``)
+    /// holds none by then.
+    func reinitialize() throws(PKCS11Error) {
+        _ = functions.pointee.C_Finalize?(nil)
+        try check(Self.initialize(functions), "C_Initialize")
     }
 
     deinit {

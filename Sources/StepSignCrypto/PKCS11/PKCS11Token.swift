@@ -31,8 +31,13 @@ public final class PKCS11Token: @unchecked Sendable {
         var generation = 0
         /// Private key handles by `CKA_ID` (hex), found in this generation.
         var handles: [String: CK_OBJECT_HANDLE] = [:]
+        /// Whether the module must be initialised again before the slot is looked for (the
+        /// token stopped answering; this generation has not opened a session yet).
+        var reinitialize = false
     }
     private let state = Mutex(State())
+    /// Held while the slot is looked for (and the module initialised again).
+    private let opening = Mutex(())
 
     /// Loads `modulePath`, finds the token labelled `label` ("" the first token present),
     /// and logs in with `pin`: a wrong PIN, a missing module or token throws at once.
@@ -85,9 +90,26 @@ public final class PKCS11Token: @unchecked Sendable {
         }) {
             return taken
         }
-        let (known, generation) = state.withLock { ($0.slot, $0.generation) }
+        let (known, generation, reinitialize) = state.withLock { ($0.slot, $0.generation, $0.reinitialize) }
         let slot: CK_SLOT_ID
-        if let known { slot = known } else { slot = try findSlot() }
+        if let known {
+            slot = known
+        } else {
+            // One thread at a time looks for the slot, so that a module initialised again for
+            // one is not finalised under it by another.
+            slot = try opening.withLock { _ throws(PKCS11Error) -> CK_SLOT_ID in
+                let (found, again) = state.withLock { state in
+                    state.generation == generation ? (state.slot, state.reinitialize) : (nil, false)
+                }
+                if let found { return found }
+                if again && reinitialize {
+                    // Reopening a token that stopped answering: the module looks for it afresh.
+                    try module.reinitialize()
+                    state.withLock { state in if state.generation == generation { state.reinitialize = false } }
+                }
+                return try findSlot()
+            }
+        }
         guard let openSession = module.functions.pointee.C_OpenSession else { throw module.missing("C_OpenSession") }
         var session: CK_SESSION_HANDLE = 0
         let opened = openSession(slot, CK_FLAGS(CKF_SERIAL_SESSION | CKF_RW_SESSION), nil, nil, &session)
@@ -119,7 +141,7 @@ public final class PKCS11Token: @unchecked Sendable {
     private func reset(after generation: Int) {
         let slot: CK_SLOT_ID? = state.withLock { state in
             guard state.generation == generation else { return nil }
-            defer { state = State(generation: generation + 1) }
+            defer { state = State(generation: generation + 1, reinitialize: true) }
             return state.slot
         }
         if let slot { _ = module.functions.pointee.C_CloseAllSessions?(slot) }
