@@ -198,6 +198,28 @@ struct PKCS11KeyStoreTests {
         #expect(try StepSignSignature.verify(new, trustedKeys: trusted).payload == "signed in the token")
     }
 
+    @Test("a token that stops answering: signing gets 15, nothing is recorded, and the daemon opens the token again when it is back")
+    func tokenStopsAnswering() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let daemon = try Self.daemon(on: token)
+        try daemon.start()
+        let connection = try daemon.connect()
+        _ = try Self.sign(connection, "before")
+        let signatures = try daemon.ledgerSignatures().count
+        let tokens = token.directory.appending("tokens")
+        let away = token.directory.appending("away")
+        #expect(rename(tokens, away) == 0)
+        let refused = try connection.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": "while away", "reason": "r", "authLevel": 0, "authenticatorType": 0,
+        ])
+        #expect(refused.code == 15, "\(refused.code) \(refused.message)")
+        #expect(rename(away, tokens) == 0)
+        let jws = try Self.sign(connection, "after")
+        #expect(try StepSignSignature.verify(jws, trustedKeys: try connection.trustedKeys()).payload == "after")
+        #expect(try daemon.ledgerSignatures().count == signatures + 1, "the refused request left no ledger row")
+    }
+
     @Test("a wrong PIN or a missing module stops the start with 78, naming the token or module and never the PIN")
     func wrongPINAndMissingModule() throws {
         let token = try SoftHSMToken()
