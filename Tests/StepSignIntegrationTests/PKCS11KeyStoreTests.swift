@@ -198,6 +198,43 @@ struct PKCS11KeyStoreTests {
         #expect(try StepSignSignature.verify(new, trustedKeys: trusted).payload == "signed in the token")
     }
 
+    @Test("checkpoints are signed by the log key and the signing key in the token; a log-key rotation makes the next in the token, the old one signing beside it")
+    func checkpointsAndLogKeyRotation() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let daemon = try Self.daemon(on: token)
+        try daemon.start()
+        let connection = try daemon.connect()
+        _ = try Self.sign(connection, "one")
+        func checkpoint(verifiedBy count: Int) throws {
+            let reply = try #require(try connection.call("getCheckpoint").result)
+            let note = try SignedNote(parsing: try #require(reply["checkpoint"]?.stringValue))
+            let logKeys = try #require(try connection.call("getPublicKeys").result?["logKeys"]?.arrayValue)
+                .map { try NoteVerifierKey(try #require($0.stringValue)) }
+            #expect(try note.verifiedKeys(logKeys).count == count, "\(note.serialized)")
+        }
+        try checkpoint(verifiedBy: 2)
+        let rotated = try connection.call("admin.rotateLogKey")
+        try #require(rotated.code == 0, "\(rotated.message)")
+        _ = try Self.sign(connection, "two")
+        // Within the overlap the note carries the old and the new log key's lines, and the signing key's.
+        try checkpoint(verifiedBy: 3)
+        let files = try Self.keyFiles(daemon)
+        let retired = try #require(files.first { $0.hasSuffix(".retired") }, "\(files)")
+        #expect(files.contains("log-ed25519.token") && !files.contains("log-ed25519.key"), "\(files)")
+        let record = try String(contentsOfFile: daemon.stateDirectory + "/keys/" + retired, encoding: .utf8)
+        #expect(record.contains("pkcs11Id") && !record.contains("PRIVATE KEY"), "\(record)")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        let again = try daemon.connect()
+        _ = try Self.sign(again, "three")
+        let reply = try #require(try again.call("getCheckpoint").result)
+        let note = try SignedNote(parsing: try #require(reply["checkpoint"]?.stringValue))
+        let logKeys = try #require(try again.call("getPublicKeys").result?["logKeys"]?.arrayValue)
+            .map { try NoteVerifierKey(try #require($0.stringValue)) }
+        #expect(try note.verifiedKeys(logKeys).count == 3)
+    }
+
     @Test("a token that stops answering: signing gets 15, nothing is recorded, and the daemon opens the token again when it is back")
     func tokenStopsAnswering() throws {
         let token = try SoftHSMToken()
