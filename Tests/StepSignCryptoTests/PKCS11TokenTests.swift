@@ -65,6 +65,23 @@ struct PKCS11TokenTests {
         #expect(key.publicKey.isValidSignatureES256(signature, for: message))
     }
 
+    @Test func aP256KeyMadeInASoftwareTPMThroughTPM2PKCS11SignsES256WhileEd25519IsNotOffered() throws {
+        let tpm = try SoftwareTPMToken()
+        defer { tpm.remove() }
+        tpm.useInThisProcess()
+        let token = try PKCS11Token(modulePath: SoftwareTPMToken.modulePath, label: tpm.label, pin: Array(tpm.pin.utf8),
+                                    maxSessions: 2)
+        #expect(!token.supportsEd25519, "tpm2-pkcs11 makes no Ed25519 keys: the log key stays a file")
+        let key = try token.generateP256Key(id: [5, 5], label: "stepsign test")
+        for index in 0..<3 {
+            let message = Array("tpm \(index)".utf8)
+            let signature = try key.signatureES256(for: message)
+            #expect(ECDSALowS.isLowS(signature))
+            #expect(key.publicKey.isValidSignatureES256(signature, for: message))
+        }
+        #expect(try token.p256Key(id: [5, 5]).publicKey.thumbprint == key.publicKey.thumbprint)
+    }
+
     @Test func aWrongPINAMissingModuleOrUnknownTokenFailsAtOnceWithoutThePIN() throws {
         let softHSM = try SoftHSMToken()
         defer { softHSM.remove() }

@@ -127,6 +127,45 @@ struct PKCS11KeyStoreTests {
         #expect(try StepSignSignature.verify(jws, trustedKeys: try again.trustedKeys()).payload == "after a restart")
     }
 
+    @Test("on a TPM 2.0 (tpm2-pkcs11 on swtpm) the signing key is made in the TPM; the log key, which a TPM cannot make, stays a file")
+    func signsWithATPMKey() throws {
+        let tpm = try SoftwareTPMToken()
+        defer { tpm.remove() }
+        let daemon = try DaemonHarness(config: """
+            [signing]
+            key_store = "pkcs11"
+            [signing.pkcs11]
+            module = "\(SoftwareTPMToken.modulePath)"
+            token_label = "\(tpm.label)"
+            """, environment: tpm.environment, start: false)
+        let credentials = daemon.directory.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        // The PIN as the systemd credential stepsign-pkcs11-pin.
+        try (tpm.pin + "\n").write(toFile: credentials.appendingPathComponent("stepsign-pkcs11-pin").path, atomically: true,
+                                   encoding: .utf8)
+        daemon.environment["CREDENTIALS_DIRECTORY"] = credentials.path
+        try daemon.start()
+        let connection = try daemon.connect()
+        let kid = try #require(try connection.call("status").result?["activeKid"]?.stringValue)
+        let files = try Self.keyFiles(daemon)
+        #expect(files.contains("\(kid).pkcs11") && !files.contains("\(kid).pem"), "\(files)")
+        #expect(files.contains("log-ed25519.key") && !files.contains("log-ed25519.token"), "\(files)")
+        let listing = try #require(try connection.call("admin.listKeys").result)
+        #expect(listing["keys"]?.arrayValue?.first { $0["kid"]?.stringValue == kid }?["keyStore"]?.stringValue == "pkcs11")
+        #expect(listing["logKeyStore"]?.stringValue == "file")
+        let jws = try Self.sign(connection, "signed in a TPM")
+        let trusted = try connection.trustedKeys()
+        #expect(try StepSignSignature.verify(jws, trustedKeys: trusted).payload == "signed in a TPM")
+        #expect(try Self.opensslVerifies(jws, key: try #require(trusted.key(kid: kid)), in: daemon.directory))
+        // swtpm serves one client at a time: pkcs11-tool looks once the daemon is stopped.
+        #expect(daemon.stop() == 0)
+        #expect(!daemon.log.contains(tpm.pin))
+        let objects = try tpm.listObjects()
+        let privateObject = try #require(objects.components(separatedBy: "Private Key Object").dropFirst().first, "\(objects)")
+        #expect(privateObject.contains("never extractable") && privateObject.contains("sensitive"), "\(objects)")
+    }
+
     @Test("rotation and revocation make and retire token keys as they do key files; after a restart both sign and verify as before")
     func rotationAndRevocation() throws {
         let token = try SoftHSMToken()

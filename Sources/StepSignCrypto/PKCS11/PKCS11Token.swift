@@ -255,7 +255,9 @@ public final class PKCS11Token: @unchecked Sendable {
 
     /// Makes a key pair in the token with `mechanism` and the curve `ecParams` (DER), both
     /// halves labelled `label` and identified by `id`: the private half `CKA_TOKEN`,
-    /// `CKA_PRIVATE`, `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, for signing only. Returns the
+    /// `CKA_PRIVATE`, `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, `CKA_SIGN`. Usage attributes the
+    /// token derives itself (`CKA_VERIFY`, `CKA_DECRYPT`, `CKA_DERIVE`) are not asked for:
+    /// tpm2-pkcs11 refuses a template whose usage differs from the TPM object's. Returns the
     /// public half's `CKA_EC_POINT`.
     func generateKeyPair(mechanism: UInt, ecParams: [UInt8], id: [UInt8], label: String) throws(PKCS11Error) -> [UInt8] {
         try withSession { session throws(PKCS11Error) -> [UInt8] in
@@ -263,14 +265,13 @@ public final class PKCS11Token: @unchecked Sendable {
             let labelBytes = Array(label.utf8)
             let publicTemplate = PKCS11Template([
                 (UInt(CKA_TOKEN), PKCS11Template.bool(true)), (UInt(CKA_PRIVATE), PKCS11Template.bool(false)),
-                (UInt(CKA_VERIFY), PKCS11Template.bool(true)), (UInt(CKA_EC_PARAMS), ecParams),
+                (UInt(CKA_EC_PARAMS), ecParams),
                 (UInt(CKA_ID), id), (UInt(CKA_LABEL), labelBytes),
             ])
             let privateTemplate = PKCS11Template([
                 (UInt(CKA_TOKEN), PKCS11Template.bool(true)), (UInt(CKA_PRIVATE), PKCS11Template.bool(true)),
                 (UInt(CKA_SENSITIVE), PKCS11Template.bool(true)), (UInt(CKA_EXTRACTABLE), PKCS11Template.bool(false)),
-                (UInt(CKA_SIGN), PKCS11Template.bool(true)), (UInt(CKA_DECRYPT), PKCS11Template.bool(false)),
-                (UInt(CKA_DERIVE), PKCS11Template.bool(false)), (UInt(CKA_ID), id), (UInt(CKA_LABEL), labelBytes),
+                (UInt(CKA_SIGN), PKCS11Template.bool(true)), (UInt(CKA_ID), id), (UInt(CKA_LABEL), labelBytes),
             ])
             var chosen = CK_MECHANISM(mechanism: CK_MECHANISM_TYPE(mechanism), pParameter: nil, ulParameterLen: 0)
             var publicKey: CK_OBJECT_HANDLE = 0
