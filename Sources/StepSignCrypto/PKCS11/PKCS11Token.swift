@@ -50,10 +50,11 @@ public final class PKCS11Token: @unchecked Sendable {
         try withSession { _ in }
     }
 
+    /// Logs out and closes the sessions; the module (`C_Finalize`) goes with the last reference.
     deinit {
-        let (slot, idle) = state.withLock { ($0.slot, $0.idle) }
+        let idle = state.withLock { $0.idle }
+        if let first = idle.first { _ = module.functions.pointee.C_Logout?(first) }
         for session in idle { _ = module.functions.pointee.C_CloseSession?(session) }
-        if slot != nil, let logout = module.functions.pointee.C_Logout, let first = idle.first { _ = logout(first) }
     }
 
     /// How many sessions are open now (for tests and the metrics of the pool).
