@@ -6,7 +6,8 @@
 // The targets form strict layers:
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
-//   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
+//   CPKCS11                     C: the OASIS PKCS#11 header (Debian libp11-kit-dev), for tokens (§5.7)
+//   StepSignCrypto              the only Swift module that touches an OpenSSL pointer or a PKCS#11 handle
 //   StepSignProtocol            the wire protocol, dependency-free: JSON (one parser, one writer, one
 //                               escaper), typed requests, replies, events, codes, the policy's JSON
 //   StepSignFormat              what stepsign produces: signature claims, ledger hash chain
@@ -63,6 +64,8 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
+        // The OASIS PKCS#11 header (Debian libp11-kit-dev); the token's module is dlopen'ed at start.
+        .systemLibrary(name: "CPKCS11", providers: [.apt(["libp11-kit-dev"])]),
         .target(name: "CSystemShims"),
         // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
         .systemLibrary(name: "CLoadgenShims"),
@@ -71,7 +74,7 @@ let package = Package(
         .target(name: "StepSignNIO", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "StepSignCrypto",
-            dependencies: ["CLibcrypto", "COpenSSLShims", "StepSignProtocol"]
+            dependencies: ["CLibcrypto", "COpenSSLShims", "CPKCS11", "StepSignProtocol"]
         ),
         .target(name: "StepSignProtocol"),
         // The daemon's metrics: names, help texts, buckets, and helpers on the swift-metrics API.

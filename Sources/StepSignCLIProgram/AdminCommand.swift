@@ -139,7 +139,11 @@ struct AdminCommand: ParsableCommand {
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "List signing keys.",
-                discussion: "--json prints an array of {kid, active, revoked, createdAt, instance, trusted, trust}.")
+                discussion: """
+                    Each key says where its private half lives: "file" (keys/KID.pem), "pkcs11" (a token; \
+                    keys/ holds only its CKA_ID and public half), or nothing for another instance's key. \
+                    --json prints an array of {kid, active, revoked, createdAt, instance, trusted, trust, keyStore}.
+                    """)
             @OptionGroup var global: GlobalOptions
             @OptionGroup var output: JSONFlag
             func run() throws {
@@ -147,14 +151,18 @@ struct AdminCommand: ParsableCommand {
                     let reply = try global.connect().call("admin.listKeys").requireAccepted("admin.listKeys")
                     let keys = reply.result?["keys"]?.arrayValue ?? []
                     if output.json {
-                        JSONOutput.print(.array(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance", "trusted", "trust"]) }))
+                        JSONOutput.print(.array(keys.map { JSONOutput.withFields($0, ["kid", "active", "revoked", "createdAt", "instance", "trusted", "trust", "keyStore"]) }))
                         return
                     }
                     for key in keys {
                         let state = key["revoked"]?.boolValue == true ? "revoked" : key["active"]?.boolValue == true ? "active" : "retired"
                         let created = (key["createdAt"]?.int).map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
                         let trust = key["trust"]?.stringValue ?? "?"
-                        print("\(key["kid"]?.stringValue ?? "?")  \(state), created \(created) by \(key["instance"]?.stringValue ?? "?"), \(trust)")
+                        let location = key["keyStore"]?.stringValue.map { ", in \($0 == "pkcs11" ? "the PKCS#11 token" : "a key file")" } ?? ""
+                        print("\(key["kid"]?.stringValue ?? "?")  \(state), created \(created) by \(key["instance"]?.stringValue ?? "?"), \(trust)\(location)")
+                    }
+                    if let logKeyStore = reply.result?["logKeyStore"]?.stringValue {
+                        print("log key: \(logKeyStore == "pkcs11" ? "in the PKCS#11 token" : "a key file")")
                     }
                 }
             }

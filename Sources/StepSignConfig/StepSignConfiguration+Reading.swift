@@ -87,12 +87,41 @@ extension StepSignConfiguration.Access {
 
 extension StepSignConfiguration.Signing {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["allow_level_0", "max_batch_items", "idempotency_seconds"])
+        try t.rejectUnknown(["allow_level_0", "max_batch_items", "idempotency_seconds", "key_store", "pkcs11"])
+        let names = KeyStore.allCases.map(\.rawValue)
+        let store = try t.string("key_store", default: KeyStore.file.rawValue) { s in
+            KeyStore(rawValue: s) == nil ? "expected one of \(names.joined(separator: ", ")), found \(TOMLValue.quoted(s))" : nil
+        }
+        let keyStore = KeyStore(rawValue: store) ?? .file
+        let pkcs11 = try PKCS11(try t.table("pkcs11"))
+        if keyStore == .pkcs11, pkcs11.module.isEmpty {
+            throw t.error("key_store", t.table["key_store"], "\"pkcs11\" needs [signing.pkcs11] module, the token's PKCS#11 module")
+        }
         self.init(allowLevel0: try t.bool("allow_level_0", default: Self().allowLevel0),
                   maxBatchItems: try t.integer("max_batch_items", default: Self().maxBatchItems,
                                                in: 1...Self.maximumBatchItems),
                   idempotencySeconds: try t.integer("idempotency_seconds", default: Self().idempotencySeconds,
-                                                    in: 60...Self.maximumIdempotencySeconds))
+                                                    in: 60...Self.maximumIdempotencySeconds),
+                  keyStore: keyStore, pkcs11: pkcs11)
+    }
+}
+
+extension StepSignConfiguration.Signing.PKCS11 {
+    init(_ t: ConfigTableReader) throws(ConfigError) {
+        for secret in ["pin", "user_pin", "password"] where t.table[secret] != nil {
+            throw t.error(secret, t.table[secret],
+                          "the token's PIN is never in the config file: put it in a file named by pin_file, or in the systemd credential \(Self.pinCredentialName)")
+        }
+        try t.rejectUnknown(["module", "token_label", "pin_file", "max_sessions"])
+        let d = Self()
+        self.init(
+            module: try t.string("module", default: d.module) { s in s.isEmpty ? nil : Check.absolutePath(s) },
+            tokenLabel: try t.string("token_label", default: d.tokenLabel) { s in
+                s.utf8.count > 32 ? "a token label is at most 32 bytes" : (s.isEmpty ? nil : Check.nonEmptyLine(s))
+            },
+            pinFile: try t.string("pin_file", default: d.pinFile) { s in s.isEmpty ? nil : Check.absolutePath(s) },
+            maxSessions: try t.integer("max_sessions", default: d.maxSessions, in: 1...256)
+        )
     }
 }
 

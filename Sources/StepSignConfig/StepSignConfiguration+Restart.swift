@@ -33,6 +33,8 @@ extension StepSignConfiguration {
             RestartOnlyKey("ledger.tiles_dir", { $0.ledger.tilesDir }, { $0.ledger.tilesDir = $1 }),
             RestartOnlyKey("ssh_agent.socket", { $0.sshAgent.socket }, { $0.sshAgent.socket = $1 }),
             RestartOnlyKey("metrics.listen", { $0.metrics.listen }, { $0.metrics.listen = $1 }),
+            RestartOnlyKey("signing.key_store", { $0.signing.keyStore }, { $0.signing.keyStore = $1 }),
+            RestartOnlyKey("signing.pkcs11", { $0.signing.pkcs11 }, { $0.signing.pkcs11 = $1 }),
             RestartOnlyKey("storage.backend", { $0.storage.backend }, { $0.storage.backend = $1 }),
             RestartOnlyKey("storage.seal_key_file", { $0.storage.sealKeyFile }, { $0.storage.sealKeyFile = $1 }),
             RestartOnlyKey("storage.postgresql.host", { $0.storage.postgresql.host }, { $0.storage.postgresql.host = $1 }),

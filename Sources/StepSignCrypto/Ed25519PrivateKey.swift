@@ -1,4 +1,5 @@
 internal import CLibcrypto
+internal import CPKCS11
 
 /// An Ed25519 private key (RFC 8032): the log key that signs the transparency log's
 /// checkpoints as C2SP signed notes (SPEC §5.5), which witnesses check. Reads and writes
@@ -7,10 +8,23 @@ internal import CLibcrypto
 /// `@unchecked Sendable` is safe: the `EVP_PKEY` is never mutated after `init`, and each
 /// signature uses an `EVP_MD_CTX` of its own.
 public final class Ed25519PrivateKey: @unchecked Sendable {
-    /// The owned `EVP_PKEY`; freed in `deinit`.
-    private let pkey: OpaquePointer
+    /// The owned `EVP_PKEY`; freed in `deinit`. Nil for a key in a PKCS#11 token.
+    private let pkey: OpaquePointer?
     /// The matching public key.
     public let publicKey: Ed25519PublicKey
+    /// The token and `CKA_ID` of a key in a PKCS#11 token (SPEC §5.7), which signs with
+    /// `CKM_EDDSA`; nil for a key in memory.
+    private let tokenKey: (token: PKCS11Token, id: [UInt8])?
+
+    /// The key's `CKA_ID` when it is in a PKCS#11 token, else nil.
+    public var tokenID: [UInt8]? { tokenKey?.id }
+
+    /// A key in `token` under `CKA_ID` `id`, whose public half is `publicKey`.
+    init(token: PKCS11Token, id: [UInt8], publicKey: Ed25519PublicKey) {
+        self.pkey = nil
+        self.tokenKey = (token, id)
+        self.publicKey = publicKey
+    }
 
     /// Takes ownership of `pkey`, which must be an Ed25519 key pair; frees it if `init` throws.
     private init(owning pkey: OpaquePointer) throws(P256KeyError) {
@@ -32,9 +46,10 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
             throw error
         }
         self.pkey = pkey
+        self.tokenKey = nil
     }
 
-    deinit { EVP_PKEY_free(pkey) }
+    deinit { if let pkey { EVP_PKEY_free(pkey) } }
 
     /// A new random key (OpenSSL's DRBG).
     public static func generate() throws(OpenSSLError) -> Ed25519PrivateKey {
@@ -69,14 +84,25 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
 
     /// The key as PKCS#8 PEM, encrypted with `passphrase` as ``P256PrivateKey/pkcs8PEM(passphrase:)``
     /// does. Store the result with mode 0600.
+    /// A key in a token has no PEM: it throws.
     public func pkcs8PEM(passphrase: [UInt8]? = nil) throws(OpenSSLError) -> String {
-        try PrivateKeyPEM.write(pkey, passphrase: passphrase)
+        guard let pkey else {
+            throw OpenSSLError(operation: "PEM_write", queue: ["the key is in a PKCS#11 token and is never exported"])
+        }
+        return try PrivateKeyPEM.write(pkey, passphrase: passphrase)
     }
 
     /// The 64-byte Ed25519 signature of `message` (RFC 8032, PureEdDSA: the message itself,
     /// not a digest of it).
     public func signature(for message: some Collection<UInt8>) throws(OpenSSLError) -> [UInt8] {
         let bytes = Array(message)
+        if let tokenKey {
+            do {
+                return try tokenKey.token.sign(bytes, keyID: tokenKey.id, mechanism: UInt(CKM_EDDSA), length: 64)
+            } catch {
+                throw OpenSSLError(operation: error.operation, queue: [error.reason])
+            }
+        }
         guard let ctx = EVP_MD_CTX_new() else { throw .drain("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         try check(EVP_DigestSignInit_ex(ctx, nil, nil, nil, nil, pkey, nil), "EVP_DigestSignInit_ex")

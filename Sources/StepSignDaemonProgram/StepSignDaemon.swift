@@ -126,14 +126,32 @@ struct StepSignDaemon: AsyncParsableCommand {
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // The PKCS#11 token (SPEC §5.7): loaded, found and logged in to before anything else
+        // opens, so that a missing module, token or a wrong PIN is a clear start error (78).
+        var token: PKCS11Token?
+        if settings.signing.keyStore == .pkcs11 {
+            let pkcs11 = settings.signing.pkcs11
+            do {
+                var pin = try PKCS11PINCredential.load(pkcs11)
+                defer { KeyPassphraseCredential.wipe(&pin) }
+                token = try PKCS11Token(modulePath: pkcs11.module, label: pkcs11.tokenLabel, pin: pin,
+                                        maxSessions: pkcs11.maxSessions)
+            } catch {
+                logger.critical("cannot open the PKCS#11 token", metadata: ["module": "\(pkcs11.module)",
+                                                                            "token": "\(pkcs11.tokenLabel)", "error": "\(error)"])
+                FileHandleOutput.standardError("stepsignd: the PKCS#11 token: \(error)\n")
+                throw ExitCode(78)  // EX_CONFIG
+            }
+        }
         let store = try await openStore(settings, logger: logger)
         let keyring: Keyring
         do {
             keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", instance: settings.instance,
                                              passphrase: passphrase, store: store, clusterRoot: clusterRoot,
-                                             logger: logger)
+                                             token: token, logger: logger)
         } catch let error as KeyringError {
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: cannot load the signing keys: \(error)\n")
             try? await store.close()
             throw ExitCode(78)  // EX_CONFIG: the keys or their passphrase credential do not match
         } catch {

@@ -106,10 +106,11 @@ extension Engine {
                     "revokedAt": key.revokedIndex.map { .int($0) } ?? .null,
                     "trusted": .bool(key.trust.isTrusted),
                     "trust": .string(Self.describe(key.trust)),
+                    "keyStore": key.isOwn ? .string(key.location) : .null,
                     "jwk": Self.jwkJSON(key.publicKey.jwk),
                 ]
             }
-            return Reply(result: ["keys": .array(keys)])
+            return Reply(result: ["keys": .array(keys), "logKeyStore": .string(signing.keyring.logKeyLocation)])
         case .auditVerify:
             return try await auditVerify(context: context)
         case let .addCosignatures(treeSize, cosignatures):

@@ -235,6 +235,38 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test("signing.key_store: \"file\" by default; \"pkcs11\" needs [signing.pkcs11] module; the PIN is never in the file")
+    func keyStoreAndPKCS11() throws {
+        let defaults = try StepSignConfiguration.parse("", file: "e.toml").signing
+        #expect(defaults.keyStore == .file)
+        #expect(defaults.pkcs11 == .init(module: "", tokenLabel: "", pinFile: "", maxSessions: 4))
+        let token = try StepSignConfiguration.parse("""
+            [signing]
+            key_store = "pkcs11"
+            [signing.pkcs11]
+            module = "/usr/lib/softhsm/libsofthsm2.so"
+            token_label = "stepsign"
+            pin_file = "/etc/stepsign/pkcs11-pin"
+            max_sessions = 8
+            """, file: "t.toml").signing
+        #expect(token.keyStore == .pkcs11)
+        #expect(token.pkcs11 == .init(module: "/usr/lib/softhsm/libsofthsm2.so", tokenLabel: "stepsign",
+                                      pinFile: "/etc/stepsign/pkcs11-pin", maxSessions: 8))
+        for (bad, key, says) in [
+            ("[signing]\nkey_store = \"hsm\"\n", "signing.key_store", "file, pkcs11"),
+            ("[signing]\nkey_store = \"pkcs11\"\n", "signing.key_store", "module"),
+            ("[signing.pkcs11]\nmodule = \"libsofthsm2.so\"\n", "signing.pkcs11.module", "absolute"),
+            ("[signing.pkcs11]\npin_file = \"pin\"\n", "signing.pkcs11.pin_file", "absolute"),
+            ("[signing.pkcs11]\npin = \"1234\"\n", "signing.pkcs11.pin", "stepsign-pkcs11-pin"),
+            ("[signing.pkcs11]\nmax_sessions = 0\n", "signing.pkcs11.max_sessions", "1 to 256"),
+            ("[signing.pkcs11]\ntoken_label = \"\(String(repeating: "t", count: 33))\"\n", "signing.pkcs11.token_label", "32"),
+        ] {
+            let error = try #require(failure(bad), "\(bad)")
+            #expect(error.key == key && error.message.contains(says), "\(bad): \(error)")
+            #expect(!error.description.contains("1234"))
+        }
+    }
+
     @Test func tilesDirIsAnAbsolutePathOrNone() throws {
         #expect(try StepSignConfiguration.parse("", file: "e.toml").ledger.tilesDir == "")
         #expect(try StepSignConfiguration.parse("[ledger]\ntiles_dir = \"/var/www/log\"\n", file: "t.toml").ledger.tilesDir == "/var/www/log")

@@ -48,6 +48,13 @@ public final class Keyring: Sendable {
 
         /// Whether the private key is in this daemon's state directory.
         public var isOwn: Bool { privateKey != nil }
+
+        /// Where the private key lives (SPEC §5.7, `admin.listKeys`): "pkcs11" (a token; `keys/`
+        /// holds its `CKA_ID`), "file" (`keys/<kid>.pem`), or "" (another instance's key).
+        public var location: String {
+            guard let privateKey else { return "" }
+            return privateKey.tokenID == nil ? "file" : "pkcs11"
+        }
     }
 
     private struct State {
@@ -99,14 +106,16 @@ public final class Keyring: Sendable {
     /// the store, making a key for `instance` (the config's `instance`) if it has no active
     /// one. `clusterRoot` is the key other instances' keys must chain to (nil: none is
     /// trusted).
+    /// `token`: where new keys are made (`[signing] key_store = "pkcs11"`, SPEC §5.7); nil
+    /// makes key files. Keys already made stay where they are (a move to a token is a rotation).
     public static func open(directory path: String, instance: String = "", passphrase: [UInt8]?,
                             store: any StepSignStore, clusterRoot: P256PublicKey? = nil,
-                            logger: Logger) async throws -> Keyring {
+                            token: PKCS11Token? = nil, logger: Logger) async throws -> Keyring {
         try SecureFile.makeDirectory(path)
-        let directory = KeyDirectory(path: path, passphrase: passphrase)
+        let directory = KeyDirectory(path: path, passphrase: passphrase, token: token)
         let state = try await loadState(directory: directory, instance: instance, store: store,
                                         root: clusterRoot, creating: true, logger: logger)
-        let logKey = try LogKey.loadOrCreate(directory: path, passphrase: passphrase)
+        let logKey = try LogKey.loadOrCreate(directory: path, passphrase: passphrase, token: token)
         let keyring = Keyring(directory: directory, logKey: logKey, instance: instance, store: store, root: clusterRoot,
                               state: state, logger: logger)
         keyring.created.withLockedValue { $0 += keyring.state.withLockedValue { $0.created }.map { [$0] } ?? [] }
@@ -119,6 +128,9 @@ public final class Keyring: Sendable {
 
     /// The Ed25519 key that signs the log's checkpoints now.
     var logKey: Ed25519PrivateKey { logKeys.withLockedValue { $0.active } }
+
+    /// Where the active log key lives: "pkcs11" (the token) or "file" (SPEC §5.7).
+    public var logKeyLocation: String { logKeys.withLockedValue { $0.location } }
 
     /// The Ed25519 keys that sign a checkpoint of `size` entries: the active one, and the one a
     /// log-key rotation replaced while the log is within its overlap.
@@ -150,7 +162,8 @@ public final class Keyring: Sendable {
             && ownKeys[record.kid] == nil {
             // The store says this instance signs with a key whose file is not here: a lost
             // file, or another daemon on the same database with the same instance.
-            throw KeyringError.missingKeyFile(path: directory.file(for: record.kid), instance: record.instance,
+            throw KeyringError.missingKeyFile(path: directory.tokenKeyFileExists(record.kid) ? directory.tokenFile(for: record.kid)
+                                                : directory.file(for: record.kid), instance: record.instance,
                                               reason: "no such file")
         }
         // Keys recorded before the store kept public halves: publish them for the other daemons.
@@ -327,7 +340,7 @@ public final class Keyring: Sendable {
     private static func create(in directory: KeyDirectory, instance: String, endorser: P256PrivateKey?,
                                store: any StepSignStore) async throws -> P256PrivateKey {
         let (key, endorsement) = try await NIOThreadPool.singleton.runIfActive { () throws -> (P256PrivateKey, String?) in
-            let key = try P256PrivateKey.generate()
+            let key = try directory.generate()
             try directory.write(key)
             let endorsement = try endorser.map { endorser in
                 try KeyEndorsement(instance: instance, key: key.publicKey, iat: Int64(Date().timeIntervalSince1970))
@@ -435,7 +448,8 @@ public final class Keyring: Sendable {
     public func rotateLogKey(overlapUntil: Int64) async throws -> Ed25519PublicKey {
         try await mutations.run {
             let rotated = try LogKey.rotate(self.logKeys.withLockedValue { $0 }, directory: self.directory.path,
-                                            passphrase: self.directory.passphrase, overlapUntil: overlapUntil)
+                                            passphrase: self.directory.passphrase, overlapUntil: overlapUntil,
+                                            token: self.directory.token)
             self.logKeys.withLockedValue { $0 = rotated }
             self.logger.notice("rotated the log key; the old one signs beside it until the overlap ends",
                                metadata: ["overlapUntilSize": "\(overlapUntil)"])
@@ -528,6 +542,9 @@ public enum KeyringError: Error, CustomStringConvertible {
     /// The key file could not be read as a key: encrypted without a passphrase, a wrong
     /// passphrase, or damage. Names the file, never the passphrase.
     case unreadableKey(path: String, reason: P256KeyError)
+    /// The PKCS#11 token refused or lost a key (SPEC §5.7): `path` is its record in `keys/`
+    /// (or `keys/` when making one).
+    case token(path: String, PKCS11Error)
 
     public var description: String {
         switch self {
@@ -538,6 +555,7 @@ public enum KeyringError: Error, CustomStringConvertible {
                 + "every daemon sharing a database needs its own instance name"
         case .noActiveKey: "the store lists signing keys but none of this daemon's is active"
         case let .unreadableKey(path, reason): "key file \(path): \(reason)"
+        case let .token(path, error): "\(path): \(error)"
         }
     }
 }

@@ -71,6 +71,14 @@ public struct StrictModes: Sendable {
         if configuration.storage.backend == .postgresql, !configuration.storage.sealKeyFile.isEmpty {
             try checkTrustedInput(configuration.storage.sealKeyFile, role: "storage.seal_key_file", secret: true)
         }
+        // Whoever may read the PIN may sign with the token's keys; whoever may replace the
+        // module runs code in the daemon (SPEC §5.7).
+        if configuration.signing.keyStore == .pkcs11 {
+            try checkTrustedInput(configuration.signing.pkcs11.module, role: "signing.pkcs11.module")
+            if !configuration.signing.pkcs11.pinFile.isEmpty {
+                try checkTrustedInput(configuration.signing.pkcs11.pinFile, role: "signing.pkcs11.pin_file", secret: true)
+            }
+        }
         // Whoever may replace the cluster root key may make any signing key trusted (SPEC §5.4).
         if configuration.cluster.rootKeyIsFile {
             try checkTrustedInput(configuration.cluster.rootKey, role: "cluster.root_key")
