@@ -248,6 +248,17 @@ struct ConfigCheckTests {
         }
     }
 
+    @Test("the help, which the man page stepsignd(8) is rendered from, says what --check reads, prints and exits with")
+    func helpAndManPage() throws {
+        let result = try Tools.run([Binaries.path("stepsignd"), "--help"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for phrase in ["stepsignd --check [--config FILE]", "--check", "FILE:LINE: KEY:", "the exit status is 78",
+                       "the exit status is 0", "without taking the state directory's lock", "ExecReload="] {
+            #expect(text.contains(phrase), "\(phrase) missing from: \(result.stdout)")
+        }
+    }
+
     /// A loopback TCP port that nothing listens on.
     private static func closedPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
