@@ -162,6 +162,7 @@ extension ConfigurationCheck {
                 let key = switch error {
                 case .passwordFile: "storage.postgresql.password_file"
                 case .tls: "storage.postgresql.tls"
+                case let .server(sqlState, _) where sqlState == "3D000": "storage.postgresql.database"  // invalid_catalog_name
                 case .server where error.refusesLoginOrDatabase: "storage.postgresql.user"
                 default: "storage.postgresql.host"
                 }
