@@ -46,11 +46,18 @@ package enum SQLiteSchemaState: Sendable, Equatable {
                 throw StorageError.malformedRow(table: "grdb_migrations", detail: "missing: not a stepsign database")
             }
             let applied = try migrator.appliedIdentifiers(db)
-            let unknown = applied.filter { !known.contains($0) }.sorted()
+            let unknown = try unknownMigrations(db)
             if !unknown.isEmpty { return .newer(unknown: unknown) }
             return applied.count == known.count ? .current(migrations: known.count)
                 : .older(applied: applied.count, known: known.count)
         }
+    }
+
+    /// The migrations applied to `db` that this build does not know, sorted: a newer
+    /// stepsignd wrote it (the start refuses it, ``SQLiteSchemaTooNew``, as the check does).
+    static func unknownMigrations(_ db: Database) throws -> [String] {
+        let migrator = SQLiteSchema.migrator
+        return try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
     }
 
     /// `path` with every byte but unreserved ones and `/` percent-encoded, for a `file:` URI.
@@ -71,5 +78,23 @@ package enum SQLiteSchemaState: Sendable, Equatable {
 private extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// A SQLite database that a newer stepsignd migrated: this one would misread it, so the start
+/// refuses it (exit 78), as on PostgreSQL (``SQLiteSchemaState/newer(unknown:)`` for the check).
+public struct SQLiteSchemaTooNew: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    /// The migrations this build does not know.
+    public var unknown: [String]
+
+    public init(path: String, unknown: [String]) {
+        self.path = path
+        self.unknown = unknown
+    }
+
+    public var description: String {
+        "the SQLite database \(path) was written by a newer stepsignd (migrations this one does not know: "
+            + "\(unknown.joined(separator: ", "))): upgrade stepsignd or restore the database"
     }
 }

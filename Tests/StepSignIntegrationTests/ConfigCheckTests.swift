@@ -204,6 +204,13 @@ struct ConfigCheckTests {
         #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "state_dir")): server.state_dir: the SQLite database \(database) was written by a newer stepsignd"),
                 "\(result.stderr)")
         #expect(result.stderr.contains("v99-from-a-newer-stepsignd"), "\(result.stderr)")
+        // The start refuses it too, with the same words (it ran on it before).
+        try daemon.start(waitForSocket: false)
+        let status = daemon.process?.wait(timeout: 60)
+        if status == nil { daemon.stop(signal: SIGKILL) }
+        #expect(status == 78, "\(daemon.log)")
+        #expect(daemon.log.contains("stepsignd: cannot open the SQLite store \(database): the SQLite database \(database) was written by a newer stepsignd"),
+                "\(daemon.log)")
     }
 
     @Test("beside a running daemon on the same state directory: exits 0, changes no file, and the daemon serves on")

@@ -140,10 +140,7 @@ extension ConfigurationCheck {
                 case let .older(applied, known):
                     return [.note("SQLite schema v\(applied), migrated to v\(known) at the next start")]
                 case let .newer(unknown):
-                    return [context.problem("server.state_dir", """
-                        the SQLite database \(path) was written by a newer stepsignd (migrations this one does not know: \
-                        \(unknown.joined(separator: ", "))): upgrade stepsignd or restore the database
-                        """)]
+                    return [context.problem("server.state_dir", "\(SQLiteSchemaTooNew(path: path, unknown: unknown))")]
                 }
             } catch {
                 return [context.problem("server.state_dir", "cannot read the SQLite database \(path): \(error)")]
