@@ -91,9 +91,10 @@ public struct StepSignConfiguration: Sendable, Equatable {
     }
 
     /// Every problem of the config file at `path`, not only the first (`stepsignd --check`):
-    /// after each, the key it names is taken out, so that its default stands in, and the rest
-    /// is read again. A problem of the text itself (TOML syntax), or one whose key cannot be
-    /// taken out, ends the list. Empty when the file is good.
+    /// after each, the key it names is taken out, so that its default stands in (a key of a
+    /// `[[table]]`: all of those tables), and the rest is read again. A problem of the text
+    /// itself (TOML syntax), or one whose key cannot be taken out, ends the list. Empty when
+    /// the file is good.
     package static func problems(contentsOf path: String) -> [ConfigError] {
         let text: String
         do {
@@ -114,7 +115,13 @@ public struct StepSignConfiguration: Sendable, Equatable {
                 break
             } catch {
                 problems.append(error)
-                guard let key = error.key, document.root.removeValue(at: key.split(separator: ".")[...]) else { break }
+                // A key inside a `[[table]]` takes all of them out: without the one key, its
+                // table would be refused again as incomplete.
+                guard var parts = error.key?.split(separator: ".") else { break }
+                if let indexed = parts.firstIndex(where: { $0.hasSuffix("]") }), let open = parts[indexed].firstIndex(of: "[") {
+                    parts = Array(parts[..<indexed]) + [parts[indexed][..<open]]
+                }
+                guard document.root.removeValue(at: parts[...]) else { break }
             }
         }
         return problems
