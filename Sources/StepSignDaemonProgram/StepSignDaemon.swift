@@ -40,7 +40,9 @@ struct StepSignDaemon: AsyncParsableCommand {
             whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
             as FILE:LINE: KEY: what is wrong, and the exit status is 78; with none, one line on standard \
             output says the configuration is ok, and the exit status is 0. No secret is printed. \
-            The systemd unit's ExecReload= runs it first, so a bad file never reaches a reload.
+            Run it as the daemon's user (strict modes expect the state to be that user's), with the \
+            daemon's credentials: the systemd unit's ExecReload= runs it so, first, so a bad file never \
+            reaches a reload.
             """,
         version: StepSignVersion.current
     )

@@ -92,10 +92,7 @@ extension ConfigurationCheck {
     /// (under systemd the socket unit passes the socket, and makes its directory).
     static func socketDirectory(_ context: CheckContext) async -> [CheckFinding] {
         let socket = context.settings.server.socket
-        var directory = socket
-        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-        directory = directory.lastIndex(of: "/").map { String(directory[..<$0]) } ?? "."
-        guard access(directory.isEmpty ? "/" : directory, F_OK) == 0 else { return [] }
+        guard access(StrictModes.parent(of: socket), F_OK) == 0 else { return [] }
         do {
             try StrictModes().checkSocketDirectory(of: socket)
             return []
@@ -111,7 +108,7 @@ extension ConfigurationCheck {
         do {
             passphrase = try KeyPassphraseCredential.load()
         } catch {
-            return [context.problem("server.state_dir", "\(error)")]
+            return [context.problem(nil, "\(error)")]  // not a key of the file: the credential names itself
         }
         defer { if var secret = passphrase { KeyPassphraseCredential.wipe(&secret) } }
         do {

@@ -264,7 +264,7 @@ public struct StrictModes: Sendable {
     }
 
     /// The directory part of `path` (`.` for a bare name, `/` for a name in the root).
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
