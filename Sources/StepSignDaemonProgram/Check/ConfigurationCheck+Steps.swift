@@ -50,13 +50,7 @@ extension ConfigurationCheck {
             do { try load() } catch { findings.append(context.problem(key, "\(error)")) }
         }
         read("idv.trusted_keys") { _ = try settings.idv.loadTrustedKeys() }
-        read("password.common_passwords_file") {
-            do {
-                _ = try settings.password.loadCommonPasswords()
-            } catch let error as ConfigError {
-                throw CheckMessage(error.message)  // its file is the list's; the key's line is the config's
-            }
-        }
+        read("password.common_passwords_file") { _ = try settings.password.loadCommonPasswords() }
         read("cluster.root_key") { _ = try settings.cluster.loadRootKey() }
         read("forgot_password.notifier") {
             guard settings.forgotPassword.enabled, let program = settings.forgotPassword.notifier.first else { return }
