@@ -94,6 +94,43 @@ public struct StepSignConfiguration: Sendable, Equatable {
         return (try parse(text, file: path), text)
     }
 
+    /// Every problem of the config file at `path`, not only the first (`stepsignd --check`):
+    /// after each, the key it names is taken out, so that its default stands in (a key of a
+    /// `[[table]]`: all of those tables), and the rest is read again. A problem of the text
+    /// itself (TOML syntax), or one whose key cannot be taken out, ends the list. Empty when
+    /// the file is good.
+    package static func problems(contentsOf path: String) -> [ConfigError] {
+        let text: String
+        do {
+            text = try ConfigFile.read(path, key: nil)
+        } catch {
+            return [error]
+        }
+        var document: TOMLDocument
+        do {
+            document = try TOMLDocument.parse(text)
+        } catch {
+            return [ConfigError(file: path, line: error.line, key: nil, message: error.message)]
+        }
+        var problems: [ConfigError] = []
+        while problems.count < 100 {
+            do {
+                _ = try StepSignConfiguration(ConfigTableReader(file: path, path: "", table: document.root))
+                break
+            } catch {
+                problems.append(error)
+                // A key inside a `[[table]]` takes all of them out: without the one key, its
+                // table would be refused again as incomplete.
+                guard var parts = error.key?.split(separator: ".") else { break }
+                if let indexed = parts.firstIndex(where: { $0.hasSuffix("]") }), let open = parts[indexed].firstIndex(of: "[") {
+                    parts = Array(parts[..<indexed]) + [parts[indexed][..<open]]
+                }
+                guard document.root.removeValue(at: parts[...]) else { break }
+            }
+        }
+        return problems
+    }
+
     /// Parses config text; `file` names it in errors.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> StepSignConfiguration {
         let document: TOMLDocument

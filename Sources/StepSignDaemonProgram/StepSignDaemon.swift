@@ -18,11 +18,32 @@ import Metrics
 import Prometheus
 import StepSignMetricsServer
 
-/// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6).
+/// `stepsignd --config FILE [--socket PATH] [--state-dir DIR]` (SPEC §6), and
+/// `stepsignd --check [--config FILE]` (SPEC §8, ``ConfigurationCheck``).
 struct StepSignDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stepsignd",
         abstract: "The stepsign signing daemon: step-up authentication, ES256 signatures, a tamper-evident ledger.",
+        discussion: """
+            stepsignd reads its configuration (--config, default /etc/stepsign/stepsignd.toml), loads its keys \
+            from the state directory, opens its database and serves the Unix socket. A bad configuration is \
+            refused at start with exit status 78 (EX_CONFIG), naming the file, line and key; SIGHUP reloads it, \
+            and a bad file then keeps the one in force.
+
+            stepsignd --check [--config FILE] reads the configuration and everything it names as a start \
+            would, without listening, without taking the state directory's lock and without creating, \
+            migrating or changing any file, so it may run beside the daemon: the key files and the key \
+            passphrase credential ($CREDENTIALS_DIRECTORY/stepsign-key-passphrase), the strict modes of the \
+            configuration file, the state directory, its database, keys/ and every file the configuration \
+            names (IDV keys, common-password list, notifier program, PostgreSQL password, seal key and CA \
+            files, cluster root key), the witness keys, and the database: the SQLite file's schema, or \
+            whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
+            as FILE:LINE: KEY: what is wrong, and the exit status is 78; with none, one line on standard \
+            output says the configuration is ok, and the exit status is 0. No secret is printed. \
+            Run it as the daemon's user (strict modes expect the state to be that user's), with the \
+            daemon's credentials: the systemd unit's ExecReload= runs it so, first, so a bad file never \
+            reaches a reload.
+            """,
         version: StepSignVersion.current
     )
 
@@ -43,11 +64,17 @@ struct StepSignDaemon: AsyncParsableCommand {
     @Flag(name: .long, help: "With --migrate-to: print the summary as JSON.")
     var json = false
 
+    @Flag(name: .long,
+          help: ArgumentHelp("Check the configuration and everything it names, print each problem as FILE:LINE: KEY: what, "
+                             + "and exit 0 (all is well) or 78; changes nothing, and may run beside the daemon."))
+    var check = false
+
     func validate() throws {
         if let migrateTo, migrateTo != "postgresql" {
             throw ValidationError("--migrate-to takes \"postgresql\" only")
         }
         if json, migrateTo == nil { throw ValidationError("--json goes with --migrate-to") }
+        if check, migrateTo != nil { throw ValidationError("--check and --migrate-to go alone") }
     }
 
     func run() async throws {
@@ -56,6 +83,12 @@ struct StepSignDaemon: AsyncParsableCommand {
         guard stepsign_set_non_dumpable() == 0 else {
             FileHandleOutput.standardError("stepsignd: cannot mark the process non-dumpable\n")
             throw ExitCode(71)  // EX_OSERR
+        }
+        if check {
+            let status = await ConfigurationCheck(configPath: config, socket: socket, stateDirectory: stateDir,
+                                                  environment: ProcessInfo.processInfo.environment).run()
+            if status != 0 { throw ExitCode(status) }
+            return
         }
 
         let settings: StepSignConfiguration

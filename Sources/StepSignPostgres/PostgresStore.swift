@@ -66,35 +66,7 @@ public final class PostgresStore: StepSignStore {
         // The schema is brought up to date on one connection of its own, before any pool
         // exists: a server that cannot be reached, or refuses the login, is reported at once
         // (the pool would retry it for about a minute).
-        var connectionConfiguration: PostgresConnection.Configuration
-        if configuration.usesUnixSocket {
-            connectionConfiguration = PostgresConnection.Configuration(
-                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
-                password: password, database: configuration.database
-            )
-        } else {
-            let tls: PostgresConnection.Configuration.TLS
-            if let tlsConfiguration = try tlsConfiguration(configuration) {
-                do {
-                    tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
-                } catch {
-                    throw PostgresStoreError.configuration("TLS cannot be set up: \(error)")
-                }
-            } else {
-                tls = .disable
-            }
-            connectionConfiguration = PostgresConnection.Configuration(
-                host: configuration.host, port: configuration.port, username: configuration.user,
-                password: password, database: configuration.database, tls: tls
-            )
-            // tlsServerName stays nil: PostgresNIO then sends `host` as the SNI name unless it is
-            // an IP address (which SNI cannot carry), and NIOSSL's verify-full checks the
-            // certificate against the name, or against the address connected to for an IP.
-        }
-        let timeout = configuration.connectTimeout.components
-        connectionConfiguration.options.connectTimeout = .nanoseconds(
-            timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
-        )
+        let connectionConfiguration = try singleConnectionConfiguration(configuration, password: password)
         let nameKey: [UInt8]
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
@@ -134,6 +106,42 @@ public final class PostgresStore: StepSignStore {
         return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey, seal: seal,
                              leaseTimeout: configuration.leaseTimeout,
                              commitResolutionTimeout: configuration.commitResolutionTimeout)
+    }
+
+    /// The settings of one connection (not a pool's) to the configured server, with the
+    /// connect timeout: what `open` migrates on and `stepsignd --check` reads the schema on.
+    static func singleConnectionConfiguration(_ configuration: PostgresStoreConfiguration,
+                                              password: String?) throws -> PostgresConnection.Configuration {
+        var connectionConfiguration: PostgresConnection.Configuration
+        if configuration.usesUnixSocket {
+            connectionConfiguration = PostgresConnection.Configuration(
+                unixSocketPath: configuration.unixSocketPath, username: configuration.user,
+                password: password, database: configuration.database
+            )
+        } else {
+            let tls: PostgresConnection.Configuration.TLS
+            if let tlsConfiguration = try tlsConfiguration(configuration) {
+                do {
+                    tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
+                } catch {
+                    throw PostgresStoreError.configuration("TLS cannot be set up: \(error)")
+                }
+            } else {
+                tls = .disable
+            }
+            connectionConfiguration = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.user,
+                password: password, database: configuration.database, tls: tls
+            )
+            // tlsServerName stays nil: PostgresNIO then sends `host` as the SNI name unless it is
+            // an IP address (which SNI cannot carry), and NIOSSL's verify-full checks the
+            // certificate against the name, or against the address connected to for an IP.
+        }
+        let timeout = configuration.connectTimeout.components
+        connectionConfiguration.options.connectTimeout = .nanoseconds(
+            timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
+        )
+        return connectionConfiguration
     }
 
     /// The TLS settings of `tls`, or nil for `disable`.

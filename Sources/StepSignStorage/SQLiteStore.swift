@@ -83,6 +83,9 @@ public final class SQLiteStore: StepSignStore {
                     throw DatabaseError(message: "could not set synchronous = FULL (got \(level.map(String.init) ?? "nil"))")
                 }
             }
+            // A newer stepsignd's schema is not migrated over, nor read (SPEC §5, as PostgreSQL).
+            let unknown = try pool.read(SQLiteSchemaState.unknownMigrations)
+            guard unknown.isEmpty else { throw SQLiteSchemaTooNew(path: path, unknown: unknown) }
             try SQLiteSchema.migrator.migrate(pool)
             // SQLite creates -wal and -shm with the database file's mode; make sure anyway.
             for suffix in ["", "-wal", "-shm"] {

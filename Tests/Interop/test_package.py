@@ -21,7 +21,7 @@ BINARIES = {"usr/bin/stepsign": "stepsign"}
 LINKS = {"usr/sbin/stepsignd": "../bin/stepsign", "usr/bin/stepsign-verify": "stepsign",
          "usr/bin/stepsign-witness": "stepsign", "usr/sbin/stepsign-witnessd": "../bin/stepsign"}
 PROGRAMS = {path: os.path.basename(path) for path in (*BINARIES, *LINKS)}
-MAN_PAGES = {"usr/share/man/man8/stepsignd.8.gz": ("stepsignd", "8", "--config"),
+MAN_PAGES = {"usr/share/man/man8/stepsignd.8.gz": ("stepsignd", "8", "--check"),
              "usr/share/man/man1/stepsign.1.gz": ("stepsign", "1", "--socket"),
              "usr/share/man/man1/stepsign-verify.1.gz": ("stepsign-verify", "1", "--keys"),
              "usr/share/man/man1/stepsign-witness.1.gz": ("stepsign-witness", "1", "serve"),

@@ -150,6 +150,15 @@ def test_service_is_a_notify_service_with_the_contracted_settings():
     assert setting(SERVICE, "WatchdogSec")
 
 
+def test_reload_runs_the_check_first_on_the_file_the_daemon_was_started_with():
+    """SPEC 8 (issue 42): `ExecReload=` runs `stepsignd --check` on the ExecStart's --config
+    before the SIGHUP, so a file with a problem fails the reload and never reaches the daemon."""
+    reloads = [value for section, key, value in unit_settings(SERVICE) if key == "ExecReload"]
+    start = setting(SERVICE, "ExecStart")
+    config = start.split("--config", 1)[1].split()[0]
+    assert reloads == [f"/usr/sbin/stepsignd --check --config {config}", "/bin/sh -c 'kill -HUP \"$$MAINPID\"'"], reloads
+
+
 def test_socket_unit_serves_every_connection_from_one_daemon():
     assert setting(SOCKET_UNIT, "ListenStream") == "/run/stepsign/stepsignd.sock"
     assert setting(SOCKET_UNIT, "Accept") == "no"

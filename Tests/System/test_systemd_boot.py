@@ -352,6 +352,39 @@ def test_reload_applies_a_changed_policy_and_keeps_an_open_connection(box):
     assert "configuration reloaded" in journal(box)
 
 
+def test_a_bad_file_fails_the_reload_through_the_check_and_never_reaches_the_daemon(box):
+    """SPEC 8 (issue 42): ExecReload= runs `stepsignd --check` first. A value out of range fails
+    `systemctl reload` with the file, line and key in the journal; the daemon never got the
+    SIGHUP (same PID, no new reload line, still signing); the fixed file reloads again."""
+    pid = main_pid(box)
+    good = box.read(CONFIG)
+    reloads_before = journal(box).count("configuration reloaded")
+    set_config(box, "password", "max_attempts", "0")
+    try:
+        line = next(number for number, text in enumerate(box.read(CONFIG).splitlines(), 1)
+                    if text.startswith("max_attempts = 0"))
+        check = box.run(["stepsignd", "--check", "--config", CONFIG], user="stepsign", check=False)
+        assert check.returncode == 78, check
+        assert f"{CONFIG}:{line}: password.max_attempts: expected an integer from 1 to 100" in check.stderr, check.stderr
+        result = box.run(["systemctl", "reload", "stepsignd.service"], check=False)
+        assert result.returncode != 0, result
+        assert f"{CONFIG}:{line}: password.max_attempts" in journal(box), journal(box)[-3000:]
+        assert main_pid(box) == pid
+        assert journal(box).count("configuration reloaded") == reloads_before
+        assert box.show("stepsignd.service", "ActiveState")["ActiveState"] == "active"
+    finally:
+        box.write(CONFIG, good, mode=0o640)
+        box.run(["chgrp", "stepsign", CONFIG])
+    check = box.run(["stepsignd", "--check", "--config", CONFIG], user="stepsign", check=False)
+    assert check.returncode == 0 and "configuration ok" in check.stdout, check
+    box.run(["systemctl", "reload", "stepsignd.service"])
+    deadline = time.monotonic() + 30
+    while journal(box).count("configuration reloaded") == reloads_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert journal(box).count("configuration reloaded") > reloads_before
+    signed(box, "alice", 0, "signed after a refused and a good reload")
+
+
 def test_the_watchdog_is_fed(box):
     service = box.show("stepsignd.service", "WatchdogUSec", "MainPID", "WatchdogTimestampMonotonic")
     assert service["WatchdogUSec"] == "4s", service

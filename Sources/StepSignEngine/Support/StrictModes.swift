@@ -49,27 +49,51 @@ public struct StrictModes: Sendable {
         try checkTrustedInput(path, role: "configuration file")
     }
 
+    /// The files `configuration` names and will read or run (``referencedFiles(of:)``), each
+    /// as a trusted input.
+    public func checkReferencedFiles(of configuration: StepSignConfiguration) throws(StrictModesError) {
+        for file in Self.referencedFiles(of: configuration) {
+            try checkReferencedFile(file)
+        }
+    }
+
+    /// One file the configuration names, with the dotted key that names it.
+    package struct ReferencedFile: Sendable, Equatable {
+        /// The key, e.g. `idv.trusted_keys`.
+        package var key: String
+        /// The role in messages: the key, or what of it is a file (`forgot_password.notifier program`).
+        package var role: String
+        package var path: String
+        /// Whether it holds a secret: then not even readable by group or others.
+        package var secret: Bool
+    }
+
     /// The files `configuration` names and will read or run: `idv.trusted_keys` when IDV is
     /// configured, `password.common_passwords_file` when set, and the notifier program
     /// (`forgot_password.notifier[0]`) when forgot-password is enabled with a notifier, and on
-    /// PostgreSQL `storage.postgresql.password_file` and (verify-full) `tls_ca_file` when set,
-    /// and `cluster.root_key` when it names a file.
-    public func checkReferencedFiles(of configuration: StepSignConfiguration) throws(StrictModesError) {
+    /// PostgreSQL `storage.postgresql.password_file`, `storage.seal_key_file` and (verify-full)
+    /// `tls_ca_file` when set, and `cluster.root_key` when it names a file. One list, which
+    /// the start, a reload and `stepsignd --check` all check.
+    package static func referencedFiles(of configuration: StepSignConfiguration) -> [ReferencedFile] {
+        var files: [ReferencedFile] = []
+        func add(_ key: String, _ path: String, role: String? = nil, secret: Bool = false) {
+            files.append(ReferencedFile(key: key, role: role ?? key, path: path, secret: secret))
+        }
         if !configuration.idv.issuer.isEmpty {
-            try checkTrustedInput(configuration.idv.trustedKeys, role: "idv.trusted_keys")
+            add("idv.trusted_keys", configuration.idv.trustedKeys)
         }
         if !configuration.password.commonPasswordsFile.isEmpty {
-            try checkTrustedInput(configuration.password.commonPasswordsFile, role: "password.common_passwords_file")
+            add("password.common_passwords_file", configuration.password.commonPasswordsFile)
         }
         if configuration.forgotPassword.enabled, let program = configuration.forgotPassword.notifier.first {
-            try checkTrustedInput(program, role: "forgot_password.notifier program")
+            add("forgot_password.notifier", program, role: "forgot_password.notifier program")
         }
         if configuration.storage.backend == .postgresql, !configuration.storage.postgresql.passwordFile.isEmpty {
-            try checkTrustedInput(configuration.storage.postgresql.passwordFile, role: "storage.postgresql.password_file")
+            add("storage.postgresql.password_file", configuration.storage.postgresql.passwordFile)
         }
         // Whoever may read the seal key may seal a record they wrote into the database (SPEC §5.4).
         if configuration.storage.backend == .postgresql, !configuration.storage.sealKeyFile.isEmpty {
-            try checkTrustedInput(configuration.storage.sealKeyFile, role: "storage.seal_key_file", secret: true)
+            add("storage.seal_key_file", configuration.storage.sealKeyFile, secret: true)
         }
         // Whoever may read the PIN may sign with the token's keys; whoever may replace the
         // module runs code in the daemon (SPEC §5.7).
@@ -81,13 +105,19 @@ public struct StrictModes: Sendable {
         }
         // Whoever may replace the cluster root key may make any signing key trusted (SPEC §5.4).
         if configuration.cluster.rootKeyIsFile {
-            try checkTrustedInput(configuration.cluster.rootKey, role: "cluster.root_key")
+            add("cluster.root_key", configuration.cluster.rootKey)
         }
         // Not secret, but whoever may replace the CA file may impersonate the database server.
         if configuration.storage.backend == .postgresql, configuration.storage.postgresql.tls == .verifyFull,
            !configuration.storage.postgresql.tlsCAFile.isEmpty {
-            try checkTrustedInput(configuration.storage.postgresql.tlsCAFile, role: "storage.postgresql.tls_ca_file")
+            add("storage.postgresql.tls_ca_file", configuration.storage.postgresql.tlsCAFile)
         }
+        return files
+    }
+
+    /// One of ``referencedFiles(of:)``, as a trusted input.
+    package func checkReferencedFile(_ file: ReferencedFile) throws(StrictModesError) {
+        try checkTrustedInput(file.path, role: file.role, secret: file.secret)
     }
 
     /// The state directory, its database files, `keys/` and the key files in it, as far as
@@ -242,7 +272,7 @@ public struct StrictModes: Sendable {
     }
 
     /// The directory part of `path` (`.` for a bare name, `/` for a name in the root).
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StepSignConfig
+import StepSignEngine
+import StepSignPostgres
+import StepSignStorage
+
+// The checks of `stepsignd --check`, in the order the start meets what they check. Each reads
+// only; each reports every problem it finds, naming the key that leads to it.
+
+extension ConfigurationCheck {
+    static let steps: [Step] = [
+        configurationFile,
+        referencedFiles,
+        stateDirectory,
+        socketDirectory,
+        keys,
+        database,
+    ]
+
+    /// Strict modes of the configuration file itself.
+    static func configurationFile(_ context: CheckContext) async -> [CheckFinding] {
+        do {
+            try StrictModes().checkConfigurationFile(context.configPath)
+            return []
+        } catch {
+            return [context.problem(nil, "\(error)")]
+        }
+    }
+
+    /// Every file the configuration names (``StrictModes/referencedFiles(of:)``): its strict
+    /// modes, then its contents read as the daemon reads them, and a notifier that can run.
+    static func referencedFiles(_ context: CheckContext) async -> [CheckFinding] {
+        let strict = StrictModes()
+        var findings: [CheckFinding] = []
+        var refused: Set<String> = []
+        for file in StrictModes.referencedFiles(of: context.settings) {
+            do {
+                try strict.checkReferencedFile(file)
+            } catch {
+                findings.append(context.problem(file.key, "\(error)"))
+                refused.insert(file.key)
+            }
+        }
+        let settings = context.settings
+        // The contents, of the files strict modes let through (a missing one is named once).
+        func read(_ key: String, _ load: () throws -> Void) {
+            guard !refused.contains(key) else { return }
+            do { try load() } catch { findings.append(context.problem(key, "\(error)")) }
+        }
+        read("idv.trusted_keys") { _ = try settings.idv.loadTrustedKeys() }
+        read("password.common_passwords_file") { _ = try settings.password.loadCommonPasswords() }
+        read("cluster.root_key") { _ = try settings.cluster.loadRootKey() }
+        read("forgot_password.notifier") {
+            guard settings.forgotPassword.enabled, let program = settings.forgotPassword.notifier.first else { return }
+            if access(program, X_OK) != 0 {
+                throw CheckMessage("the notifier program \(program) cannot be run: \(String(cString: strerror(errno)))")
+            }
+        }
+        read("storage.seal_key_file") {
+            guard settings.storage.backend == .postgresql else { return }
+            _ = try SealKey.clusterKey(file: settings.storage.sealKeyFile, environment: context.environment)
+        }
+        for (index, witness) in settings.witnesses.enumerated() {
+            do {
+                _ = try StepSignConfiguration(witnesses: [witness]).loadWitnessKeys()
+            } catch {
+                findings.append(context.problem("witness[\(index + 1)].key", "\(error)"))
+            }
+        }
+        return findings
+    }
+
+    /// Strict modes of the state directory, its database and `keys/`.
+    static func stateDirectory(_ context: CheckContext) async -> [CheckFinding] {
+        do {
+            try StrictModes().checkStateDirectory(context.settings.server.stateDir)
+            return [.note("state directory \(context.settings.server.stateDir)")]
+        } catch {
+            return [context.problem("server.state_dir", "\(error)")]
+        }
+    }
+
+    /// Strict modes of the directory the daemon would make its socket in, when it exists
+    /// (under systemd the socket unit passes the socket, and makes its directory).
+    static func socketDirectory(_ context: CheckContext) async -> [CheckFinding] {
+        let socket = context.settings.server.socket
+        guard access(StrictModes.parent(of: socket), F_OK) == 0 else { return [] }
+        do {
+            try StrictModes().checkSocketDirectory(of: socket)
+            return []
+        } catch {
+            return [context.problem("server.socket", "\(error)")]
+        }
+    }
+
+    /// The key passphrase credential and every key file in `keys/`, opened as the start opens
+    /// them (nothing is made: a first start makes the keys).
+    static func keys(_ context: CheckContext) async -> [CheckFinding] {
+        let passphrase: [UInt8]?
+        do {
+            passphrase = try KeyPassphraseCredential.load()
+        } catch {
+            return [context.problem(nil, "\(error)")]  // not a key of the file: the credential names itself
+        }
+        defer { if var secret = passphrase { KeyPassphraseCredential.wipe(&secret) } }
+        do {
+            let found = try KeyFilesCheck.check(stateDirectory: context.settings.server.stateDir, passphrase: passphrase,
+                                                sealKeyInStateDirectory: context.settings.storage.backend == .sqlite)
+            let keys = found.signingKeys == 0 ? "no signing key yet (the first start makes one)"
+                : found.signingKeys == 1 ? "1 signing key" : "\(found.signingKeys) signing keys"
+            return [.note(keys + (passphrase == nil ? "" : ", encrypted"))]
+        } catch {
+            return [context.problem("server.state_dir", "\(error)")]
+        }
+    }
+
+    /// The database: SQLite's schema, or PostgreSQL's reachability and schema; never migrated.
+    static func database(_ context: CheckContext) async -> [CheckFinding] {
+        let settings = context.settings
+        switch settings.storage.backend {
+        case .sqlite:
+            let path = settings.server.stateDir + "/" + SQLiteStore.fileName
+            do {
+                switch try SQLiteSchemaState.read(stateDirectory: settings.server.stateDir) {
+                case .absent:
+                    return [.note("no SQLite database yet (the first start makes it)")]
+                case let .current(migrations):
+                    return [.note("SQLite schema v\(migrations)")]
+                case let .older(applied, known):
+                    return [.note("SQLite schema v\(applied), migrated to v\(known) at the next start")]
+                case let .newer(unknown):
+                    return [context.problem("server.state_dir", "\(SQLiteSchemaTooNew(path: path, unknown: unknown))")]
+                }
+            } catch {
+                return [context.problem("server.state_dir", "cannot read the SQLite database \(path): \(error)")]
+            }
+        case .postgresql:
+            let pg = settings.storage.postgresql
+            let target = pg.usesUnixSocket ? "\(pg.host) (Unix socket)" : "\(pg.host):\(pg.port)"
+            do {
+                let state = try await PostgresSchemaState.read(PostgresStoreConfiguration(pg))
+                if state.found > state.supported {
+                    return [context.problem("storage.postgresql", "\(PostgresStoreError.schemaTooNew(found: state.found, supported: state.supported))")]
+                }
+                let migrated = state.found < state.supported ? ", migrated to v\(state.supported) at the next start" : ""
+                return [.note("PostgreSQL \(target) schema v\(state.found)\(migrated)")]
+            } catch let error as PostgresStoreError {
+                let key = switch error {
+                case .passwordFile: "storage.postgresql.password_file"
+                case .tls: "storage.postgresql.tls"
+                case let .server(sqlState, _) where sqlState == "3D000": "storage.postgresql.database"  // invalid_catalog_name
+                case .server where error.refusesLoginOrDatabase: "storage.postgresql.user"
+                default: "storage.postgresql.host"
+                }
+                return [context.problem(key, "PostgreSQL at \(target), database \(pg.database), user \(pg.user): \(error)")]
+            } catch {
+                return [context.problem("storage.postgresql.host", "PostgreSQL at \(target): \(error)")]
+            }
+        }
+    }
+}
+
+/// A problem in words, for a check that has no error type of its own.
+struct CheckMessage: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

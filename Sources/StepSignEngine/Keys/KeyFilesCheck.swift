@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+import StepSignSystem
+#endif
+import Logging
+import StepSignCrypto
+
+/// The key files of a state directory's `keys/` read as the daemon reads them at start, without
+/// making, changing or locking anything (`stepsignd --check`): every signing key file opens
+/// (with the passphrase credential when one is given) and holds the key its name gives, the
+/// log key opens, and the seal key (SQLite) is one line of base64url of 32 bytes. A file the
+/// daemon would make at its first start may be missing.
+package enum KeyFilesCheck {
+    /// What was found: the number of signing key files, and whether a log key exists yet.
+    package struct Found: Sendable {
+        package var signingKeys: Int
+        package var logKey: Bool
+    }
+
+    /// Reads `<stateDirectory>/keys`; throws the first file that the daemon would refuse,
+    /// naming it (``KeyringError``, ``SealKeyError``), never its contents.
+    package static func check(stateDirectory: String, passphrase: [UInt8]?, sealKeyInStateDirectory: Bool) throws -> Found {
+        let base = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
+        let path = base + "/keys"
+        guard access(path, F_OK) == 0 else { return Found(signingKeys: 0, logKey: false) }
+        let quiet = Logger(label: "stepsign.check", factory: { _ in SwiftLogNoOpLogHandler() })
+        let keys = try KeyDirectory(path: path, passphrase: passphrase).loadKeys(logger: quiet)
+        let logKeyPath = path + "/" + LogKey.fileName
+        let hasLogKey = access(logKeyPath, F_OK) == 0
+        if hasLogKey {
+            let bytes: [UInt8]
+            do {
+                bytes = try SecureFile.read(logKeyPath)
+            } catch {
+                throw KeyringError.missingKeyFile(path: logKeyPath, instance: "", reason: "\(error)")
+            }
+            do {
+                _ = try Ed25519PrivateKey(pkcs8PEM: String(decoding: bytes, as: UTF8.self), passphrase: passphrase)
+            } catch {
+                throw KeyringError.unreadableKey(path: logKeyPath, reason: error)
+            }
+        }
+        let sealPath = path + "/" + SealKey.fileName
+        if sealKeyInStateDirectory, access(sealPath, F_OK) == 0 {
+            _ = try SealKey.parse(try SecureFile.read(sealPath), path: sealPath)
+        }
+        return Found(signingKeys: keys.count, logKey: hasLogKey)
+    }
+}
