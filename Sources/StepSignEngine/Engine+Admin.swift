@@ -114,6 +114,8 @@ extension Engine {
             return try await auditVerify(context: context)
         case let .addCosignatures(treeSize, cosignatures):
             return try await addCosignatures(treeSize: Int64(treeSize), lines: cosignatures, context: context)
+        case let .awaitCheckpointRequest(waitSeconds):
+            return Reply(result: ["requested": .bool(await signing.witnessWaits.nextRequest(within: waitSeconds))])
         case let .addGroupMember(group, user):
             return try await addGroupMember(group: group, user: user, context: context)
         case let .removeGroupMember(group, user):

@@ -168,12 +168,14 @@ OnIDV = Callable[[IDVChallenge], str]
 
 @dataclass(frozen=True)
 class Signature:
-    """One signature: the JWS, its ID and log index, and every detail the daemon sent."""
+    """One signature: the JWS, its ID and log index, and every detail the daemon sent; with
+    `sign(..., witnessed=True)`, its C2SP tlog-proof against a checkpoint witnesses cosigned."""
 
     jws: str
     signature_id: str
     log_index: Optional[int]
     details: JSON = field(repr=False)
+    proof: Optional[str] = field(default=None, repr=False)
 
     @staticmethod
     def of(details: JSON) -> "Signature":
@@ -257,3 +259,9 @@ def batch_of(event: JSON) -> list[Signature]:
     return [Signature.of(details) for details in event["signatures"]]
 
 
+def wait_for_proof_params(signature_id: str, quorum: Optional[int], timeout: int) -> JSON:
+    """The parameters of `waitForProof` (SPEC §5.6)."""
+    params: JSON = {"signatureID": signature_id, "timeoutSeconds": timeout}
+    if quorum is not None:
+        params["quorum"] = quorum
+    return params
