@@ -86,7 +86,8 @@ final class WitnessWaits: Sendable {
         guard let id else { return false }
         let deadline = ContinuousClock.now + .seconds(seconds)
         let timer = Task {
-            try? await Task.sleep(until: deadline)
+            // Cancelled (the pusher was answered first): nothing to end.
+            guard (try? await Task.sleep(until: deadline)) != nil else { return }
             let pusher = self.state.withLock { $0.pushers.removeValue(forKey: id) }
             pusher?.resume(returning: false)
         }
@@ -131,7 +132,8 @@ final class WitnessWaits: Sendable {
     /// one was since the last call) or until `deadline` (nil), holding no thread.
     func next(_ ticket: Ticket, until deadline: ContinuousClock.Instant) async -> Int64? {
         let timer = Task {
-            try? await Task.sleep(until: deadline)
+            // Cancelled (the wait was answered first): this ticket's next wait is not this one's.
+            guard (try? await Task.sleep(until: deadline)) != nil else { return }
             let continuation = self.state.withLock { state -> CheckedContinuation<Int64?, Never>? in
                 defer { state.waiters[ticket.id]?.continuation = nil }
                 return state.waiters[ticket.id]?.continuation

@@ -54,6 +54,34 @@ import Testing
         #expect(waits.waiting == 0)
     }
 
+    @Test("a wait answered before its deadline leaves the ticket's next wait alone (its timer is cancelled, not fired)")
+    func answeredWaitLeavesTheNext() async throws {
+        let waits = WitnessWaits()
+        // Each wait is answered at once (by its own or another ticket's cosigned size: each
+        // covers every ticket), 16 tickets at a time so that timers queue behind the waits: a
+        // timer of an earlier wait that fired when cancelled would end a later wait of its
+        // ticket with nil long before its deadline (the 14 that 16 callers of waitForProof saw).
+        let failures = await withTaskGroup(of: [String].self) { group in
+            for uid in UInt32(0)..<16 {
+                group.addTask {
+                    guard let ticket = waits.register(index: 0, uid: uid) else { return ["no ticket"] }
+                    for size in Int64(1)...500 {
+                        async let next = waits.next(ticket, until: Self.far)
+                        await Task.yield()
+                        waits.cosigned(size: size)
+                        let got = await next
+                        if got == nil { return ["wait \(size) of uid \(uid) ended with nil"] }
+                    }
+                    return []
+                }
+            }
+            var all: [String] = []
+            for await failed in group { all += failed }
+            return all
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     @Test("a peer uid has at most maxWaitersPerUID waiting; another uid is not held up by it")
     func boundedPerPeer() throws {
         let waits = WitnessWaits()
