@@ -107,6 +107,25 @@ def test_the_python_client_waits_for_every_witness_by_default(setup):
     assert sorted(json.loads(verified.stdout)["cosignedBy"]) == sorted(w.name for w in setup["witnesses"])
 
 
+def test_the_async_client_waits_for_a_quorum_too(setup):
+    import asyncio
+
+    async def main():
+        client = await stepsign.AsyncClient.connect(setup["daemon"].socket)
+        try:
+            return await client.sign("release async", "witnessed", user=USER, on_password=lambda challenge: PASSWORD,
+                                     witnessed=True, quorum=2)
+        finally:
+            await client.close()
+
+    signature = asyncio.run(main())
+    proof = os.path.join(setup["directory"], "async.tlog-proof")
+    with open(proof, "w") as f:
+        f.write(signature.proof)
+    verified = verify(setup, signature.jws, proof, 2)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def test_waiters_that_arrive_together_share_one_checkpoint(setup):
     signatures = [signed for signed in sign_level_0_with_ids(setup["client"], 4)]
     size = int(setup["client"].call("getCheckpoint")["result"]["checkpoint"].split("\n")[1])
