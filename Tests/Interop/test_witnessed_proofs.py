@@ -206,6 +206,13 @@ def test_beyond_the_slack_waitForProof_answers_14_at_its_timeout(setup):
     # A quorum the one live witness meets is still served.
     reply = client.call("waitForProof", signatureID=signature_id, quorum=1, timeoutSeconds=30)
     assert reply["error"]["code"] == 0, reply
+    # The Python client raises 14 with the signature it made (which stands).
+    with stepsign.Client(setup["daemon"].socket) as python_client:
+        with pytest.raises(stepsign.StepSignError) as refused:
+            python_client.sign("release 5", "witnessed", user=USER, on_password=lambda challenge: PASSWORD,
+                               witnessed=True, quorum=2, witness_timeout=2)
+        assert refused.value.code == 14 and refused.value.signature is not None
+        assert python_client.signature(refused.value.signature.signature_id)["signatureID"] == refused.value.signature.signature_id
     # The CLI prints the signature, then says why there is no proof, and exits 1.
     code, jws, proof, errors, _ = sign_witnessed(setup, "release 4", "--quorum", "2", "--witness-timeout", "3")
     assert code == 1 and jws.count(".") == 2, (code, jws, errors)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import enum
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 JSON = dict[str, Any]
@@ -44,13 +44,16 @@ class Status(enum.IntEnum):
 
 
 class StepSignError(Exception):
-    """The daemon refused a request (its `error.code` is not 0): nothing was changed."""
+    """The daemon refused a request (its `error.code` is not 0): nothing was changed. From
+    `sign(..., witnessed=True)`, `signature` is the signature that was made before its
+    witnessed proof was refused (14: not in time; ask again with `wait_for_proof`)."""
 
     def __init__(self, code: int, message: str, op: str = "") -> None:
         super().__init__(f"{op + ': ' if op else ''}error {code}: {message}")
         self.code = code
         self.message = message
         self.op = op
+        self.signature: Optional["Signature"] = None
 
     @property
     def retryable(self) -> bool:
@@ -257,6 +260,15 @@ def batch_of(event: JSON) -> list[Signature]:
     if int(status.get("code", 0)) != Status.SUCCESS:
         raise SigningFailed(int(status.get("code", 0)), str(status.get("message", "")))
     return [Signature.of(details) for details in event["signatures"]]
+
+
+def with_proof(signature: Signature, wait: Callable[[], str]) -> Signature:
+    """`signature` with the proof `wait` returns; a refusal carries the signature, which stands."""
+    try:
+        return replace(signature, proof=wait())
+    except StepSignError as error:
+        error.signature = signature
+        raise
 
 
 def wait_for_proof_params(signature_id: str, quorum: Optional[int], timeout: int) -> JSON:

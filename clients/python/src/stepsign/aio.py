@@ -121,7 +121,11 @@ class AsyncClient:
             event = await self.wait_for_approval(event["approvalID"], wait_for_approval)
         signature = signature_of(event)
         if witnessed:
-            signature = replace(signature, proof=await self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
+            try:
+                signature = replace(signature, proof=await self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
+            except StepSignError as error:
+                error.signature = signature  # the signature stands: ask wait_for_proof again
+                raise
         return signature
 
     async def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *,

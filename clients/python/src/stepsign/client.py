@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import socket
-from dataclasses import replace
 from types import TracebackType
 from typing import Any, Optional
 
-from ._protocol import (wait_for_proof_params, JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
+from ._protocol import (wait_for_proof_params, with_proof, JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
                         SIGNING_OUTCOMES, Signature, SigningFailed, StepSignError, batch_of, batch_params, decode,
                         encode, signature_of, signing_params)
 
@@ -84,7 +83,7 @@ class Client:
         signing twice (SPEC §3). `witnessed`: also wait (up to `witness_timeout` seconds) for
         the signature's tlog-proof against a checkpoint `quorum` of the daemon's witnesses (all by
         default) cosigned, in `Signature.proof` (SPEC §5.6; StepSignError 14 when they did not
-        in time: the signature stands, ask `wait_for_proof` again)."""
+        in time: the signature stands, in the error's `signature`; ask `wait_for_proof` again)."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
         event = self._answer(self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user, idempotency_key)),
                              answerers)
@@ -92,7 +91,7 @@ class Client:
             event = self.wait_for_approval(event["approvalID"], wait_for_approval)
         signature = signature_of(event)
         if witnessed:
-            signature = replace(signature, proof=self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
+            signature = with_proof(signature, lambda: self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
         return signature
 
     def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *, user: Optional[str] = None,
