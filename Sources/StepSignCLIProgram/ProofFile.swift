@@ -28,6 +28,24 @@ enum ProofFile {
         }
     }
 
+    /// Asks the daemon for the tlog-proof of `signatureID` against a checkpoint `quorum` of its
+    /// witnesses (nil: all) cosigned, waiting up to `timeoutSeconds` (`waitForProof`, SPEC §5.6).
+    static func fetchWitnessed(_ signatureID: String, quorum: Int?, timeoutSeconds: Int,
+                               on connection: StepSignConnection) throws -> TlogProof {
+        var parameters: [(String, JSONValue)] = [("signatureID", .string(signatureID)), ("timeoutSeconds", .int(Int64(timeoutSeconds)))]
+        if let quorum { parameters.append(("quorum", .int(Int64(quorum)))) }
+        let reply = try connection.call("waitForProof", parameters, timeout: Double(timeoutSeconds + 30))
+        guard reply.code == 0 else {
+            throw CLIError("signed (\(signatureID)), but no witnessed proof: error \(reply.code): \(reply.message)")
+        }
+        guard let text = reply.result?["proof"]?.stringValue else { throw CLIError("the daemon's waitForProof reply lacks its proof") }
+        do {
+            return try TlogProof(parsing: text)
+        } catch {
+            throw CLIError("the daemon's witnessed proof is not well-formed: \(error)")
+        }
+    }
+
     /// The daemon's published log keys (`getPublicKeys.logKeys`).
     static func logKeys(on connection: StepSignConnection) throws -> [NoteVerifierKey] {
         let reply = try connection.call("getPublicKeys").requireAccepted("getPublicKeys")

@@ -32,6 +32,12 @@ struct SignCommand: ParsableCommand {
     var noWait = false
     @Option(name: .customLong("proof-out"), help: ArgumentHelp("Also write the proof that the signature is in the log (a C2SP tlog-proof, checked before it is written) to this file.", valueName: "file"))
     var proofOut: String?
+    @Flag(help: "With --proof-out: wait until witnesses cosigned a checkpoint covering the signature (waitForProof), so the proof verifies offline with stepsign-verify --witness ... --quorum K.")
+    var witnessed = false
+    @Option(help: ArgumentHelp("With --witnessed: how many of the daemon's [[witness]]es must have cosigned (default: all).", valueName: "K"))
+    var quorum: Int?
+    @Option(name: .customLong("witness-timeout"), help: ArgumentHelp("With --witnessed: seconds to wait for the cosignatures (1-300).", valueName: "seconds"))
+    var witnessTimeout: Int = 60
     @Option(name: .customLong("idempotency-key"), help: ArgumentHelp("Send this idempotencyKey (1-64 printable ASCII characters): run again with the same key after an error or a lost connection and the daemon answers with the first signature instead of signing twice.", valueName: "key"))
     var idempotencyKey: String?
 
@@ -47,12 +53,17 @@ struct SignCommand: ParsableCommand {
         if let batch {
             if payload != nil || payloadFile != nil { throw ValidationError("--batch cannot be used with --payload or --payload-file") }
             if proofOut != nil { throw ValidationError("--batch cannot be used with --proof-out (ask `stepsign proof` per signature)") }
+            if witnessed { throw ValidationError("--batch cannot be used with --witnessed") }
             if batch == "-", PasswordReader(file: passwordFile, descriptor: passwordFD).readsStdin {
                 throw ValidationError("the batch is read from stdin, so the password cannot be: give --batch FILE")
             }
         } else if reason == nil {
             throw ValidationError("missing --reason")
         }
+        if witnessed, proofOut == nil { throw ValidationError("--witnessed needs --proof-out FILE") }
+        if quorum != nil, !witnessed { throw ValidationError("--quorum needs --witnessed") }
+        if let quorum, quorum < 1 { throw ValidationError("--quorum must be at least 1") }
+        if !(1...300).contains(witnessTimeout) { throw ValidationError("--witness-timeout must be from 1 to 300 seconds") }
         try SecretSources.validate(["--password-file": passwordFile], ["--password-fd": passwordFD])
         let payloadFromStdin = batch == nil && payload == nil && (payloadFile == nil || payloadFile == "-")
         if payloadFromStdin, PasswordReader(file: passwordFile, descriptor: passwordFD).readsStdin {
@@ -153,12 +164,15 @@ struct SignCommand: ParsableCommand {
     }
 
     /// `--proof-out`: the new signature's inclusion proof, asked on the session that made it and
-    /// checked against the JWS and the daemon's published log keys before it is written.
+    /// checked against the JWS and the daemon's published log keys before it is written; with
+    /// `--witnessed`, once witnesses cosigned a checkpoint covering it (SPEC §5.6).
     private func writeProof(_ details: JSONValue, on connection: StepSignConnection, to path: String) throws {
         guard let signatureID = details["dataSignatureID"]?.stringValue, let jws = details["payloadSignature"]?.stringValue else {
             throw CLIError("the daemon's reply has no dataSignatureID or payloadSignature")
         }
-        let proof = try ProofFile.fetch(signatureID, on: connection)
+        let proof = witnessed
+            ? try ProofFile.fetchWitnessed(signatureID, quorum: quorum, timeoutSeconds: witnessTimeout, on: connection)
+            : try ProofFile.fetch(signatureID, on: connection)
         do {
             _ = try proof.verify(leaf: Array(jws.utf8), logKeys: try ProofFile.logKeys(on: connection))
         } catch let error as NoteError {

@@ -115,6 +115,8 @@ extension Engine {
             return try await auditVerify(context: context)
         case let .addCosignatures(treeSize, cosignatures):
             return try await addCosignatures(treeSize: Int64(treeSize), lines: cosignatures, context: context)
+        case let .awaitCheckpointRequest(waitSeconds):
+            return Reply(result: ["requested": .bool(await signing.witnessWaits.nextRequest(within: waitSeconds))])
         case let .addGroupMember(group, user):
             return try await addGroupMember(group: group, user: user, context: context)
         case let .removeGroupMember(group, user):
@@ -181,6 +183,13 @@ extension Engine {
             ok = false
             problem = "the store lists signing key \(key.kid) of instance \"\(key.instance)\", which is not trusted: "
                 + (key.trust.problem ?? "")
+        }
+        // The stored tree, the epochs and the cosignatures (SPEC §5.5): what the entries make,
+        // what signed events started, what the witnesses' keys verify.
+        if ok, let logProblem = try await LogAudit(store: signing.store, keyring: signing.keyring, logger: logger,
+                                                   origins: signing.log.knownOrigins, witnesses: settings.witnessKeys).run() {
+            ok = false
+            problem = logProblem
         }
         // Credential records someone wrote behind the daemon's back (SPEC §5.4).
         let unsealed = try await credentials.store.listUsers().compactMap { user in user.sealFailure.map { (user.name, $0) } }

@@ -167,6 +167,7 @@ extension Engine {
         try await signing.store.addLogCosignatures(records)
         if signing.log.latest?.checkpoint.size == treeSize { signing.log.republishLatest() }
         StepSignMetric.witnessedTreeSize.set(Double(treeSize))
+        signing.witnessWaits.cosigned(size: treeSize)
         logger.info("log cosignatures stored", metadata: [
             "size": "\(treeSize)", "witnesses": "\(records.map(\.witness).joined(separator: ","))",
         ])

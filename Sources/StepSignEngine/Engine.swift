@@ -223,10 +223,12 @@ public final class Engine: Sendable {
         await signing.log.publisher?.idle()
     }
 
-    /// Shutdown has begun: requests that wait (`getApproval` with `waitSeconds`) answer with
-    /// what they have now, so the requests in flight end within the server's grace.
+    /// Shutdown has begun: requests that wait (`getApproval` with `waitSeconds`,
+    /// `waitForProof`, `admin.awaitCheckpointRequest`) answer with what they have now, so the
+    /// requests in flight end within the server's grace.
     public func endWaits() {
         approvals.waitsEnded.store(true, ordering: .relaxed)
+        signing.witnessWaits.endAll()
     }
 
     /// Logs the summary of level-0 signatures if its minute is over by `now`; the daemon calls
@@ -381,6 +383,8 @@ public final class Engine: Sendable {
             return try await getInclusionProof(signatureID, treeSize: treeSize.map(Int64.init), session: session)
         case let .getConsistencyProof(fromSize, toSize):
             return try await getConsistencyProof(from: Int64(fromSize), to: toSize.map(Int64.init))
+        case let .waitForProof(signatureID, quorum, timeoutSeconds):
+            return try await waitForProof(signatureID, quorum: quorum, timeoutSeconds: timeoutSeconds, session: session)
         case .status:
             return Reply(result: try await statusResult(now: now))
         case .listApprovals:

@@ -54,14 +54,21 @@ final class DaemonLink: Sendable {
         ])
     }
 
-    private func call(_ op: String, _ parameters: [(String, JSONValue)]) async throws -> JSONValue {
+    /// Waits up to `seconds` (at most 5, so that a shutdown waits for no longer) for a `waitForProof` to
+    /// ask for a round (SPEC §5.6): true when one did.
+    func awaitCheckpointRequest(seconds: Int) async throws -> Bool {
+        let result = try await call("admin.awaitCheckpointRequest", [("waitSeconds", .int(Int64(min(seconds, 5))))], timeout: 30)
+        return result["requested"]?.boolValue ?? false
+    }
+
+    private func call(_ op: String, _ parameters: [(String, JSONValue)], timeout: Int = 30) async throws -> JSONValue {
         let socketPath = self.socketPath
         return try await thread.runIfActive {
             try self.connection.withLock { (open: inout StepSignConnection?) throws -> JSONValue in
                 do {
                     let link = try open ?? StepSignConnection(socketPath: socketPath)
                     open = link
-                    let reply = try link.call(op, parameters, timeout: 30)
+                    let reply = try link.call(op, parameters, timeout: Double(timeout))
                     guard reply.code == 0 else { throw Refused(code: reply.code, message: reply.message) }
                     return reply.result ?? .null
                 } catch let refused as Refused {

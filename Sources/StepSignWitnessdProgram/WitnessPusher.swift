@@ -35,14 +35,35 @@ actor WitnessPusher: Service {
         self.logger = logger
     }
 
-    /// Rounds every `interval` until graceful shutdown.
+    /// Rounds every `interval`, and at once when a `waitForProof` asks for one, until graceful
+    /// shutdown.
     func run() async throws {
         logger.notice("pushing checkpoints", metadata: ["witnesses": "\(targets.map(\.name).joined(separator: ","))"])
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             _ = await round()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            try? await cancelWhenGracefulShutdown { try await self.untilNextRound() }
         }
         try await close()
+    }
+
+    /// Waits for the next round: `interval`, or less when a caller of `waitForProof` asks the
+    /// daemon for a witnessed checkpoint (SPEC §5.6; the daemon answers the long poll
+    /// `admin.awaitCheckpointRequest` then). A daemon that cannot be asked (one without the
+    /// operation, or not reached) leaves the plain interval.
+    private func untilNextRound() async throws {
+        let end = ContinuousClock.now + interval
+        while ContinuousClock.now < end {
+            try Task.checkCancellation()
+            let left = end - ContinuousClock.now
+            let seconds = max(1, Int(left.components.seconds))
+            do {
+                if try await link.awaitCheckpointRequest(seconds: seconds) { return }
+            } catch {
+                logger.debug("cannot wait for checkpoint requests; waiting out the interval", metadata: ["error": "\(error)"])
+                try await Task.sleep(until: end)
+                return
+            }
+        }
     }
 
     func close() async throws {

@@ -33,6 +33,7 @@ struct OperationTests {
         #"{"id":1,"op":"getCheckpoint"}"#,
         #"{"id":1,"op":"getInclusionProof","signatureID":"s","treeSize":3}"#,
         #"{"id":1,"op":"getConsistencyProof","fromSize":1,"toSize":3}"#,
+        #"{"id":1,"op":"waitForProof","signatureID":"s","quorum":2,"timeoutSeconds":30}"#,
         #"{"id":1,"op":"status"}"#,
         #"{"id":1,"op":"listApprovals"}"#,
         #"{"id":1,"op":"approveRequest","approvalID":"a"}"#,
@@ -57,6 +58,7 @@ struct OperationTests {
         #"{"id":1,"op":"admin.listKeys"}"#,
         #"{"id":1,"op":"admin.auditVerify"}"#,
         #"{"id":1,"op":"admin.addCosignatures","treeSize":3,"cosignatures":["\u2014 w x"]}"#,
+        #"{"id":1,"op":"admin.awaitCheckpointRequest","waitSeconds":5}"#,
         #"{"id":1,"op":"admin.backup"}"#,
         #"{"id":1,"op":"admin.recover"}"#,
         #"{"id":1,"op":"admin.exportLedger","afterSeq":5,"limit":10}"#,
@@ -168,6 +170,10 @@ struct OperationTests {
              Self.cosignatureLines),
             (#"{"id":1,"op":"admin.addCosignatures","treeSize":0,"cosignatures":["x"]}"#, "\"treeSize\" must be an integer from 1 to \(Int64.max)"),
             (#"{"id":1,"op":"getConsistencyProof"}"#, #"missing parameter "fromSize""#),
+            (#"{"id":1,"op":"waitForProof"}"#, #"missing parameter "signatureID""#),
+            (#"{"id":1,"op":"waitForProof","signatureID":"s","timeoutSeconds":301}"#, #""timeoutSeconds" must be an integer from 0 to 300"#),
+            (#"{"id":1,"op":"waitForProof","signatureID":"s","quorum":0}"#, #""quorum" must be an integer from 1 to 64"#),
+            (#"{"id":1,"op":"admin.awaitCheckpointRequest","waitSeconds":301}"#, #""waitSeconds" must be an integer from 0 to 300"#),
         ]
         for (line, message) in cases {
             #expect(throws: StepSignError.invalid(message)) { try operation(line) }

@@ -26,6 +26,8 @@ extension Engine {
         let noSpaceAlarm: NoSpaceAlarm
         /// Level-0 signatures, summarized once a minute (``Engine/flushSigningSummary(now:)``).
         let levelZeroSummary = SigningSummary()
+        /// `waitForProof`s waiting for cosignatures, and the pushers they ask (SPEC §5.6).
+        let witnessWaits = WitnessWaits()
 
         init(store: any SigningKeyStore & LedgerStore & IdempotencyStore, keyring: Keyring, signer: Signer, events: EventRecorder,
              log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm, noSpaceAlarm: NoSpaceAlarm) {

@@ -69,7 +69,27 @@ final class LogEpochs: Sendable {
         }
     }
 
-    private struct Problem: Error {
+    /// Every stored epoch checked from the first, as ``refresh()`` takes new ones (SPEC §5.5,
+    /// `admin.auditVerify`): each must be started by its signed `logEpochStarted` event after
+    /// the one before, and those `taken` (the epochs the daemon reads by) must still be there
+    /// unchanged. Returns the origins the audit found (to check the checkpoints' origins by)
+    /// or why not.
+    func audit(taken: LogOrigins) async throws -> Result<LogOrigins, Problem> {
+        let stored = try await store.logEpochs()
+        var audited = LogOrigins(first: taken.first)
+        for epoch in stored {
+            if case let .failure(why) = try await check(epoch, after: audited) {
+                return .failure(Problem(text: "the log epoch \(epoch.epoch) \"\(epoch.origin)\" from index \(epoch.firstIndex) is not started by a signed event: \(why.text)"))
+            }
+            audited.epochs.append(epoch)
+        }
+        guard Array(stored.prefix(taken.epochs.count)) == taken.epochs else {
+            return .failure(Problem(text: "the log's epochs in the database are not the ones this daemon read before: rows were removed or changed"))
+        }
+        return .success(audited)
+    }
+
+    struct Problem: Error {
         var text: String
     }
 

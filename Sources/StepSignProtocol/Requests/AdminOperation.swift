@@ -22,6 +22,10 @@ public enum AdminOperation: Sendable {
     /// `admin.addCosignatures {treeSize, cosignatures}`: witnesses' cosignature lines of the
     /// stored checkpoint of that size (SPEC §5.6), what `stepsign-witnessd` sends.
     case addCosignatures(treeSize: Int, cosignatures: [String])
+    /// `admin.awaitCheckpointRequest {waitSeconds}`: returns as soon as a `waitForProof` wants
+    /// witnesses to cosign a new checkpoint, or after `waitSeconds` (SPEC §5.6); what
+    /// `stepsign-witnessd` asks between its rounds.
+    case awaitCheckpointRequest(waitSeconds: Int)
     /// `admin.addGroupMember {group, user}` / `admin.removeGroupMember`: the stepsign user
     /// groups approver lists name (SPEC §3.4).
     case addGroupMember(group: String, user: String)
@@ -103,6 +107,9 @@ public enum AdminOperation: Sendable {
             else { throw .invalid("\"cosignatures\" must be 1 to 64 signature lines (strings of at most 1024 bytes)") }
             self = .addCosignatures(treeSize: try request.int("treeSize", in: 1...Int(Int64.max)),
                                     cosignatures: lines.compactMap(\.stringValue))
+        case "admin.awaitCheckpointRequest":
+            try request.allowOnly(["waitSeconds"])
+            self = .awaitCheckpointRequest(waitSeconds: try request.optionalInt("waitSeconds", in: 0...300) ?? 0)
         default:
             throw .invalid("unknown operation \"\(request.op)\"")
         }

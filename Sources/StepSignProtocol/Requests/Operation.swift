@@ -30,6 +30,9 @@ public enum Operation: Sendable {
     /// The consistency proof from the tree of `fromSize` entries to that of `toSize` (nil: the
     /// whole log).
     case getConsistencyProof(fromSize: Int, toSize: Int?)
+    /// The tlog-proof of a signature once a checkpoint covering it carries `quorum` valid
+    /// witness cosignatures (nil: every `[[witness]]`), waiting up to `timeoutSeconds` (SPEC §5.6).
+    case waitForProof(signatureID: String, quorum: Int?, timeoutSeconds: Int)
     case status
     /// Approval by several people (SPEC §3.4): the open requests this session's user may
     /// approve; approving or denying one (after a step-up); a request's state, waiting up to
@@ -141,6 +144,11 @@ public enum Operation: Sendable {
             try request.allowOnly(["fromSize", "toSize"])
             self = .getConsistencyProof(fromSize: try request.int("fromSize", in: 0...Int(Int64.max)),
                                         toSize: try request.optionalInt("toSize", in: 0...Int(Int64.max)))
+        case "waitForProof":
+            try request.allowOnly(["signatureID", "quorum", "timeoutSeconds"])
+            self = .waitForProof(signatureID: try request.string("signatureID"),
+                                 quorum: try request.optionalInt("quorum", in: 1...64),
+                                 timeoutSeconds: try request.optionalInt("timeoutSeconds", in: 0...300) ?? 60)
         case "status":
             try request.allowOnly([])
             self = .status

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import enum
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 JSON = dict[str, Any]
@@ -44,13 +44,16 @@ class Status(enum.IntEnum):
 
 
 class StepSignError(Exception):
-    """The daemon refused a request (its `error.code` is not 0): nothing was changed."""
+    """The daemon refused a request (its `error.code` is not 0): nothing was changed. From
+    `sign(..., witnessed=True)`, `signature` is the signature that was made before its
+    witnessed proof was refused (14: not in time; ask again with `wait_for_proof`)."""
 
     def __init__(self, code: int, message: str, op: str = "") -> None:
         super().__init__(f"{op + ': ' if op else ''}error {code}: {message}")
         self.code = code
         self.message = message
         self.op = op
+        self.signature: Optional["Signature"] = None
 
     @property
     def retryable(self) -> bool:
@@ -168,12 +171,14 @@ OnIDV = Callable[[IDVChallenge], str]
 
 @dataclass(frozen=True)
 class Signature:
-    """One signature: the JWS, its ID and log index, and every detail the daemon sent."""
+    """One signature: the JWS, its ID and log index, and every detail the daemon sent; with
+    `sign(..., witnessed=True)`, its C2SP tlog-proof against a checkpoint witnesses cosigned."""
 
     jws: str
     signature_id: str
     log_index: Optional[int]
     details: JSON = field(repr=False)
+    proof: Optional[str] = field(default=None, repr=False)
 
     @staticmethod
     def of(details: JSON) -> "Signature":
@@ -257,3 +262,18 @@ def batch_of(event: JSON) -> list[Signature]:
     return [Signature.of(details) for details in event["signatures"]]
 
 
+def with_proof(signature: Signature, wait: Callable[[], str]) -> Signature:
+    """`signature` with the proof `wait` returns; a refusal carries the signature, which stands."""
+    try:
+        return replace(signature, proof=wait())
+    except StepSignError as error:
+        error.signature = signature
+        raise
+
+
+def wait_for_proof_params(signature_id: str, quorum: Optional[int], timeout: int) -> JSON:
+    """The parameters of `waitForProof` (SPEC §5.6)."""
+    params: JSON = {"signatureID": signature_id, "timeoutSeconds": timeout}
+    if quorum is not None:
+        params["quorum"] = quorum
+    return params

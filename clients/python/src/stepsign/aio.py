@@ -3,11 +3,12 @@ requests are pipelined and the replies, which come in request order (SPEC §3), 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from collections import deque
 from types import TracebackType
 from typing import Any, Optional
 
-from ._protocol import (JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
+from ._protocol import (wait_for_proof_params, JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
                         SIGNING_OUTCOMES, Signature, SigningFailed, StepSignError, batch_of, batch_params, decode,
                         encode, signature_of, signing_params)
 from .client import DEFAULT_SOCKET
@@ -78,8 +79,9 @@ class AsyncClient:
 
     # MARK: requests
 
-    async def request(self, op: str, params: Optional[JSON] = None) -> Reply:
-        """Sends `op` (behind any request in flight) and returns its reply, whatever its code."""
+    async def request(self, op: str, params: Optional[JSON] = None, timeout: Optional[float] = None) -> Reply:
+        """Sends `op` (behind any request in flight) and returns its reply, whatever its code;
+        `timeout` (seconds) in place of the connection's for this request."""
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         async with self._lock:
             if self._reading.done():
@@ -93,9 +95,9 @@ class AsyncClient:
             except (BrokenPipeError, ConnectionResetError) as error:
                 raise ConnectionLost(str(error)) from error
         try:
-            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(future), timeout or self.timeout)
         except asyncio.TimeoutError as error:
-            raise TimeoutError(f"no reply from stepsignd within {self.timeout} s") from error
+            raise TimeoutError(f"no reply from stepsignd within {timeout or self.timeout} s") from error
 
     async def call(self, op: str, params: Optional[JSON] = None) -> Reply:
         """Sends `op`; raises StepSignError unless it was accepted."""
@@ -109,14 +111,22 @@ class AsyncClient:
     async def sign(self, payload: str, reason: str, level: int = 1, type: int = 0, *, user: Optional[str] = None,
                    on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
                    on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0,
-                   idempotency_key: Optional[str] = None) -> Signature:
+                   idempotency_key: Optional[str] = None, witnessed: bool = False, quorum: Optional[int] = None,
+             witness_timeout: int = 60) -> Signature:
         """As `Client.sign`. The callbacks are plain functions (they may prompt a person)."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
         reply = await self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user, idempotency_key))
         event = await self._answer(reply, answerers)
         if event["event"] == "onApprovalPending":
             event = await self.wait_for_approval(event["approvalID"], wait_for_approval)
-        return signature_of(event)
+        signature = signature_of(event)
+        if witnessed:
+            try:
+                signature = replace(signature, proof=await self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
+            except StepSignError as error:
+                error.signature = signature  # the signature stands: ask wait_for_proof again
+                raise
+        return signature
 
     async def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *,
                          user: Optional[str] = None, on_password: Optional[OnPassword] = None,
@@ -156,6 +166,16 @@ class AsyncClient:
 
     async def proof(self, signature_id: str) -> JSON:
         return await self._result("getInclusionProof", {"signatureID": signature_id})
+
+    async def wait_for_proof(self, signature_id: str, quorum: Optional[int] = None, timeout: int = 60) -> str:
+        """As `Client.wait_for_proof`."""
+        limit = None if self.timeout is None else max(self.timeout, timeout + 30)
+        reply = await self.request("waitForProof", wait_for_proof_params(signature_id, quorum, timeout), limit)
+        if reply.code != 0:
+            raise StepSignError(reply.code, reply.message, "waitForProof")
+        if reply.result is None or "proof" not in reply.result:
+            raise ProtocolError("waitForProof: no proof")
+        return str(reply.result["proof"])
 
     async def admin(self, name: str, **params: Any) -> JSON:
         return await self._result("admin." + name, params)

@@ -5,7 +5,7 @@ import socket
 from types import TracebackType
 from typing import Any, Optional
 
-from ._protocol import (JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
+from ._protocol import (wait_for_proof_params, with_proof, JSON, Answerers, ConnectionLost, OnDevice, OnIDV, OnPassword, ProtocolError, Reply,
                         SIGNING_OUTCOMES, Signature, SigningFailed, StepSignError, batch_of, batch_params, decode,
                         encode, signature_of, signing_params)
 
@@ -74,18 +74,25 @@ class Client:
     def sign(self, payload: str, reason: str, level: int = 1, type: int = 0, *, user: Optional[str] = None,
              on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
              on_idv: Optional[OnIDV] = None, wait_for_approval: float = 3600.0,
-             idempotency_key: Optional[str] = None) -> Signature:
+             idempotency_key: Optional[str] = None, witnessed: bool = False, quorum: Optional[int] = None,
+             witness_timeout: int = 60) -> Signature:
         """Signs `payload`, answering the step-up with the callbacks; a request that needs
         approval by several people is waited for (up to `wait_for_approval` seconds).
         `idempotency_key` (1-64 printable ASCII characters): call again with the same key after
         an error or a lost connection and the daemon answers with the first signature instead of
-        signing twice (SPEC §3)."""
+        signing twice (SPEC §3). `witnessed`: also wait (up to `witness_timeout` seconds) for
+        the signature's tlog-proof against a checkpoint `quorum` of the daemon's witnesses (all by
+        default) cosigned, in `Signature.proof` (SPEC §5.6; StepSignError 14 when they did not
+        in time: the signature stands, in the error's `signature`; ask `wait_for_proof` again)."""
         answerers = Answerers(on_password, on_device_challenge, on_idv)
         event = self._answer(self.call("authenticateUserAndSignData", signing_params(payload, reason, level, type, user, idempotency_key)),
                              answerers)
         if event["event"] == "onApprovalPending":
             event = self.wait_for_approval(event["approvalID"], wait_for_approval)
-        return signature_of(event)
+        signature = signature_of(event)
+        if witnessed:
+            signature = with_proof(signature, lambda: self.wait_for_proof(signature.signature_id, quorum, witness_timeout))
+        return signature
 
     def sign_batch(self, items: list[tuple[str, str]], level: int = 1, type: int = 0, *, user: Optional[str] = None,
                    on_password: Optional[OnPassword] = None, on_device_challenge: Optional[OnDevice] = None,
@@ -145,6 +152,18 @@ class Client:
         if to_size is not None:
             params["toSize"] = to_size
         return self._result("getConsistencyProof", params)
+
+    def wait_for_proof(self, signature_id: str, quorum: Optional[int] = None, timeout: int = 60) -> str:
+        """`waitForProof` (SPEC §5.6): the C2SP tlog-proof of a signature once a checkpoint
+        covering it carries `quorum` witness cosignatures (default: all the daemon's witnesses),
+        waiting up to `timeout` seconds (1-300; StepSignError 14 after that: ask again)."""
+        previous = self._socket.gettimeout()
+        if previous is not None:
+            self._socket.settimeout(max(previous, timeout + 30))
+        try:
+            return str(self._result("waitForProof", wait_for_proof_params(signature_id, quorum, timeout))["proof"])
+        finally:
+            self._socket.settimeout(previous)
 
     def signature(self, signature_id: str) -> JSON:
         return self._result("getSignature", {"signatureID": signature_id})
