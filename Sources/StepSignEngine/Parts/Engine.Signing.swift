@@ -9,7 +9,7 @@ extension Engine {
     /// ``LedgerStore``); it is the only way a flow reaches them.
     final class Signing: Sendable {
         /// The signing keys' rows and the ledger.
-        let store: any SigningKeyStore & LedgerStore & IdempotencyStore
+        let store: any SigningKeyStore & LedgerStore & LedgerLookupStore & LogEpochStore & IdempotencyStore
         /// The signing keys, the log key, and which keys are trusted (SPEC §5.4).
         let keyring: Keyring
         /// Signs a request and records it in the ledger, through the one ledger writer.
@@ -27,8 +27,9 @@ extension Engine {
         /// Level-0 signatures, summarized once a minute (``Engine/flushSigningSummary(now:)``).
         let levelZeroSummary = SigningSummary()
 
-        init(store: any SigningKeyStore & LedgerStore & IdempotencyStore, keyring: Keyring, signer: Signer, events: EventRecorder,
-             log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm, noSpaceAlarm: NoSpaceAlarm) {
+        init(store: any SigningKeyStore & LedgerStore & LedgerLookupStore & LogEpochStore & IdempotencyStore, keyring: Keyring,
+             signer: Signer, events: EventRecorder, log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm,
+             noSpaceAlarm: NoSpaceAlarm) {
             self.store = store
             self.keyring = keyring
             self.signer = signer

@@ -34,7 +34,7 @@ final class TransparencyLog: Sendable {
     /// The log's epochs and their origins, as last read from the store.
     private let epochs: LogEpochs
     private let instance: String
-    private let store: any LedgerStore
+    private let store: any LedgerStore & LogEpochStore
     private let keyring: Keyring
     private let alarm: LogAlarm
     private let logger: Logger
@@ -49,7 +49,7 @@ final class TransparencyLog: Sendable {
     /// Publishes each new checkpoint as tiles (`ledger.tiles_dir`), if set.
     let publisher: TilePublisher?
 
-    init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
+    init(origin: String, instance: String, store: any LedgerStore & LogEpochStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
          publisher: TilePublisher? = nil) {
         self.publisher = publisher
         self.epochs = LogEpochs(first: origin, store: store, keyring: keyring, logger: logger)
@@ -83,7 +83,7 @@ final class TransparencyLog: Sendable {
     /// default): SPEC §5.5's one origin per log. The store keeps the first daemon's; a daemon
     /// with the default takes the stored one (so a renamed host, or a second host on one
     /// PostgreSQL, goes on with the log's origin), and one configured with another is refused.
-    static func claimOrigin(configured: String, instance: String, store: any LedgerStore) async throws -> String {
+    static func claimOrigin(configured: String, instance: String, store: any LogEpochStore) async throws -> String {
         let mine = origin(configured: configured, instance: instance)
         let stored = try await store.claimLogOrigin(mine)
         guard stored == mine || configured.isEmpty else {
