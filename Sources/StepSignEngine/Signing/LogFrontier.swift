@@ -97,9 +97,12 @@ final class LogFrontier: Sendable {
 
     /// Reads the entries after the tail (other daemons' appends), checks and hashes them, and
     /// moves the tail past them; the stored entry at the tail's size must still have the hash
-    /// this daemon computed (one read, with the first page). Returns how many were read.
+    /// this daemon computed (one read, with the first page). With `checkNodes` the nodes they
+    /// complete are compared with the stored ones too (one more read); the ledger writer's
+    /// catch-up after each batch leaves that to the checkpoints, whose roots are compared.
+    /// Returns how many were read.
     @discardableResult
-    func catchUp(kept: LogCheckpoint?, head: KeptChainHead.Head?) async throws -> Int64 {
+    func catchUp(kept: LogCheckpoint?, head: KeptChainHead.Head?, checkNodes: Bool = true) async throws -> Int64 {
         while true {
             guard let from = current else {
                 let built = try await rebuild(from: kept, head: head)
@@ -117,8 +120,9 @@ final class LogFrontier: Sendable {
             }
             if page.isEmpty { return 0 }
             var tail = from
-            try await check(try Self.extend(&tail, with: page))
-            tail = try await extended(tail, checkNodes: true)
+            let nodes = try Self.extend(&tail, with: page)
+            if checkNodes { try await check(nodes) }
+            tail = try await extended(tail, checkNodes: checkNodes)
             let moved = state.withLockedValue { state -> Bool in
                 guard state == from else { return false }
                 state = tail
@@ -145,7 +149,7 @@ final class LogFrontier: Sendable {
             let from = try await ready(kept: kept, head: head)
             if from.size >= last.seq { return }
             if from.size < first.seq - 1 {
-                try await catchUp(kept: kept, head: head)
+                try await catchUp(kept: kept, head: head, checkNodes: false)
                 continue
             }
             var tail = from
