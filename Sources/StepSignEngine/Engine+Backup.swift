@@ -48,13 +48,14 @@ extension Engine {
 
     /// The files of `keys/` a restore needs besides the database (the signing and log keys,
     /// retired ones, revocation records, the seal key), as paths under the state directory.
-    /// Not the kept checkpoint (`keys/log-checkpoint`): it must outlive a restore, since it is
-    /// what shows that a restored log lost entries (SPEC §5.5).
+    /// Not the kept checkpoint (`keys/log-checkpoint`) nor its companions (`.pending`, `.head`,
+    /// the chain's head at its size): they must outlive a restore, since they are what shows
+    /// that a restored log lost entries (SPEC §5.5).
     static func filesToKeep(keyDirectory: String, stateDirectory: String) throws -> [String] {
         let prefix = keyDirectory.hasPrefix(stateDirectory + "/")
             ? String(keyDirectory.dropFirst(stateDirectory.count + 1)) + "/" : keyDirectory + "/"
         return try FileManager.default.contentsOfDirectory(atPath: keyDirectory)
-            .filter { $0 != TransparencyLog.stateFileName && !$0.hasSuffix(".tmp") }
+            .filter { !$0.hasPrefix(TransparencyLog.stateFileName) && !$0.hasSuffix(".tmp") }
             .sorted()
             .map { prefix + $0 }
     }

@@ -48,7 +48,8 @@ extension PostgresStore {
     }
 }
 
-/// An error of an import's body, carried through the store's mapping of server errors.
+/// An error of the caller's own code run inside a store call (an import's body, the ledger's
+/// checkpoint signer), carried through the store's mapping of server errors.
 struct ForwardedError: Error {
     let underlying: any Error
 }

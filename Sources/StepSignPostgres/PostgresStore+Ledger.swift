@@ -49,6 +49,9 @@ extension PostgresStore {
             return try await commitInTransaction(batch, checkpoints: checkpoints)
         } catch let interrupted as CommitInterrupted {
             return try await resolveInterruptedCommit(batch, cause: interrupted.error)
+        } catch let forwarded as ForwardedError {
+            // The checkpoint signer's own refusal (the transaction was rolled back), as it threw it.
+            throw forwarded.underlying
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("signature_id") {
             throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.dataCorrupted {
@@ -127,7 +130,14 @@ extension PostgresStore {
             let read = try await Self.treeHashes(rootPlan.nodes + (proofPlan?.nodes ?? []), connection, logger: logger)
             let root = try Self.hashes(rootPlan, read).first ?? MerkleHash.emptyRoot
             let proof = try proofPlan.map { try Self.hashes($0, read) } ?? []
-            if let record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs) { return record }
+            let record: LogCheckpointRecord?
+            do {
+                record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs)
+            } catch {
+                // Passed through the connection's error mapping untouched (it is the engine's, not the server's).
+                throw ForwardedError(underlying: error)
+            }
+            if let record { return record }
         }
         throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
     }

@@ -3,8 +3,10 @@
 ///
 /// The engine talks to storage only through this protocol so that a shared backend (for
 /// example PostgreSQL serving several daemons) can replace the embedded ``SQLiteStore``.
-/// It is four small contracts, one per concern, so a part of the engine can ask for just the
-/// one it uses: ``CredentialStore``, ``CounterStore``, ``SigningKeyStore``, ``LedgerStore``.
+/// It is small contracts, one per concern, so a part of the engine can ask for just the
+/// one it uses: ``CredentialStore``, ``CounterStore``, ``SigningKeyStore``, ``LedgerStore`` (the
+/// log), ``LedgerLookupStore`` (the ledger's other reads), ``LogEpochStore``, ``ApprovalStore``,
+/// ``IdempotencyStore``.
 /// Every requirement is `async`; a store whose work blocks runs it on threads of its own.
 ///
 /// Rules every implementation keeps:
@@ -14,8 +16,8 @@
 ///   durably committed.
 /// - Methods that change a user return `false` (or `nil`) when the user does not exist,
 ///   unless documented to throw ``StorageError/noSuchUser(_:)``.
-public protocol StepSignStore: CredentialStore, CounterStore, SigningKeyStore, LedgerStore, ApprovalStore,
-    IdempotencyStore {
+public protocol StepSignStore: CredentialStore, CounterStore, SigningKeyStore, LedgerStore, LedgerLookupStore, LogEpochStore,
+    ApprovalStore, IdempotencyStore {
     /// Closes the store. Calls after this fail.
     func close() async throws
 }

@@ -9,7 +9,7 @@ extension Engine {
     /// ``LedgerStore``); it is the only way a flow reaches them.
     final class Signing: Sendable {
         /// The signing keys' rows and the ledger.
-        let store: any SigningKeyStore & LedgerStore & IdempotencyStore
+        let store: any SigningKeyStore & LedgerStore & LedgerLookupStore & LogEpochStore & IdempotencyStore
         /// The signing keys, the log key, and which keys are trusted (SPEC §5.4).
         let keyring: Keyring
         /// Signs a request and records it in the ledger, through the one ledger writer.
@@ -29,8 +29,9 @@ extension Engine {
         /// `waitForProof`s waiting for cosignatures, and the pushers they ask (SPEC §5.6).
         let witnessWaits = WitnessWaits()
 
-        init(store: any SigningKeyStore & LedgerStore & IdempotencyStore, keyring: Keyring, signer: Signer, events: EventRecorder,
-             log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm, noSpaceAlarm: NoSpaceAlarm) {
+        init(store: any SigningKeyStore & LedgerStore & LedgerLookupStore & LogEpochStore & IdempotencyStore, keyring: Keyring,
+             signer: Signer, events: EventRecorder, log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm,
+             noSpaceAlarm: NoSpaceAlarm) {
             self.store = store
             self.keyring = keyring
             self.signer = signer

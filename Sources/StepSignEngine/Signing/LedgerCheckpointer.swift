@@ -40,21 +40,35 @@ final class LedgerCheckpointer: Sendable {
         self.state = NIOLockedValueBox(State(lastAt: Date()))
     }
 
-    /// The signer of the checkpoints a batch's transaction makes, at multiples of
-    /// `ledger.checkpoint_entries` in force (nil when it is 0).
-    var appendSigner: (any LogCheckpointSigner)? {
+    /// The signer of the checkpoints the transaction of `rows`, prepared on `prepared`,
+    /// makes at multiples of `ledger.checkpoint_entries` in force (nil when it is 0).
+    func appendSigner(prepared: LogFrontier.Tail, rows: [LedgerAppend]) -> (any LogCheckpointSigner)? {
         let entries = settings().entries
-        return entries > 0 ? log.appendSigner(every: entries) : nil
+        return entries > 0 ? log.appendSigner(every: entries, prepared: prepared, rows: rows) : nil
+    }
+
+    /// The tail computed from entries that a batch is prepared on (SPEC §5.5).
+    func prepare() async throws -> LogFrontier.Tail {
+        try await log.prepareAppend()
     }
 
     /// After a committed batch: its checkpoint, if it made one, is kept; the head is
-    /// remembered.
-    func didCommit(last: LedgerEntry) {
+    /// remembered; the tail computed from entries moves past the batch (throws, refusing the
+    /// log, when the stored entries do not chain onto it).
+    func didCommit(_ entries: [LedgerEntry], rows: [LedgerAppend], prepared: LogFrontier.Tail) async throws {
+        guard let last = entries.last else { return }
         let made = log.appendCommitted()
         state.withLockedValue { state in
             state.head = last.seq
             if let made { remember(made.checkpoint.size, &state) }
         }
+        try await log.appendCommitted(prepared: prepared, entries: entries, rows: rows, made: made)
+    }
+
+    /// A batch's checkpoint found the store's root at `size` other than its entries': other
+    /// daemons' entries are read, or, when there were none, the log is refused.
+    func rootDisagreed(size: Int64) async throws {
+        try await log.appendRootDisagreed(size: size)
     }
 
     /// After a failed batch: its checkpoint, if it made one, is forgotten.

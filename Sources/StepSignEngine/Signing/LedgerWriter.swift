@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import StepSignProtocol
 import StepSignStorage
 import StepSignMetrics
 
@@ -193,24 +194,42 @@ final class LedgerWriter: Sendable {
     /// Appends `rows` in one transaction, with the log's checkpoints at multiples of
     /// `checkpoint_entries` signed inside it (SPEC §5.3, §5.5). An append that finds log
     /// epochs this daemon has not read is tried again once they are read.
+    ///
+    /// The batch is prepared on the tail the daemon computed from entries (SPEC §5.5): the roots
+    /// its checkpoints must have are known before the transaction, and one the store's tree does
+    /// not give is not signed (the transaction rolls back). If other daemons' entries came
+    /// first, they are read and hashed and the batch is prepared again; if none did, a stored
+    /// node was changed and the log is refused. After the commit the stored entries must chain
+    /// onto the tail.
     private func append(_ rows: [LedgerAppend]) async throws -> [LedgerEntry] {
         guard let checkpointer else { return try await store.appendLedger(rows, checkpoints: nil) }
-        do {
+        var originsRefreshed = false
+        for _ in 0..<Self.prepareAttempts {
+            let prepared = try await checkpointer.prepare()
             let stored: [LedgerEntry]
             do {
-                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner)
-            } catch is LogOriginsStale {
+                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner(prepared: prepared, rows: rows))
+            } catch is LogOriginsStale where !originsRefreshed {
                 checkpointer.appendFailed()
+                originsRefreshed = true
                 try await checkpointer.refreshOrigins()
-                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner)
+                continue
+            } catch let disagreement as LogRootDisagrees {
+                checkpointer.appendFailed()
+                try await checkpointer.rootDisagreed(size: disagreement.size)
+                continue
+            } catch {
+                checkpointer.appendFailed()
+                throw error
             }
-            if let last = stored.last { checkpointer.didCommit(last: last) }
+            try await checkpointer.didCommit(stored, rows: rows, prepared: prepared)
             return stored
-        } catch {
-            checkpointer.appendFailed()
-            throw error
         }
+        throw StepSignError(.busy, "the log grew under every try of this batch: ask again")
     }
+
+    /// How many times a batch is prepared again when other daemons' entries came first.
+    private static let prepareAttempts = 8
 }
 
 /// The ledger writer's own failures, which mean a store broke its contract.

@@ -16,11 +16,11 @@ final class LogEpochs: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
-    private let store: any LedgerStore
+    private let store: any LedgerStore & LogEpochStore
     private let keyring: Keyring
     private let logger: Logger
 
-    init(first origin: String, store: any LedgerStore, keyring: Keyring, logger: Logger) {
+    init(first origin: String, store: any LedgerStore & LogEpochStore, keyring: Keyring, logger: Logger) {
         self.state = NIOLockedValueBox(State(origins: LogOrigins(first: origin)))
         self.store = store
         self.keyring = keyring

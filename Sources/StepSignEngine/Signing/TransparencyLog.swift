@@ -34,17 +34,22 @@ final class TransparencyLog: Sendable {
     /// The log's epochs and their origins, as last read from the store.
     private let epochs: LogEpochs
     private let instance: String
-    private let store: any LedgerStore
+    private let store: any LedgerStore & LogEpochStore
     private let keyring: Keyring
     private let alarm: LogAlarm
     private let logger: Logger
     /// The last checkpoint this daemon signed, and one pending in an append's transaction.
     private let kept: KeptCheckpoint
+    /// The hash of the entry at a kept checkpoint's size, as this daemon chained it.
+    private let head: KeptChainHead
+    /// The tree's right edge and the chain's head computed from entries (SPEC §5.5: roots from
+    /// entries): every root this daemon signs is checked against it.
+    let frontier: LogFrontier
     private let making = SerialExecutionQueue()
     /// Publishes each new checkpoint as tiles (`ledger.tiles_dir`), if set.
     let publisher: TilePublisher?
 
-    init(origin: String, instance: String, store: any LedgerStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
+    init(origin: String, instance: String, store: any LedgerStore & LogEpochStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
          publisher: TilePublisher? = nil) {
         self.publisher = publisher
         self.epochs = LogEpochs(first: origin, store: store, keyring: keyring, logger: logger)
@@ -54,6 +59,8 @@ final class TransparencyLog: Sendable {
         self.alarm = alarm
         self.logger = logger
         self.kept = KeptCheckpoint(path: keyring.directoryPath + "/" + Self.stateFileName)
+        self.head = KeptChainHead(path: keyring.directoryPath + "/" + Self.stateFileName + ".head")
+        self.frontier = LogFrontier(store: store)
     }
 
     /// The origin of new checkpoints: the current epoch's.
@@ -76,7 +83,7 @@ final class TransparencyLog: Sendable {
     /// default): SPEC §5.5's one origin per log. The store keeps the first daemon's; a daemon
     /// with the default takes the stored one (so a renamed host, or a second host on one
     /// PostgreSQL, goes on with the log's origin), and one configured with another is refused.
-    static func claimOrigin(configured: String, instance: String, store: any LedgerStore) async throws -> String {
+    static func claimOrigin(configured: String, instance: String, store: any LogEpochStore) async throws -> String {
         let mine = origin(configured: configured, instance: instance)
         let stored = try await store.claimLogOrigin(mine)
         guard stored == mine || configured.isEmpty else {
@@ -135,16 +142,103 @@ final class TransparencyLog: Sendable {
             } catch let error as KeptCheckpoint.Unreadable {
                 throw refuse(error.description)
             }
-            guard let kept = try lastSigned() else { return }
-            try requireOrigin(of: kept)
-            let size = kept.checkpoint.size
-            let count = try await store.ledgerCount()
-            guard count >= size else {
-                throw refuse(Self.shorter(count: count, keptSize: size))
+            if let kept = try lastSigned() {
+                try requireOrigin(of: kept)
+                let size = kept.checkpoint.size
+                let count = try await store.ledgerCount()
+                guard count >= size else {
+                    throw refuse(Self.shorter(count: count, keptSize: size))
+                }
+                guard try await store.ledgerRoot(size: size) == kept.checkpoint.rootHash else {
+                    throw refuse("the log does not extend the checkpoint of \(size) this daemon signed: the tree of \(size) entries has another root")
+                }
             }
-            guard try await store.ledgerRoot(size: size) == kept.checkpoint.rootHash else {
-                throw refuse("the log does not extend the checkpoint of \(size) this daemon signed: the tree of \(size) entries has another root")
+            // The tree's right edge, from the kept checkpoint up, from entries (SPEC §5.5).
+            _ = try await fromEntries { [self] in
+                try await frontier.rebuild(from: try lastSigned()?.checkpoint, head: head.current())
             }
+        }
+    }
+
+    // MARK: Roots from entries (SPEC §5.5)
+
+    /// Runs `body`; a ``LogFrontier/Disagreement`` it throws refuses the log (15, `logProblem`,
+    /// critical).
+    private func fromEntries<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let disagreement as LogFrontier.Disagreement {
+            throw refuse(disagreement.description)
+        }
+    }
+
+    /// Checks that `root`, read from the stored tree of `size` entries, is the root of the
+    /// entries: the tail computed from entries is brought up to the log's end (other daemons'
+    /// entries read and hashed), and `root` must be its root, or lead to it by the stored
+    /// consistency proof. Refuses the log otherwise.
+    private func requireRootFromEntries(size: Int64, root: [UInt8]) async throws {
+        try await fromEntries { [self] in
+            for _ in 0..<Self.signingAttempts {
+                let keptCheckpoint = try lastSigned()?.checkpoint
+                try await frontier.catchUp(kept: keptCheckpoint, head: head.current())
+                guard let tail = frontier.current, tail.size >= size else { continue }
+                if size == tail.size {
+                    guard root == tail.tree.root else {
+                        throw LogFrontier.Disagreement(description: "a stored node disagrees with the entries: the stored tree of \(size) entries has another root than its entries")
+                    }
+                    return
+                }
+                guard size > 0 else { return }
+                let proof = try await store.ledgerConsistencyProof(from: size, to: tail.size)
+                guard MerkleProof.verifyConsistency(oldSize: size, newSize: tail.size, oldRoot: root, newRoot: tail.tree.root,
+                                                    proof: proof) else {
+                    throw LogFrontier.Disagreement(description: "a stored node disagrees with the entries: the stored tree of \(size) entries does not lead to the root of the log's \(tail.size) entries")
+                }
+                return
+            }
+            throw StepSignError(.busy, "the log grew while a checkpoint was being proven: ask again")
+        }
+    }
+
+    /// The tail a batch is prepared on (built from entries first if it was not yet).
+    func prepareAppend() async throws -> LogFrontier.Tail {
+        try await fromEntries { [self] in
+            try await frontier.ready(kept: try lastSigned()?.checkpoint, head: head.current())
+        }
+    }
+
+    /// After a batch prepared on `prepared` was committed as `entries`: the tail moves past
+    /// them (a stored entry that does not chain onto it refuses the log); `made`, the
+    /// checkpoint the batch signed, gets its entry's hash kept beside it.
+    func appendCommitted(prepared: LogFrontier.Tail, entries: [LedgerEntry], rows: [LedgerAppend], made: Signed?) async throws {
+        try await fromEntries { [self] in
+            try await frontier.advance(prepared: prepared, past: entries, rows: rows, kept: try lastSigned()?.checkpoint,
+                                       head: head.current())
+        }
+        if let made, let entry = entries.first(where: { $0.seq == made.checkpoint.size }) {
+            keepHead(size: entry.seq, hash: entry.entryHash)
+        }
+    }
+
+    /// A batch's checkpoint was refused because the store's root at `size` is not the one the
+    /// batch's entries make on the prepared tail: other daemons' entries are read (then the
+    /// batch is prepared again) or, when there were none, the stored tree was changed.
+    func appendRootDisagreed(size: Int64) async throws {
+        let read = try await fromEntries { [self] in
+            try await frontier.catchUp(kept: try lastSigned()?.checkpoint, head: head.current())
+        }
+        if read == 0 {
+            throw refuse("a stored node disagrees with the entries: the stored tree of \(size) entries has another root than its entries")
+        }
+    }
+
+    /// Keeps the hash of entry `size` beside a checkpoint of that size; a failure is logged
+    /// (the kept checkpoint still guards the log).
+    private func keepHead(size: Int64, hash: [UInt8]) {
+        do {
+            try head.keep(KeptChainHead.Head(size: size, entryHash: hash))
+        } catch {
+            logger.error("cannot keep the log's chain head beside its checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
         }
     }
 
@@ -183,6 +277,7 @@ final class TransparencyLog: Sendable {
                     throw StepSignError.invalid("the tree size must be at least \(last.checkpoint.size), the latest checkpoint's")
                 }
                 let root = try await store.ledgerRoot(size: size)
+                try await requireRootFromEntries(size: size, root: root)
                 if let last {
                     if size == last.checkpoint.size {
                         try requireRoot(root, of: last)
@@ -208,6 +303,7 @@ final class TransparencyLog: Sendable {
         let signed = try makeSigned(size: size, root: root)
         // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
         guard try kept.replace(previous, with: signed) else { return nil }
+        if let tail = frontier.current, tail.size == size { keepHead(size: size, hash: tail.chainHash) }
         // Stored for the export and the audit; the kept file is what guards the history, so a
         // database that cannot take it now does not undo it (the journal has it too).
         do {
@@ -247,8 +343,12 @@ final class TransparencyLog: Sendable {
 
     /// The signer of the checkpoints an append's transaction makes at multiples of `every`
     /// (SPEC §5.3, §5.5; ``LedgerStore/appendLedger(_:checkpoints:)``).
-    func appendSigner(every: Int) -> any LogCheckpointSigner {
-        AppendCheckpointSigner(log: self, every: every)
+    func appendSigner(every: Int, prepared: LogFrontier.Tail, rows: [LedgerAppend]) -> any LogCheckpointSigner {
+        let every64 = Int64(every)
+        // Hashed only when a checkpoint falls in the batch (one in `checkpoint_entries` batches, or so).
+        let due = every64 > 0 && (prepared.size + Int64(rows.count)) / every64 > prepared.size / every64
+        return AppendCheckpointSigner(log: self, every: every,
+                                      roots: due ? prepared.roots(after: rows.map(\.leafHash), wanted: { $0 % every64 == 0 }) : [:])
     }
 
     /// The size the next checkpoint of an append must be proven from.
@@ -369,7 +469,18 @@ final class TransparencyLog: Sendable {
             try await store.addLogEpoch(epoch)
             // Taken as any epoch is: read back and checked against its event.
             try await refreshOrigins()
-            let size = try await store.ledgerCount()
+            // The log goes on from what was restored: its tree is computed again from its entries.
+            frontier.reset()
+            let tail = try await fromEntries { [self] in try await frontier.rebuild(from: nil, head: nil) }
+            let size = tail.size
+            guard try await store.ledgerRoot(size: size) == tail.tree.root else {
+                throw refuse("a stored node disagrees with the entries: the stored tree of \(size) entries has another root than its entries")
+            }
+            do {
+                try head.replace(with: KeptChainHead.Head(size: size, entryHash: tail.chainHash))
+            } catch {
+                logger.error("cannot keep the log's chain head beside its checkpoint", metadata: ["size": "\(size)", "error": "\(error)"])
+            }
             guard let signed = try await signAndKeep(size: size, root: try await store.ledgerRoot(size: size), replacing: kept,
                                                      reason: "recover") else {
                 throw StepSignError(.busy, "a log checkpoint was kept while the epoch started: ask again")
@@ -478,12 +589,24 @@ struct LogOriginsStale: Error {}
 private struct AppendCheckpointSigner: LogCheckpointSigner {
     let log: TransparencyLog
     let every: Int
+    /// The roots the batch's entries make on the tail it was prepared on, at each size a
+    /// checkpoint falls on (SPEC §5.5: roots from entries).
+    let roots: [Int64: [UInt8]]
 
     func keptSize() -> Int64? { log.appendFromSize() }
 
     func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
-        try log.signInAppend(size: size, root: root, from: fromSize, proof: proof, epochs: epochs)
+        // The store's root (from its nodes) must be the entries'; otherwise nothing is signed and
+        // the transaction rolls back: the log moved (another daemon's entries) or a node was changed.
+        guard roots[size] == root else { throw LogRootDisagrees(size: size) }
+        return try log.signInAppend(size: size, root: root, from: fromSize, proof: proof, epochs: epochs)
     }
+}
+
+/// A batch's checkpoint found the store's root at `size` other than the one its entries make
+/// on the tail it was prepared on (``TransparencyLog/appendRootDisagreed(size:)`` tells why).
+struct LogRootDisagrees: Error {
+    var size: Int64
 }
 
 /// A daemon configured with another `ledger.origin` than the one its log was made with

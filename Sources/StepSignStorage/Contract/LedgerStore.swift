@@ -1,8 +1,11 @@
 import Foundation
 import StepSignFormat
 
-/// The signature ledger and its checkpoints (SPEC §5, §5.3): appended in batches (group
-/// commit) by the engine's one ledger writer, read by everything else.
+/// The log itself (SPEC §5, §5.5): its entries appended in batches (group commit) by the
+/// engine's one ledger writer, its tree, checkpoint notes and cosignatures, and the reads a
+/// proof or the log's frontier needs. Lookups of single entries, events, the audit and the
+/// older JWS checkpoints are ``LedgerLookupStore``'s; the log's origin and epochs are
+/// ``LogEpochStore``'s.
 public protocol LedgerStore: Sendable {
     // MARK: Ledger
 
@@ -20,10 +23,6 @@ public protocol LedgerStore: Sendable {
     /// A store whose commit blocks (SQLite: a local `fsync`) runs it on ``ledgerExecutor``.
     func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry]
 
-    /// Stores a JWS checkpoint (SPEC §5.3; the daemon now makes C2SP ones, a copied or
-    /// migrated ledger still carries these), durably.
-    func appendCheckpoint(_ checkpoint: LedgerCheckpointRecord) async throws
-
     /// The executor on which this store's ledger appends run without a hop, for the task that
     /// calls them to prefer: SQLite's own ledger thread, where its blocking commits run (no
     /// thread of the cooperative pool or an event loop waits on a disk). Nil (PostgreSQL: an
@@ -38,20 +37,6 @@ public protocol LedgerStore: Sendable {
     /// `throughSize` (nil: no upper bound), by size.
     func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord]
 
-    /// The log's origin (SPEC §5.5): the one stored, or `origin` when none was, stored now
-    /// (the first daemon's). One step: two daemons starting at once store one of theirs.
-    func claimLogOrigin(_ origin: String) async throws -> String
-
-    /// The log's stored origin, or nil when no daemon has stored one yet.
-    func logOrigin() async throws -> String?
-
-    /// The log's epochs after its first (SPEC §5.5, `admin.recover`), by epoch.
-    func logEpochs() async throws -> [LogEpochRecord]
-
-    /// Stores a new epoch, durably; throws ``StorageError/conflict(_:)`` when an epoch of that
-    /// number or origin is stored already (two recoveries at once store one).
-    func addLogEpoch(_ epoch: LogEpochRecord) async throws
-
     /// Stores witnesses' cosignatures (SPEC §5.6), durably; a witness's cosignature of a size
     /// already stored is kept (the first one stays).
     func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws
@@ -59,31 +44,14 @@ public protocol LedgerStore: Sendable {
     /// The stored cosignatures of the checkpoint of `size`, by witness name.
     func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord]
 
-    /// The stored checkpoints with seq greater than `afterSeq` and at most `throughSeq` (nil:
-    /// no upper bound), by seq.
-    func ledgerCheckpoints(afterSeq: Int64, throughSeq: Int64?) async throws -> [LedgerCheckpointRecord]
-
     /// The last entry's seq and hash; (0, genesis) when the ledger is empty.
     func ledgerHead() async throws -> LedgerHead
-
-    /// The entry with this signature ID, or nil.
-    func ledgerEntry(signatureID: String) async throws -> LedgerEntry?
 
     /// The number of entries, which is the last sequence number (0 when empty).
     func ledgerCount() async throws -> Int64
 
-    /// The number of entries that are signatures: all of them less the events of SPEC §5.4
-    /// (rows whose `authLevel` is ``LedgerAppend/eventAuthLevel``, which a partial index
-    /// counts), read from one snapshot.
-    func ledgerSignatureCount() async throws -> Int64
-
     /// Up to `limit` entries with sequence numbers greater than `afterSeq`, in order.
     func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
-
-    /// Up to `limit` events (SPEC §5.4) naming `user` ("" for events that name no user: the
-    /// signing keys' and the configuration's) with sequence numbers greater than `afterSeq`,
-    /// in order: an index range, however long the ledger.
-    func ledgerEvents(user: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
 
     /// The stored hashes of `nodes`, complete subtrees of the log's Merkle tree (SPEC §5.5),
     /// from one snapshot; a node the tree does not have (yet) is absent. Roots and proofs of
@@ -102,10 +70,6 @@ public protocol LedgerStore: Sendable {
     /// one snapshot. ``StorageError/ledgerTreeBroken(_:)`` when the tree lacks a hash they need
     /// (`newSize` past the log's end among them).
     func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead
-
-    /// Runs ``LedgerVerifier`` over the stored checkpoints and the whole ledger in sequence
-    /// order, from one read snapshot, one row at a time.
-    func auditLedger(options: LedgerVerifier.Options) async throws -> LedgerAudit
 }
 
 extension LedgerStore {
@@ -131,16 +95,6 @@ extension LedgerStore {
     }
 
     /// One read after another (a store that can read them in one snapshot does).
-    public func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
-        -> LedgerInclusionRead? {
-        guard let entry = try await ledgerEntry(signatureID: signatureID) else { return nil }
-        guard let size = treeSize(entry), size > entry.seq - 1 else { return LedgerInclusionRead(entry: entry, proof: nil) }
-        let hashes = try await ledgerInclusionProof(index: entry.seq - 1, size: size)
-        return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
-            treeSize: size, hashes: hashes, cosignatures: try await logCosignatures(size: size)))
-    }
-
-    /// One read after another (a store that can read them in one snapshot does).
     public func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead {
         let count = try await ledgerCount()
         let rootPlan = MerkleTree.rootPlan(size: newSize)
@@ -163,11 +117,18 @@ extension LedgerStore {
         }
     }
 
-    /// Checks the hash chain only.
-    public func auditLedger() async throws -> LedgerAudit {
-        try await auditLedger(options: LedgerVerifier.Options(trustedKeys: nil))
-    }
-
     /// None: appends run wherever the calling task runs.
     public var ledgerExecutor: (any TaskExecutor)? { nil }
+}
+
+extension LedgerStore where Self: LedgerLookupStore {
+    /// One read after another (a store that can read them in one snapshot does).
+    public func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
+        -> LedgerInclusionRead? {
+        guard let entry = try await ledgerEntry(signatureID: signatureID) else { return nil }
+        guard let size = treeSize(entry), size > entry.seq - 1 else { return LedgerInclusionRead(entry: entry, proof: nil) }
+        let hashes = try await ledgerInclusionProof(index: entry.seq - 1, size: size)
+        return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
+            treeSize: size, hashes: hashes, cosignatures: try await logCosignatures(size: size)))
+    }
 }
