@@ -7,7 +7,7 @@ import StepSignStorage
 /// epochs against the signed events that started them, and every stored cosignature against
 /// its witness's key and its checkpoint. Reads only; the first problem found is returned.
 struct LogAudit {
-    var store: any LedgerStore
+    var store: any LedgerStore & LedgerLookupStore & LogEpochStore
     var keyring: Keyring
     var logger: Logger
     /// The epochs the daemon signs by.
