@@ -295,7 +295,9 @@ struct SharedDaemon: SuiteTrait, TestScoping {
 
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
-        let daemon = try DaemonHarness()
+        // The control connection waits through the whole catalogue (335 s once on a loaded
+        // host): longer than the harness's 300 s idle timeout, which would end it rightly.
+        let daemon = try DaemonHarness(config: "[server]\nidle_timeout_seconds = 3600")
         try daemon.addUser()
         try daemon.addUser("carol")
         // Block carol: three wrong step-up answers.

@@ -62,7 +62,17 @@ final class LedgerCheckpointer: Sendable {
             state.head = last.seq
             if let made { remember(made.checkpoint.size, &state) }
         }
-        try await log.appendCommitted(prepared: prepared, entries: entries, rows: rows, made: made)
+        do {
+            try await log.appendCommitted(prepared: prepared, entries: entries, rows: rows, made: made)
+        } catch StorageError.ledgerTreeBroken(let why) {
+            throw StorageError.ledgerTreeBroken(why)
+        } catch {
+            // The rows are durable: a store that fails while other daemons' entries are read
+            // (a server that stops just after the commit) must not turn them into a refusal the
+            // caller would take for "not signed". The frontier stays where it was and reads
+            // these entries, hashed from their content, before the next batch is prepared.
+            logger.warning("the log's tail is read again before the next batch", metadata: ["error": "\(error)"])
+        }
     }
 
     /// A batch's checkpoint found the store's root at `size` other than its entries': other
