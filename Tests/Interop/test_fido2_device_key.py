@@ -1,0 +1,187 @@
+"""SPEC 5.7, a FIDO2 security key as the level-1 device factor, against a real stepsignd: the
+test is the authenticator, built from python-fido2's structures (COSE key, authenticator data)
+and a P-256 key of `cryptography`, so what the daemon checks was made by code nobody here wrote.
+Enrolled with its COSE ES256 key and credential ID, a key answers a step-up with
+authenticatorData and a signature over authenticatorData || SHA-256(LDA v3 text); every field
+and flag tampered, the counter replayed or lower, another challenge's hash, and an answer used
+twice are refused (status 102, one attempt each)."""
+import base64
+import hashlib
+import os
+import tempfile
+
+import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from fido2 import cbor
+from fido2.cose import ES256
+from fido2.webauthn import AuthenticatorData
+
+from conftest import Daemon, PASSWORD
+
+USER = "fido"
+RP_ID = "stepsign.test"
+UP = AuthenticatorData.FLAG.UP
+UV = AuthenticatorData.FLAG.UV
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Authenticator:
+    """A software FIDO2 authenticator holding one ES256 credential for RP_ID."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.credential_id = os.urandom(32)
+        self.counter = 0
+
+    def cose(self):
+        return cbor.encode(ES256.from_cryptography_key(self.key.public_key()))
+
+    def assertion(self, client_data_hash, counter=None, flags=UP | UV, rp_id=RP_ID):
+        """authenticatorData and the DER signature over authenticatorData || clientDataHash."""
+        if counter is None:
+            self.counter += 1
+            counter = self.counter
+        data = bytes(AuthenticatorData.create(hashlib.sha256(rp_id.encode()).digest(), flags, counter))
+        return data, self.key.sign(data + client_data_hash, ec.ECDSA(hashes.SHA256()))
+
+
+@pytest.fixture(scope="module")
+def setup():
+    with tempfile.TemporaryDirectory() as directory:
+        daemon = Daemon(directory, extra=f'max_attempts = 100\n[lda]\nfido2_rp_id = "{RP_ID}"\n')
+        admin = daemon.client()
+        assert admin.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
+        device = Authenticator()
+        reply = admin.call("admin.enrollDeviceKey", user=USER, label="security key",
+                           fido2={"publicKey": b64url(device.cose()), "credentialId": b64url(device.credential_id)})
+        assert reply["error"]["code"] == 0, reply
+        admin.close()
+        yield {"daemon": daemon, "device": device, "kid": reply["result"]["deviceKeyId"], "dir": directory}
+        daemon.stop()
+
+
+def open_step_up(client, payload="release 1.2.3"):
+    reply = client.call("authenticateUserAndSignData", user=USER, payload=payload, reason="Deploy release",
+                        authLevel=1, authenticatorType=0)
+    assert reply["error"]["code"] == 0, reply
+    event = reply["events"][-1]
+    assert event["event"] == "getLDASignature", event
+    return event
+
+
+def answer(client, kid, data, signature):
+    return client.call("setLDASignature", deviceKeyId=kid, authenticatorData=b64url(data), signature=b64url(signature))
+
+
+def client_data_hash(event):
+    text = unb64url(event["challenge"])
+    # One payload's challenge is the v2 text, a batch's the v3 text: the hash is of the text sent.
+    assert text.startswith(b"stepsign-lda-v2\n")
+    return hashlib.sha256(text).digest()
+
+
+def signs(reply):
+    event = reply["events"][-1]
+    return event["event"] == "onAuthenticateUserAndSignData" and event["status"]["code"] == 100
+
+
+def refused(reply, attempts_before):
+    """The answer was refused as the spec says: a new challenge, status 102, one attempt less."""
+    assert reply["error"]["code"] == 0, reply
+    event = reply["events"][-1]
+    assert event["event"] == "getLDASignature", event
+    assert event["status"]["code"] == 102, event
+    assert event["attemptsLeft"] == attempts_before - 1, event
+    return event
+
+
+def test_an_enrolled_security_key_answers_a_step_up(setup):
+    client = setup["daemon"].client()
+    event = open_step_up(client)
+    assert setup["kid"] in event["deviceKeys"]
+    reply = answer(client, setup["kid"], *setup["device"].assertion(client_data_hash(event)))
+    assert signs(reply), reply
+    assert reply["events"][-1]["details"]["authenticatorUsed"] == "lda"
+    client.close()
+
+
+def tampered_cases(device, cdh, other_cdh):
+    def flipped_signature():
+        data, signature = device.assertion(cdh)
+        return data, signature[:-1] + bytes([signature[-1] ^ 1])
+
+    def flipped_data():
+        data, signature = device.assertion(cdh)
+        # The counter's last byte: the flags stay UP|UV, the signature no longer covers it.
+        return data[:-1] + bytes([data[-1] ^ 1]), signature
+
+    return {
+        "signature tampered": flipped_signature,
+        "authenticatorData tampered": flipped_data,
+        "wrong RP ID hash": lambda: device.assertion(cdh, rp_id="evil.example"),
+        "UP missing": lambda: device.assertion(cdh, flags=UV),
+        "UV missing": lambda: device.assertion(cdh, flags=UP),
+        "clientDataHash of another challenge": lambda: device.assertion(other_cdh),
+        "counter replayed": lambda: device.assertion(cdh, counter=device.counter),
+        "counter lower": lambda: device.assertion(cdh, counter=device.counter - 1),
+    }
+
+
+@pytest.mark.parametrize("case", ["signature tampered", "authenticatorData tampered", "wrong RP ID hash", "UP missing",
+                                  "UV missing", "clientDataHash of another challenge", "counter replayed",
+                                  "counter lower"])
+def test_a_bad_assertion_is_refused_and_costs_an_attempt(setup, case):
+    device = setup["device"]
+    client = setup["daemon"].client()
+    # A valid answer first, so the stored counter is above 1 and "lower" means something.
+    assert signs(answer(client, setup["kid"], *device.assertion(client_data_hash(open_step_up(client)))))
+    other = client_data_hash(open_step_up(setup["daemon"].client(), payload="another payload"))
+    event = open_step_up(client)
+    data, signature = tampered_cases(device, client_data_hash(event), other)[case]()
+    retry = refused(answer(client, setup["kid"], data, signature), event["attemptsLeft"])
+    # The key still works on the fresh challenge with a counter that grew.
+    assert signs(answer(client, setup["kid"], *device.assertion(client_data_hash(retry))))
+    client.close()
+
+
+def test_a_counter_that_does_not_grow_is_logged_as_a_possible_clone(setup):
+    device = setup["device"]
+    client = setup["daemon"].client()
+    event = open_step_up(client)
+    refused(answer(client, setup["kid"], *device.assertion(client_data_hash(event), counter=device.counter)),
+            event["attemptsLeft"])
+    client.close()
+    with open(os.path.join(setup["dir"], "stepsignd.log"), "rb") as log:
+        lines = [line for line in log.read().decode(errors="replace").splitlines() if "possible clone" in line]
+    assert lines and all("critical" in line for line in lines), lines
+
+
+def test_an_answer_used_once_is_refused_the_second_time(setup):
+    device = setup["device"]
+    first = setup["daemon"].client()
+    event = open_step_up(first)
+    data, signature = device.assertion(client_data_hash(event))
+    assert signs(answer(first, setup["kid"], data, signature))
+    # The same bytes again, on a fresh challenge in another session.
+    second = setup["daemon"].client()
+    again = open_step_up(second)
+    refused(answer(second, setup["kid"], data, signature), again["attemptsLeft"])
+    first.close()
+    second.close()
+
+
+def test_a_plain_ES256_signature_does_not_answer_for_a_security_key(setup):
+    device = setup["device"]
+    client = setup["daemon"].client()
+    event = open_step_up(client)
+    raw = device.key.sign(unb64url(event["challenge"]), ec.ECDSA(hashes.SHA256()))
+    refused(client.call("setLDASignature", deviceKeyId=setup["kid"], signature=b64url(raw)), event["attemptsLeft"])
+    client.close()
