@@ -6,6 +6,7 @@
 // The targets form strict layers:
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
+//   CLibfido2                   C: libfido2 (Debian libfido2-dev), FIDO2 security keys, for the CLI only
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer
 //   StepSignProtocol            the wire protocol, dependency-free: JSON (one parser, one writer, one
 //                               escaper), typed requests, replies, events, codes, the policy's JSON
@@ -63,6 +64,12 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
+        // FIDO2 security keys (SPEC 5.7): the CLI asks them; the daemon only verifies (libcrypto).
+        .systemLibrary(
+            name: "CLibfido2",
+            pkgConfig: "libfido2",
+            providers: [.apt(["libfido2-dev"])]
+        ),
         .target(name: "CSystemShims"),
         // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
         .systemLibrary(name: "CLoadgenShims"),
@@ -157,7 +164,7 @@ let package = Package(
             name: "StepSignCLIProgram",
             dependencies: [
                 "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion", "StepSignSystem",
-                "StepSignLogClient",
+                "StepSignLogClient", "CLibfido2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -7,7 +7,9 @@ and flag tampered, the counter replayed or lower, another challenge's hash, and 
 twice are refused (status 102, one attempt each)."""
 import base64
 import hashlib
+import json
 import os
+import subprocess
 import tempfile
 
 import pytest
@@ -17,7 +19,7 @@ from fido2 import cbor
 from fido2.cose import ES256
 from fido2.webauthn import AuthenticatorData
 
-from conftest import Daemon, PASSWORD
+from conftest import Daemon, PASSWORD, cli
 
 USER = "fido"
 RP_ID = "stepsign.test"
@@ -185,3 +187,23 @@ def test_a_plain_ES256_signature_does_not_answer_for_a_security_key(setup):
     raw = device.key.sign(unb64url(event["challenge"]), ec.ECDSA(hashes.SHA256()))
     refused(client.call("setLDASignature", deviceKeyId=setup["kid"], signature=b64url(raw)), event["attemptsLeft"])
     client.close()
+
+
+def test_the_cli_says_clearly_when_no_security_key_is_attached(setup, tmp_path):
+    # No FIDO2 device here (a real one cannot be attached in CI): exit 69 (EX_UNAVAILABLE),
+    # a message that says what to do, nothing enrolled and no credential file left behind.
+    credential = str(tmp_path / "key.fido2")
+    enrolled = cli(setup["daemon"], "device", "enroll", "--user", USER, "--fido2", "--credential-file", credential,
+                   stdin=subprocess.DEVNULL)
+    assert enrolled.returncode == 69, enrolled
+    assert "no FIDO2 security key found: plug one in and try again" in enrolled.stderr
+    assert not os.path.exists(credential)
+    # A step-up answered with a credential file asks the key, which is not there.
+    with open(credential, "w") as f:
+        json.dump({"fido2": {"deviceKeyId": setup["kid"], "credentialId": b64url(setup["device"].credential_id),
+                             "rpId": RP_ID}}, f)
+    os.chmod(credential, 0o600)
+    signed = cli(setup["daemon"], "sign", "--user", USER, "--level", "1", "--reason", "r", "--payload", "p",
+                 "--device-key", credential, stdin=subprocess.DEVNULL)
+    assert signed.returncode == 69, signed
+    assert "stepsign-lda-v2" in signed.stderr and "no FIDO2 security key found" in signed.stderr
