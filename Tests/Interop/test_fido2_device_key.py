@@ -207,3 +207,41 @@ def test_the_cli_says_clearly_when_no_security_key_is_attached(setup, tmp_path):
                  "--device-key", credential, stdin=subprocess.DEVNULL)
     assert signed.returncode == 69, signed
     assert "stepsign-lda-v2" in signed.stderr and "no FIDO2 security key found" in signed.stderr
+
+
+def test_an_enrolment_that_is_not_a_cose_es256_key_is_refused_with_4(setup):
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from fido2.cose import EdDSA
+    admin = setup["daemon"].client()
+    good = Authenticator().cose()
+    cases = {
+        "EdDSA key": cbor.encode(EdDSA.from_cryptography_key(ed25519.Ed25519PrivateKey.generate().public_key())),
+        "cut short": good[:-1],
+        "trailing byte": good + b"\x00",
+        "not a map": cbor.encode([1, 2, 3]),
+        "point not on the curve": good[:-1] + bytes([good[-1] ^ 1]),
+    }
+    for name, cose in cases.items():
+        reply = admin.call("admin.enrollDeviceKey", user=USER, fido2={"publicKey": b64url(cose), "credentialId": "AA"})
+        assert reply["error"]["code"] == 4, (name, reply)
+    for fido2 in ({"publicKey": b64url(good)}, {"publicKey": b64url(good), "credentialId": ""},
+                  {"publicKey": b64url(good), "credentialId": "AA", "extra": 1}):
+        assert admin.call("admin.enrollDeviceKey", user=USER, fido2=fido2)["error"]["code"] == 4, fido2
+    both = admin.call("admin.enrollDeviceKey", user=USER, publicKey="x", fido2={"publicKey": b64url(good), "credentialId": "AA"})
+    assert both["error"]["code"] == 4
+    admin.close()
+
+
+def test_direct_attestation_is_refused_until_it_is_checked(tmp_path):
+    # fido2_attestation = "direct" is not built: enrolling a security key is 170, never unchecked.
+    daemon = Daemon(str(tmp_path), extra='[lda]\nfido2_attestation = "direct"\n')
+    try:
+        admin = daemon.client()
+        assert admin.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
+        device = Authenticator()
+        reply = admin.call("admin.enrollDeviceKey", user=USER,
+                           fido2={"publicKey": b64url(device.cose()), "credentialId": b64url(device.credential_id)})
+        assert reply["error"]["code"] == 170, reply
+        admin.close()
+    finally:
+        daemon.stop()
