@@ -53,8 +53,10 @@ struct DeviceCommand: ParsableCommand {
                     let securityKey = try FIDO2SecurityKey.first()
                     let made = try securityKey.makeCredential(
                         rpID: rpID, user: user, pin: { try PasswordReader.readFromTerminal(prompt: "PIN of the security key: ") })
-                    key = ("fido2", .object([("publicKey", .string(Base64URL.encode(made.cose))),
-                                             ("credentialId", .string(Base64URL.encode(made.credentialID)))]))
+                    var members: [(String, JSONValue)] = [("publicKey", .string(Base64URL.encode(made.cose))),
+                                                          ("credentialId", .string(Base64URL.encode(made.credentialID)))]
+                    if let attestation = made.attestation { members.append(("attestation", attestation)) }
+                    key = ("fido2", .object(members))
                     credential = FIDO2CredentialFile(deviceKeyID: "", credentialID: Base64URL.encode(made.credentialID), rpID: rpID)
                 }
                 let flow = try LoginFlow.loggedIn(global, user: user, options: passwords)

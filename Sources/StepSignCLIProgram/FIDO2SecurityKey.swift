@@ -1,6 +1,7 @@
 import CLibfido2
 import Foundation
 import StepSignCrypto
+import StepSignProtocol
 
 /// A FIDO2 security key attached to this host, through libfido2 (SPEC §5.7): makes the
 /// credential that `stepsign device enroll --fido2` registers, and the assertions that answer
@@ -46,9 +47,12 @@ final class FIDO2SecurityKey {
         fido_dev_free(&device_)
     }
 
-    /// A new ES256 credential for `rpID` and `user`, with user verification: its COSE key
-    /// and credential ID.
-    func makeCredential(rpID: String, user: String, pin: () throws -> String?) throws -> (cose: [UInt8], credentialID: [UInt8]) {
+    /// A new ES256 credential for `rpID` and `user`, with user verification: its COSE key,
+    /// credential ID, and packed attestation when the key gives one (the `attestation` member
+    /// of `enrollDeviceKey`'s `fido2`, which `fido2_attestation = "direct"` checks).
+    func makeCredential(rpID: String, user: String, pin: () throws -> String?) throws
+        -> (cose: [UInt8], credentialID: [UInt8], attestation: JSONValue?)
+    {
         guard let cred = fido_cred_new() else { throw CLIError("libfido2 could not allocate a credential") }
         var cred_ = Optional(cred)
         defer { fido_cred_free(&cred_) }
@@ -69,7 +73,19 @@ final class FIDO2SecurityKey {
         // COSE_Key {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}.
         let cose: [UInt8] = [0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20] + point[0..<32]
             + [0x22, 0x58, 0x20] + point[32..<64]
-        return (cose, credentialID)
+        var attestation: JSONValue?
+        if let format = fido2_cred_fmt_string(cred), format == "packed",
+           let authData = fido_cred_authdata_raw_ptr(cred), let sig = fido_cred_sig_ptr(cred), let x5c = fido_cred_x5c_ptr(cred) {
+            let bytes = { (pointer: UnsafePointer<UInt8>, count: Int) in Base64URL.encode(Array(UnsafeBufferPointer(start: pointer, count: count))) }
+            attestation = .object([
+                ("fmt", .string(format)),
+                ("authData", .string(bytes(authData, fido_cred_authdata_raw_len(cred)))),
+                ("sig", .string(bytes(sig, fido_cred_sig_len(cred)))),
+                ("x5c", .array([.string(bytes(x5c, fido_cred_x5c_len(cred)))])),
+                ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
+            ])
+        }
+        return (cose, credentialID, attestation)
     }
 
     /// An assertion of credential `credentialID` over `clientDataHash`, with user presence and
@@ -122,6 +138,10 @@ final class FIDO2SecurityKey {
 
     private func check(_ status: Int32, _ what: String) throws {
         guard status == FIDO_OK else { throw CLIError("cannot \(what): \(Self.describe(status))") }
+    }
+
+    private func fido2_cred_fmt_string(_ cred: OpaquePointer) -> String? {
+        fido_cred_fmt(cred).map { String(cString: $0) }
     }
 
     static func describe(_ status: Int32) -> String {

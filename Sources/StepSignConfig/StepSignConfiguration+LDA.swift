@@ -12,7 +12,8 @@ extension StepSignConfiguration {
         /// `fido2_attestation`: "none" (default) or "direct": a security key's packed attestation
         /// must then chain to `fido2_attestation_roots`.
         public var fido2Attestation: String
-        /// `fido2_attestation_roots`: PEM bundle of the attestation roots ("" for none).
+        /// `fido2_attestation_roots`: PEM bundle of the attestation roots, or the absolute path
+        /// of a file holding it (read at each enrolment); "" for none.
         public var fido2AttestationRoots: String
 
         public init(enabled: Bool = true, enrollFreshSeconds: Int = 300, fido2RPID: String = "stepsign",

@@ -213,7 +213,10 @@ extension StepSignConfiguration.LDA {
             enrollFreshSeconds: try t.integer("enroll_fresh_seconds", default: d.enrollFreshSeconds, in: 10...86400),
             fido2RPID: rpID,
             fido2Attestation: attestation,
-            fido2AttestationRoots: try t.string("fido2_attestation_roots", default: d.fido2AttestationRoots)
+            fido2AttestationRoots: try t.string("fido2_attestation_roots", default: d.fido2AttestationRoots) { text in
+                text.isEmpty || text.hasPrefix("/") || text.contains("-----BEGIN CERTIFICATE-----")
+                    ? nil : "expected PEM certificates, or the absolute path of a file holding them"
+            }
         )
     }
 }

@@ -4,7 +4,8 @@ and a P-256 key of `cryptography`, so what the daemon checks was made by code no
 Enrolled with its COSE ES256 key and credential ID, a key answers a step-up with
 authenticatorData and a signature over authenticatorData || SHA-256(LDA v3 text); every field
 and flag tampered, the counter replayed or lower, another challenge's hash, and an answer used
-twice are refused (status 102, one attempt each)."""
+twice are refused (status 102, one attempt each). With fido2_attestation = "direct" a packed
+attestation (certificates made here with `cryptography`) must chain to the configured roots."""
 import base64
 import hashlib
 import json
@@ -232,16 +233,70 @@ def test_an_enrolment_that_is_not_a_cose_es256_key_is_refused_with_4(setup):
     admin.close()
 
 
-def test_direct_attestation_is_refused_until_it_is_checked(tmp_path):
-    # fido2_attestation = "direct" is not built: enrolling a security key is 170, never unchecked.
-    daemon = Daemon(str(tmp_path), extra='[lda]\nfido2_attestation = "direct"\n')
+def certificate(subject, key, issuer=None, issuer_key=None, ca=False):
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    import datetime
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject),
+                      x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "Authenticator Attestation")])
+    return (x509.CertificateBuilder().subject_name(name).issuer_name(issuer.subject if issuer else name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .sign(issuer_key or key, hashes.SHA256()))
+
+
+def packed_attestation(device, attestation_key, chain, rp_id=RP_ID, credential_id=None):
+    """A packed attestation of `device`'s credential, in the fields enrollDeviceKey takes."""
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from fido2.webauthn import AttestedCredentialData, Aaguid
+    credential = AttestedCredentialData.create(Aaguid(bytes(16)), credential_id or device.credential_id,
+                                               ES256.from_cryptography_key(device.key.public_key()))
+    data = bytes(AuthenticatorData.create(hashlib.sha256(rp_id.encode()).digest(), UP | UV | AuthenticatorData.FLAG.AT,
+                                          0, credential))
+    client_data_hash = os.urandom(32)
+    return {"fmt": "packed", "authData": b64url(data), "clientDataHash": b64url(client_data_hash),
+            "sig": b64url(attestation_key.sign(data + client_data_hash, ec.ECDSA(hashes.SHA256()))),
+            "x5c": [b64url(c.public_bytes(Encoding.DER)) for c in chain]}
+
+
+def test_direct_attestation_must_chain_to_the_configured_roots(tmp_path):
+    from cryptography.hazmat.primitives.serialization import Encoding
+    root_key, other_key, leaf_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    root = certificate("Test FIDO Root", root_key, ca=True)
+    other_root = certificate("Other Root", other_key, ca=True)
+    leaf = certificate("Test Key Attestation", leaf_key, issuer=root, issuer_key=root_key)
+    roots = str(tmp_path / "roots.pem")
+    with open(roots, "wb") as f:
+        f.write(root.public_bytes(Encoding.PEM))
+    daemon = Daemon(str(tmp_path), extra=f'[lda]\nfido2_rp_id = "{RP_ID}"\nfido2_attestation = "direct"\n'
+                                         f'fido2_attestation_roots = "{roots}"\n')
     try:
         admin = daemon.client()
         assert admin.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
+
+        def enroll(device, attestation):
+            fido2 = {"publicKey": b64url(device.cose()), "credentialId": b64url(device.credential_id)}
+            if attestation is not None:
+                fido2["attestation"] = attestation
+            return admin.call("admin.enrollDeviceKey", user=USER, fido2=fido2)["error"]["code"]
+
         device = Authenticator()
-        reply = admin.call("admin.enrollDeviceKey", user=USER,
-                           fido2={"publicKey": b64url(device.cose()), "credentialId": b64url(device.credential_id)})
-        assert reply["error"]["code"] == 170, reply
+        bad_signature = packed_attestation(device, leaf_key, [leaf])
+        bad_signature["sig"] = b64url(leaf_key.sign(b"other", ec.ECDSA(hashes.SHA256())))
+        refused = {
+            "no attestation": None,
+            "a chain to another root": packed_attestation(device, other_key, [other_root]),
+            "self attestation": dict(packed_attestation(device, leaf_key, [leaf]), x5c=[]),
+            "signature over other bytes": bad_signature,
+            "signed by another key than the certificate's": packed_attestation(device, other_key, [leaf]),
+            "another relying party": packed_attestation(device, leaf_key, [leaf], rp_id="evil.example"),
+            "another credential": packed_attestation(device, leaf_key, [leaf], credential_id=os.urandom(32)),
+        }
+        for name, attestation in refused.items():
+            assert enroll(device, attestation) == 4, name
+        assert enroll(device, packed_attestation(device, leaf_key, [leaf])) == 0
         admin.close()
     finally:
         daemon.stop()

@@ -452,8 +452,8 @@ struct StepSignConfigurationTests {
         #expect(StepSignConfiguration.default.lda.fido2RPID == "stepsign")
         #expect(StepSignConfiguration.default.lda.fido2Attestation == "none")
         let c = try StepSignConfiguration.parse(
-            "[lda]\nfido2_rp_id = \"sign.example.org\"\nfido2_attestation = \"direct\"\nfido2_attestation_roots = \"PEM\"\n", file: "t.toml")
-        #expect(c.lda.fido2RPID == "sign.example.org" && c.lda.fido2Attestation == "direct" && c.lda.fido2AttestationRoots == "PEM")
+            "[lda]\nfido2_rp_id = \"sign.example.org\"\nfido2_attestation = \"direct\"\nfido2_attestation_roots = \"/etc/stepsign/fido.pem\"\n", file: "t.toml")
+        #expect(c.lda.fido2RPID == "sign.example.org" && c.lda.fido2Attestation == "direct" && c.lda.fido2AttestationRoots == "/etc/stepsign/fido.pem")
     }
 
     @Test("scrypt memory up to exactly 256 MiB (128·N·r) is accepted")
@@ -497,6 +497,7 @@ struct StepSignConfigurationTests {
         ("[lda]\nfido2_rp_id = \"\"\n", 2, "lda.fido2_rp_id", "printable ASCII"),
         ("[lda]\nfido2_rp_id = \"step sign\"\n", 2, "lda.fido2_rp_id", "printable ASCII"),
         ("[lda]\nfido2_attestation = \"indirect\"\n", 2, "lda.fido2_attestation", "\"none\" or \"direct\""),
+        ("[lda]\nfido2_attestation_roots = \"roots.pem\"\n", 2, "lda.fido2_attestation_roots", "absolute path"),
         ("[server]\nsocket_mode = \"0999\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = \"1777\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = 0o660\n", 2, "server.socket_mode", "as a string"),
