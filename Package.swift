@@ -7,6 +7,7 @@
 //
 //   CLibcrypto + COpenSSLShims  C: libcrypto (Debian libssl-dev) and the macros Swift cannot import
 //   CPKCS11                     C: the OASIS PKCS#11 header (Debian libp11-kit-dev), for tokens (§5.7)
+//   CLibfido2                   C: libfido2 (Debian libfido2-dev), FIDO2 security keys, for the CLI only
 //   StepSignCrypto              the only Swift module that touches an OpenSSL pointer or a PKCS#11 handle
 //   StepSignProtocol            the wire protocol, dependency-free: JSON (one parser, one writer, one
 //                               escaper), typed requests, replies, events, codes, the policy's JSON
@@ -66,6 +67,12 @@ let package = Package(
         .target(name: "COpenSSLShims", dependencies: ["CLibcrypto"]),
         // The OASIS PKCS#11 header (Debian libp11-kit-dev); the token's module is dlopen'ed at start.
         .systemLibrary(name: "CPKCS11", providers: [.apt(["libp11-kit-dev"])]),
+        // FIDO2 security keys (SPEC 5.7): the CLI asks them; the daemon only verifies (libcrypto).
+        .systemLibrary(
+            name: "CLibfido2",
+            pkgConfig: "libfido2",
+            providers: [.apt(["libfido2-dev"])]
+        ),
         .target(name: "CSystemShims"),
         // <sys/epoll.h> for the load generator only; header-only, so a module map and no C file.
         .systemLibrary(name: "CLoadgenShims"),
@@ -160,7 +167,7 @@ let package = Package(
             name: "StepSignCLIProgram",
             dependencies: [
                 "StepSignClient", "StepSignProtocol", "StepSignCrypto", "StepSignFormat", "StepSignVersion", "StepSignSystem",
-                "StepSignLogClient",
+                "StepSignLogClient", "CLibfido2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

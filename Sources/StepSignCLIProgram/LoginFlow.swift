@@ -82,7 +82,9 @@ final class LoginFlow {
             case "getLDASignature":
                 try reportStatus(event)
                 guard let deviceKey else { throw CLIError("the daemon asks for a device signature; give --device-key") }
-                let answer = try DeviceAnswer.sign(event, keyFile: deviceKey)
+                // A security key does not log in (Path A takes plain device keys only).
+                let answer = try DeviceAnswer.sign(event, pem: try SecretFile.read(path: deviceKey, what: "device key"),
+                                                   keyFile: deviceKey)
                 reply = try send("setLDASignature", ["deviceKeyId": answer.kid, "signature": answer.signature])
                 usedDeviceKey = true
             default:

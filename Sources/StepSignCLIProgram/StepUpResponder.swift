@@ -46,8 +46,7 @@ struct StepUpResponder {
                         .requireAccepted("password")
                     continue
                 }
-                let answer = try DeviceAnswer.sign(event, keyFile: deviceKey)
-                reply = try connection.call("setLDASignature", ["deviceKeyId": answer.kid, "signature": answer.signature])
+                reply = try connection.call("setLDASignature", try DeviceAnswer.answer(event, keyFile: deviceKey))
                     .requireAccepted("device signature")
             case "getIDVBiometric":
                 try reportRetry(event)

@@ -228,11 +228,24 @@ extension StepSignConfiguration.ForgotPassword {
 
 extension StepSignConfiguration.LDA {
     init(_ t: ConfigTableReader) throws(ConfigError) {
-        try t.rejectUnknown(["enabled", "enroll_fresh_seconds"])
+        try t.rejectUnknown(["enabled", "enroll_fresh_seconds", "fido2_rp_id", "fido2_attestation", "fido2_attestation_roots"])
         let d = Self()
+        let rpID = try t.string("fido2_rp_id", default: d.fido2RPID) { id in
+            !id.isEmpty && id.utf8.count <= 253 && id.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f })
+                ? nil : "must be 1 to 253 printable ASCII characters (a domain-like name)"
+        }
+        let attestation = try t.string("fido2_attestation", default: d.fido2Attestation) {
+            ["none", "direct"].contains($0) ? nil : "must be \"none\" or \"direct\""
+        }
         self.init(
             enabled: try t.bool("enabled", default: d.enabled),
-            enrollFreshSeconds: try t.integer("enroll_fresh_seconds", default: d.enrollFreshSeconds, in: 10...86400)
+            enrollFreshSeconds: try t.integer("enroll_fresh_seconds", default: d.enrollFreshSeconds, in: 10...86400),
+            fido2RPID: rpID,
+            fido2Attestation: attestation,
+            fido2AttestationRoots: try t.string("fido2_attestation_roots", default: d.fido2AttestationRoots) { text in
+                text.isEmpty || text.hasPrefix("/") || text.contains("-----BEGIN CERTIFICATE-----")
+                    ? nil : "expected PEM certificates, or the absolute path of a file holding them"
+            }
         )
     }
 }

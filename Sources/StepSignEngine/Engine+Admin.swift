@@ -58,8 +58,8 @@ extension Engine {
                 ])
             }
             return Reply(result: ["users": .array(rows)])
-        case let .enrollDeviceKey(user, publicKey, label):
-            return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, context: context)
+        case let .enrollDeviceKey(user, publicKey, label, fido2):
+            return try await adminEnrollDeviceKey(user: user, publicKey: publicKey, label: label, fido2: fido2, context: context)
         case let .revokeDeviceKey(user, kid):
             return try await adminRevokeDeviceKey(user: user, kid: kid, context: context)
         case .rotateKey:

@@ -11,20 +11,23 @@ extension Engine {
     /// `enrollDeviceKey` (SPEC §3.2): registers an LDA device key for the session's user, on a
     /// login that still holds (else 5), younger than `lda.enroll_fresh_seconds` (else 11: log
     /// in again), of a user who is not blocked (else 148).
-    func enrollDeviceKey(publicKey: JSONValue?, label: String?, session: inout Session, context: RequestContext) async throws -> Reply {
+    /// `fido2` instead of `publicKey` enrolls a FIDO2 security key (SPEC §5.7).
+    func enrollDeviceKey(publicKey: JSONValue?, label: String?, fido2: JSONValue?, session: inout Session,
+                         context: RequestContext) async throws -> Reply {
         let login = try await requireLogin(&session, context: context, blocked: .userBlocked)
         guard context.now.timeIntervalSince(login.loggedInAt) <= Double(context.config.lda.enrollFreshSeconds) else {
             throw StepSignError.wrongState(
                 "enrolling a device key needs a login from the last \(context.config.lda.enrollFreshSeconds) seconds; log in again")
         }
-        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: login.user, context: context)
+        let kid = try await addDeviceKey(publicKey: publicKey, fido2: fido2, label: label, user: login.user, context: context)
         return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
     /// `admin.enrollDeviceKey`: registers an LDA device key for any user.
-    func adminEnrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, context: RequestContext) async throws -> Reply {
+    func adminEnrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, fido2: JSONValue?,
+                              context: RequestContext) async throws -> Reply {
         try UserName.validate(user)
-        let kid = try await addDeviceKey(publicKey: publicKey, label: label, user: user, context: context)
+        let kid = try await addDeviceKey(publicKey: publicKey, fido2: fido2, label: label, user: user, context: context)
         return Reply(result: ["deviceKeyId": .string(kid)])
     }
 
@@ -39,22 +42,33 @@ extension Engine {
         return Reply(result: [:])
     }
 
-    private func addDeviceKey(publicKey: JSONValue?, label: String?, user: String, context: RequestContext) async throws -> String {
+    private func addDeviceKey(publicKey: JSONValue?, fido2: JSONValue?, label: String?, user: String,
+                              context: RequestContext) async throws -> String {
         guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
-        let key = try Self.deviceKey(from: publicKey)
+        let credential = try fido2.map { value throws(StepSignError) in
+            guard publicKey == nil else { throw .invalid("give \"publicKey\" or \"fido2\", not both") }
+            return try FIDO2Enrollment(value, config: context.config.lda)
+        }
+        let key = try credential?.publicKey ?? Self.deviceKey(from: publicKey)
         let label = label ?? ""
         guard label.count <= Self.deviceKeyLabelLimit else {
             throw StepSignError.invalid("\"label\" must be at most \(Self.deviceKeyLabelLimit) characters")
         }
         let jwk = key.jwkJSON
         do {
-            try await credentials.store.addDeviceKey(DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now))
+            let record = DeviceKeyRecord(kid: key.thumbprint, user: user, publicKeyJWK: jwk, label: label, createdAt: context.now)
+            if let credential {
+                try await credentials.store.addFIDO2DeviceKey(record, credentialID: credential.credentialID)
+            } else {
+                try await credentials.store.addDeviceKey(record)
+            }
         } catch StorageError.noSuchUser {
             throw StepSignError.invalid("no user \"\(user)\"")
         } catch StorageError.deviceKeyExists {
             throw StepSignError.invalid("device key \(key.thumbprint) is already enrolled")
         }
-        logger.notice("device key enrolled", metadata: ["user": "\(user)", "kid": "\(key.thumbprint)"])
+        logger.notice("device key enrolled", metadata: ["user": "\(user)", "kid": "\(key.thumbprint)",
+                                                        "fido2": "\(credential != nil)"])
         try await recordEvent(.deviceKeyEnrolled, user: user,
                               details: [("deviceKeyId", .string(key.thumbprint)), ("label", .string(label))], context: context)
         return key.thumbprint

@@ -170,8 +170,10 @@ extension Engine {
     }
 
     /// `setLDASignature` (SPEC §3.2): a device key's answer to `getLDASignature`.
-    func setLDASignature(kid: String, signature: String, session: inout Session, context: RequestContext) async throws -> Reply {
-        let answer = StepUpAnswer.deviceSignature(kid: kid, signature: signature)
+    /// A FIDO2 security key's answer carries its `authenticatorData` too (SPEC §5.7).
+    func setLDASignature(kid: String, signature: String, authenticatorData: String?, session: inout Session,
+                         context: RequestContext) async throws -> Reply {
+        let answer = StepUpAnswer.deviceSignature(kid: kid, signature: signature, authenticatorData: authenticatorData)
         switch session.pending {
         case .signing?:
             guard let (challenge, answerer) = stepUpChallenge(answeredBy: answer, in: session) else {

@@ -354,14 +354,15 @@ public final class Engine: Sendable {
             return try await resendActivationCode(session: &session, context: context)
         case let .setActivationCode(code):
             return try await setActivationCode(code, session: &session, context: context)
-        case let .setLDASignature(kid, signature):
-            return try await setLDASignature(kid: kid, signature: signature, session: &session, context: context)
+        case let .setLDASignature(kid, signature, authenticatorData):
+            return try await setLDASignature(kid: kid, signature: signature, authenticatorData: authenticatorData,
+                                             session: &session, context: context)
         case let .setIDVBiometricAssertion(assertion):
             return try await setIDVBiometricAssertion(assertion, session: &session, context: context)
         case let .setUserConsentForLDA(consent):
             return try await setUserConsentForLDA(consent, session: &session, context: context)
-        case let .enrollDeviceKey(publicKey, label):
-            return try await enrollDeviceKey(publicKey: publicKey, label: label, session: &session, context: context)
+        case let .enrollDeviceKey(publicKey, label, fido2):
+            return try await enrollDeviceKey(publicKey: publicKey, label: label, fido2: fido2, session: &session, context: context)
         case .logOff:
             return try await logOff(session: &session, context: context)
         case .resetAuthState:

@@ -83,6 +83,29 @@ public struct PostgresImport: Sendable {
         }
     }
 
+    /// Marks the device keys named in `credentials` as FIDO2 security keys, with their
+    /// credential IDs and signature counters (SPEC §5.7). After ``insertDeviceKeys(_:)``.
+    public func setFIDO2Credentials(_ credentials: [String: FIDO2Credential]) async throws {
+        for (kid, credential) in credentials.sorted(by: { $0.key < $1.key }) {
+            try await connection.query("""
+                UPDATE device_keys SET fido2_credential_id = \(credential.credentialID),
+                    fido2_sign_count = \(Int64(credential.signCount)) WHERE kid = \(kid)
+                """, logger: logger)
+        }
+    }
+
+    /// The FIDO2 credentials of the device keys that are security keys, by kid.
+    public func fido2Credentials() async throws -> [String: FIDO2Credential] {
+        var credentials: [String: FIDO2Credential] = [:]
+        let rows = try await connection.query("""
+            SELECT kid, fido2_credential_id, fido2_sign_count FROM device_keys WHERE fido2_credential_id IS NOT NULL
+            """, logger: logger)
+        for try await (kid, id, count) in rows.decode((String, String, Int64).self) {
+            credentials[kid] = FIDO2Credential(credentialID: id, signCount: UInt32(clamping: count))
+        }
+        return credentials
+    }
+
     /// Signing key records as they are (active flag, revocation, instance, public half,
     /// endorsement), in the
     /// order given. Insert them after the ledger and checkpoints: the database refuses rows

@@ -45,6 +45,7 @@ enum PostgresSchema {
         Migration(version: 13, name: "v13-attempt-reservations", statements: v13),
         Migration(version: 14, name: "v14-name-keys-and-approval-state", statements: v14),
         Migration(version: 15, name: "v15-idempotency-keys", statements: v15),
+        Migration(version: 16, name: "v16-fido2-credentials", statements: v16),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -793,5 +794,11 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at)",
+    ]
+
+    /// FIDO2 security keys as device keys (SPEC §5.7), as SQLite's v16.
+    private static let v16: [String] = [
+        "ALTER TABLE device_keys ADD COLUMN fido2_credential_id text",
+        "ALTER TABLE device_keys ADD COLUMN fido2_sign_count bigint",
     ]
 }

@@ -69,6 +69,7 @@ public struct SQLiteToPostgresMigration: Sendable {
         guard broken.isEmpty else { throw PostgresImportError.unsealedRecords(users: broken) }
         let history = try source.passwordHistory()
         let deviceKeys = try source.deviceKeys()
+        let fido2 = try source.fido2Credentials()
         let signingKeys = try await store.signingKeys()
         let checkpoints = try await store.ledgerCheckpoints(afterSeq: -1, throughSeq: nil)
         let logCheckpoints = try await store.logCheckpoints(afterSize: -1, throughSize: nil)
@@ -88,6 +89,7 @@ public struct SQLiteToPostgresMigration: Sendable {
             try await copy.insertUsers(users)
             try await copy.insertPasswordHistory(history)
             try await copy.insertDeviceKeys(deviceKeys)
+            try await copy.setFIDO2Credentials(fido2)
             var after: Int64 = 0
             while true {
                 let page = try await store.ledgerEntries(afterSeq: after, limit: Self.pageSize)
@@ -111,6 +113,9 @@ public struct SQLiteToPostgresMigration: Sendable {
             try Self.expect(try await copy.users(), users.map(Self.asStored), "users")
             try Self.expect(try await copy.passwordHistory(), history.map(Self.asStored), "password history")
             try Self.expect(try await copy.deviceKeys(), deviceKeys.map(Self.asStored), "device keys")
+            guard try await copy.fido2Credentials() == fido2 else {
+                throw PostgresImportError.mismatch("FIDO2 credentials of device keys differ")
+            }
             try Self.expect(try await copy.signingKeys(), signingKeys.map(Self.asStored), "signing keys")
             try Self.expect(try await copy.checkpoints(), checkpoints.map(Self.asStored), "checkpoints")
             try Self.expect(try await copy.logCosignatures(), cosignatures.map(Self.asStored), "log cosignatures")

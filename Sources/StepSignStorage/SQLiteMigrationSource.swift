@@ -77,6 +77,20 @@ public final class SQLiteMigrationSource: Sendable {
         }
     }
 
+    /// The FIDO2 credentials of the device keys that are security keys (SPEC §5.7), by kid.
+    public func fido2Credentials() throws -> [String: FIDO2Credential] {
+        try store.pool.read { db in
+            var credentials: [String: FIDO2Credential] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT kid, fido2_credential_id, fido2_sign_count FROM device_keys WHERE fido2_credential_id IS NOT NULL
+                """) {
+                credentials[row["kid"]] = FIDO2Credential(credentialID: row["fido2_credential_id"],
+                                                          signCount: UInt32(clamping: row["fido2_sign_count"] as Int64))
+            }
+            return credentials
+        }
+    }
+
     /// Ends the transaction (nothing was written in it), releasing the lock, and closes the store.
     public func close() async throws {
         try? lock.inDatabase { db in try db.execute(sql: "ROLLBACK") }

@@ -68,6 +68,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v15-idempotency-keys") { db in
             try db.execute(sql: v15)
         }
+        migrator.registerMigration("v16-fido2-credentials") { db in
+            try db.execute(sql: v16)
+        }
         return migrator
     }
 
@@ -416,5 +419,13 @@ enum SQLiteSchema {
             PRIMARY KEY (peer_uid, key)
         ) STRICT;
         CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at);
+        """
+
+    /// FIDO2 security keys as device keys (SPEC §5.7): a device key that is one has its
+    /// credential ID (base64url) and the signature counter of its last accepted assertion;
+    /// both are NULL for a plain device key.
+    private static let v16 = """
+        ALTER TABLE device_keys ADD COLUMN fido2_credential_id TEXT;
+        ALTER TABLE device_keys ADD COLUMN fido2_sign_count INTEGER;
         """
 }

@@ -19,6 +19,14 @@ extension SQLiteStore {
     }
 
     public func addDeviceKey(_ key: DeviceKeyRecord) async throws {
+        try await insertDeviceKey(key, fido2CredentialID: nil)
+    }
+
+    public func addFIDO2DeviceKey(_ key: DeviceKeyRecord, credentialID: String) async throws {
+        try await insertDeviceKey(key, fido2CredentialID: credentialID)
+    }
+
+    private func insertDeviceKey(_ key: DeviceKeyRecord, fido2CredentialID: String?) async throws {
         try await pool.write { db in
             guard try Self.userExists(db, key.user) else { throw StorageError.noSuchUser(key.user) }
             try self.requireSealed(db, key.user)
@@ -28,12 +36,13 @@ extension SQLiteStore {
             guard !taken else { throw StorageError.deviceKeyExists(key.kid) }
             try db.execute(
                 sql: """
-                    INSERT INTO device_keys (kid, user_name, public_key_jwk, label, created_at, revoked_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO device_keys (kid, user_name, public_key_jwk, label, created_at, revoked_at,
+                                             fido2_credential_id, fido2_sign_count)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     key.kid, key.user, key.publicKeyJWK, key.label, key.createdAt.storageSeconds,
-                    key.revokedAt?.storageSeconds,
+                    key.revokedAt?.storageSeconds, fido2CredentialID, fido2CredentialID == nil ? nil : 0,
                 ]
             )
             try self.reseal(db, key.user)
@@ -66,6 +75,36 @@ extension SQLiteStore {
             guard db.changesCount > 0 else { return false }
             try self.reseal(db, user)
             return true
+        }
+    }
+
+    public func fido2Credential(kid: String) async throws -> FIDO2Credential? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT fido2_credential_id, fido2_sign_count FROM device_keys WHERE kid = ? AND fido2_credential_id IS NOT NULL",
+                arguments: [kid])
+            else { return nil }
+            return FIDO2Credential(credentialID: row["fido2_credential_id"], signCount: UInt32(clamping: row["fido2_sign_count"] as Int64))
+        }
+    }
+
+    public func useFIDO2Assertion(kid: String, signCount: UInt32, nonce: String, expiresAt: Date, now: Date) async throws
+        -> FIDO2AssertionUse
+    {
+        try await pool.write { db in
+            guard let stored = try Int64.fetchOne(
+                db, sql: "SELECT fido2_sign_count FROM device_keys WHERE kid = ? AND fido2_credential_id IS NOT NULL AND revoked_at IS NULL",
+                arguments: [kid])
+            else { return .noSuchCredential }
+            try db.cachedStatement(sql: "DELETE FROM used_once WHERE expires_at < ?").execute(arguments: [now.storageSeconds])
+            try db.cachedStatement(sql: "INSERT INTO used_once (value, expires_at) VALUES (?, ?) ON CONFLICT (value) DO NOTHING")
+                .execute(arguments: [nonce, expiresAt.storageSeconds])
+            guard db.changesCount == 1 else { return .nonceReused }
+            guard Int64(signCount) > stored || (signCount == 0 && stored == 0) else {
+                return .counterDidNotGrow(stored: UInt32(clamping: stored))
+            }
+            try db.execute(sql: "UPDATE device_keys SET fido2_sign_count = ? WHERE kid = ?", arguments: [Int64(signCount), kid])
+            return .accepted
         }
     }
 }

@@ -142,7 +142,8 @@ def test_control_fields_follow_debian_and_the_version_is_the_binaries(deb, unpac
     assert field(deb, "Section") == "admin" and field(deb, "Priority") == "optional"
     assert re.fullmatch(r"[^<>]+ <[^<>@\s]+@[^<>@\s]+>", field(deb, "Maintainer"))
     assert os.path.basename(deb) == f"stepsign_{field(deb, 'Version')}_{field(deb, 'Architecture')}.deb"
-    assert {"libc6", "libssl3", "libsqlite3-0"} <= dependency_names(deb)
+    # libfido2-1: the CLI asks FIDO2 security keys (SPEC 5.7).
+    assert {"libc6", "libssl3", "libsqlite3-0", "libfido2-1"} <= dependency_names(deb)
 
 
 def test_contents_are_the_layout_with_root_owners_and_debian_modes(deb):

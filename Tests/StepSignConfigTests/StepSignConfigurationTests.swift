@@ -339,7 +339,7 @@ struct StepSignConfigurationTests {
         #expect(root["cluster"]?.table?.keys == ["root_key"])
         #expect(root["storage"]?.table?.keys == ["backend"])
         #expect(root["server"]?.table?.keys.count == 9)
-        #expect(root["lda"]?.table?.keys.count == 2)
+        #expect(root["lda"]?.table?.keys.count == 5)
         #expect(root["access"]?.table?.keys.count == 4)
         #expect(password.keys.count == 11)
         #expect(password["policy"]?.table?.keys == PasswordPolicyRule.allCases.map(\.sdkName))
@@ -479,6 +479,15 @@ struct StepSignConfigurationTests {
         }
     }
 
+    @Test("lda.fido2_*: the relying party \"stepsign\" and no attestation by default; each is read (SPEC 5.7)")
+    func fido2Keys() throws {
+        #expect(StepSignConfiguration.default.lda.fido2RPID == "stepsign")
+        #expect(StepSignConfiguration.default.lda.fido2Attestation == "none")
+        let c = try StepSignConfiguration.parse(
+            "[lda]\nfido2_rp_id = \"sign.example.org\"\nfido2_attestation = \"direct\"\nfido2_attestation_roots = \"/etc/stepsign/fido.pem\"\n", file: "t.toml")
+        #expect(c.lda.fido2RPID == "sign.example.org" && c.lda.fido2Attestation == "direct" && c.lda.fido2AttestationRoots == "/etc/stepsign/fido.pem")
+    }
+
     @Test("scrypt memory up to exactly 256 MiB (128·N·r) is accepted")
     func scryptMemoryUpToTheLimit() throws {
         #expect(StepSignConfiguration.Password.maximumScryptMemory == 256 << 20)
@@ -517,6 +526,10 @@ struct StepSignConfigurationTests {
         ("[server]\nsession_max_seconds = 59\n", 2, "server.session_max_seconds", "from 60 to 2592000, found 59"),
         ("[server]\nsession_max_seconds = 2592001\n", 2, "server.session_max_seconds", "from 60 to 2592000"),
         ("[lda]\nenroll_fresh_seconds = 9\n", 2, "lda.enroll_fresh_seconds", "from 10 to 86400, found 9"),
+        ("[lda]\nfido2_rp_id = \"\"\n", 2, "lda.fido2_rp_id", "printable ASCII"),
+        ("[lda]\nfido2_rp_id = \"step sign\"\n", 2, "lda.fido2_rp_id", "printable ASCII"),
+        ("[lda]\nfido2_attestation = \"indirect\"\n", 2, "lda.fido2_attestation", "\"none\" or \"direct\""),
+        ("[lda]\nfido2_attestation_roots = \"roots.pem\"\n", 2, "lda.fido2_attestation_roots", "absolute path"),
         ("[server]\nsocket_mode = \"0999\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = \"1777\"\n", 2, "server.socket_mode", "octal mode"),
         ("[server]\nsocket_mode = 0o660\n", 2, "server.socket_mode", "as a string"),

@@ -140,10 +140,10 @@ struct OperationTests {
             Issue.record("wrong case"); return
         }
         #expect(defaultAfter == 0 && defaultLimit == 1000)
-        guard case let .enrollDeviceKey(publicKey, label) = try operation(#"{"id":1,"op":"enrollDeviceKey"}"#) else {
+        guard case let .enrollDeviceKey(publicKey, label, fido2) = try operation(#"{"id":1,"op":"enrollDeviceKey"}"#) else {
             Issue.record("wrong case"); return
         }
-        #expect(publicKey == nil && label == nil)
+        #expect(publicKey == nil && label == nil && fido2 == nil)
     }
 
     static let cosignatureLines = #""cosignatures" must be 1 to 64 signature lines (strings of at most 1024 bytes)"#

@@ -190,8 +190,11 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v15.
-            for statement in ["DROP TABLE idempotency_keys", "DELETE FROM stepsign_schema_migrations WHERE version = 15",
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v16.
+            for statement in ["ALTER TABLE device_keys DROP COLUMN fido2_credential_id",
+                              "ALTER TABLE device_keys DROP COLUMN fido2_sign_count",
+                              "DELETE FROM stepsign_schema_migrations WHERE version = 16",
+                              "DROP TABLE idempotency_keys", "DELETE FROM stepsign_schema_migrations WHERE version = 15",
                               "DROP TABLE approval_events", "ALTER TABLE users DROP COLUMN name_key",
                               "DELETE FROM store_secrets WHERE name = 'approval_state_seals'",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 14",

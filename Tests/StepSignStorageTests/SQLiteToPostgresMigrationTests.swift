@@ -42,6 +42,11 @@ import Testing
                                                       createdAt: epoch, revokedAt: epoch.addingTimeInterval(1)))
         try await sqlite.addDeviceKey(DeviceKeyRecord(kid: "dk-2", user: "alice", publicKeyJWK: "{\"k\":1}", label: "tablet",
                                                       createdAt: epoch.addingTimeInterval(2)))
+        // A FIDO2 security key (SPEC 5.7) moves with its credential ID and signature counter.
+        try await sqlite.addFIDO2DeviceKey(DeviceKeyRecord(kid: "dk-3", user: "alice", publicKeyJWK: "{\"k\":2}", label: "usb key",
+                                                           createdAt: epoch.addingTimeInterval(3)), credentialID: "Y3JlZA")
+        #expect(try await sqlite.useFIDO2Assertion(kid: "dk-3", signCount: 41, nonce: "n", expiresAt: epoch.addingTimeInterval(60),
+                                                   now: epoch) == .accepted)
         try await sqlite.addSigningKey(kid: "kid-1", createdAt: epoch, instance: "host-a")
         try await sqlite.addSigningKey(kid: "kid-2", createdAt: epoch.addingTimeInterval(5), instance: "host-a")
         // More than two pages of SQLiteToPostgresMigration.pageSize, with checkpoints in the batches.
@@ -74,7 +79,7 @@ import Testing
                 throw error
             }
             let original = source.store
-            #expect(summary.users == 2 && summary.passwordHistoryEntries == 2 && summary.deviceKeys == 2)
+            #expect(summary.users == 2 && summary.passwordHistoryEntries == 2 && summary.deviceKeys == 3)
             #expect(summary.signingKeys == 2 && summary.ledgerEntries == Int64(total) && summary.checkpoints == 4)
             // Key records without public halves (made before the column): the chain is what is checked.
             #expect(!summary.signaturesChecked)
@@ -85,8 +90,10 @@ import Testing
             let bob = try #require(try await target.user(named: "bob"))
             #expect(bob.blocked && bob.failedAttempts == 1 && bob.mustChangePassword)
             #expect(bob.credentialToken == (try await original.user(named: "bob"))?.credentialToken)
-            #expect(try await target.deviceKeys(user: "alice", includeRevoked: true).map(\.kid) == ["dk-1", "dk-2"])
-            #expect(try await target.deviceKeys(user: "alice", includeRevoked: false).map(\.kid) == ["dk-2"])
+            #expect(try await target.deviceKeys(user: "alice", includeRevoked: true).map(\.kid) == ["dk-1", "dk-2", "dk-3"])
+            #expect(try await target.deviceKeys(user: "alice", includeRevoked: false).map(\.kid) == ["dk-2", "dk-3"])
+            #expect(try await target.fido2Credential(kid: "dk-3") == FIDO2Credential(credentialID: "Y3JlZA", signCount: 41))
+            #expect(try await target.fido2Credential(kid: "dk-2") == nil)
             let keys = try await target.signingKeys()
             #expect(keys.map(\.kid) == ["kid-1", "kid-2"] && keys.map(\.active) == [false, true])
             #expect(keys.map(\.instance) == ["host-a", "host-a"] && keys[0].revokedAt != nil)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import StepSignConfig
 import StepSignCrypto
@@ -24,6 +25,9 @@ struct DeviceKeys: Sendable {
         guard config.lda.enabled,
               let record = try await store.deviceKeys(user: user, includeRevoked: false).first(where: { $0.kid == kid })
         else { return nil }
+        // A security key signs only authenticatorData and a hash (SPEC §5.7): a plain signature
+        // "by" it would be made outside the key, so it never answers as a plain device key.
+        guard try await store.fido2Credential(kid: kid) == nil else { return nil }
         guard let key = try? P256PublicKey(jwkJSON: Array(record.publicKeyJWK.utf8)) else {
             logger.error("unreadable device key in the store", metadata: ["user": "\(user)", "kid": "\(kid)"])
             return nil
@@ -50,5 +54,54 @@ struct DeviceKeys: Sendable {
               let raw = Base64URL.decode(signature)
         else { return false }
         return key.isValidSignatureES256(raw, for: challenge.bytes)
+    }
+
+    /// Whether device key `kid` is a FIDO2 security key.
+    func isFIDO2(kid: String) async throws -> Bool {
+        try await store.fido2Credential(kid: kid) != nil
+    }
+
+    /// Checks a FIDO2 assertion (SPEC §5.7) by security key `kid` of `user` over `challenge`:
+    /// the ES256 signature (DER, as the authenticator gives it) over authenticatorData ‖
+    /// SHA-256(challenge bytes), the RP ID hash against `[lda] fido2_rp_id`, and the UP and UV
+    /// flags; then consumes it in one store transaction: the nonce used once and the signature
+    /// counter raised, which must grow. Returns nil when it answers, else why not (for the log;
+    /// no secret in it). A counter that does not grow is logged at critical: the key may have
+    /// been cloned.
+    func fido2AssertionProblem(signature: String, authenticatorData: String, kid: String, challenge: DeviceChallenge,
+                               user: String, config: StepSignConfiguration, expiresAt: Date, now: Date) async throws -> String? {
+        guard challenge.deviceKeyIDs.contains(kid) else { return "key \(kid) is not one the challenge named" }
+        guard config.lda.enabled,
+              let record = try await store.deviceKeys(user: user, includeRevoked: false).first(where: { $0.kid == kid }),
+              let key = try? P256PublicKey(jwkJSON: Array(record.publicKeyJWK.utf8))
+        else { return "no usable security key \(kid)" }
+        guard let data = Base64URL.decode(authenticatorData), let parsed = FIDO2AuthenticatorData(data) else {
+            return "authenticatorData of key \(kid) is malformed"
+        }
+        guard let der = Base64URL.decode(signature), let raw = try? ECDSASignature.rawFromDER(der) else {
+            return "signature of key \(kid) is not a DER ECDSA signature"
+        }
+        guard key.isValidSignatureES256(raw, for: data + SHA256.hash(challenge.bytes)) else {
+            return "FIDO2 signature of key \(kid) does not verify"
+        }
+        guard ConstantTime.equals(parsed.rpIDHash, SHA256.hash(Array(config.lda.fido2RPID.utf8))) else {
+            return "FIDO2 assertion of key \(kid) is for another relying party"
+        }
+        guard parsed.isUserPresent else { return "FIDO2 assertion of key \(kid) lacks user presence (UP)" }
+        guard parsed.isUserVerified else { return "FIDO2 assertion of key \(kid) lacks user verification (UV)" }
+        switch try await store.useFIDO2Assertion(kid: kid, signCount: parsed.signCount, nonce: "lda-nonce:" + challenge.nonce,
+                                                 expiresAt: expiresAt, now: now) {
+        case .accepted:
+            return nil
+        case .nonceReused:
+            return "FIDO2 assertion of key \(kid) answers a challenge already answered"
+        case let .counterDidNotGrow(stored):
+            logger.critical("FIDO2 signature counter did not grow: possible clone of the security key (SPEC 5.7)",
+                            metadata: ["user": "\(user)", "kid": "\(kid)", "stored": "\(stored)",
+                                       "received": "\(parsed.signCount)"])
+            return "FIDO2 signature counter of key \(kid) did not grow"
+        case .noSuchCredential:
+            return "security key \(kid) was revoked meanwhile"
+        }
     }
 }

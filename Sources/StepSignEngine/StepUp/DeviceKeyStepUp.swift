@@ -25,12 +25,20 @@ struct DeviceKeyStepUp: StepUpAuthenticator {
 
     func check(_ answer: StepUpAnswer, for subject: StepUpSubject, using dependencies: StepUpDependencies,
                context: RequestContext) async throws -> StepUpOutcome {
-        guard case let .deviceSignature(kid, signature) = answer else {
+        guard case let .deviceSignature(kid, signature, authenticatorData) = answer else {
             throw StepSignError.wrongState("the open challenge is not a device key challenge")
         }
         guard context.config.lda.enabled else { throw StepSignError(.notSupported, "device keys are disabled (lda.enabled)") }
         let outcome = try await dependencies.passwords.checkWithAttempt(user: subject.user, context: context,
                                                                         logger: dependencies.logger) {
+            // A security key (SPEC §5.7) answers with its authenticatorData; a plain key without.
+            if try await dependencies.deviceKeys.isFIDO2(kid: kid) {
+                guard let authenticatorData else { return "security key \(kid) answered without authenticatorData" }
+                return try await dependencies.deviceKeys.fido2AssertionProblem(
+                    signature: signature, authenticatorData: authenticatorData, kid: kid, challenge: challenge,
+                    user: subject.user, config: context.config, expiresAt: context.challengeExpiry, now: context.now)
+            }
+            guard authenticatorData == nil else { return "device key \(kid) is not a security key" }
             guard try await dependencies.deviceKeys.isValidSignature(signature, kid: kid, challenge: challenge,
                                                                      user: subject.user, config: context.config),
                   try await dependencies.singleUse.useOnce("lda-nonce:" + challenge.nonce,

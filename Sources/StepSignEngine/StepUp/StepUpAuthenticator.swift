@@ -38,8 +38,9 @@ protocol StepUpAuthenticator: Sendable {
 enum StepUpAnswer: Sendable {
     /// `setPassword` mode 12.
     case password(String)
-    /// `setLDASignature`: the device key `kid` signed the challenge.
-    case deviceSignature(kid: String, signature: String)
+    /// `setLDASignature`: the device key `kid` signed the challenge (a FIDO2 security key:
+    /// signed its `authenticatorData` and the challenge's SHA-256, SPEC §5.7).
+    case deviceSignature(kid: String, signature: String, authenticatorData: String? = nil)
     /// `setIDVBiometricAssertion`.
     case idvAssertion(String)
 }

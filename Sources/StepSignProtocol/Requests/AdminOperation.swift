@@ -6,7 +6,7 @@ public enum AdminOperation: Sendable {
     case expirePassword(user: String)
     case listUsers
     /// `publicKey` is checked as a JWK by the engine (nil when absent).
-    case enrollDeviceKey(user: String, publicKey: JSONValue?, label: String?)
+    case enrollDeviceKey(user: String, publicKey: JSONValue?, label: String?, fido2: JSONValue? = nil)
     case revokeDeviceKey(user: String, deviceKeyID: String)
     case rotateKey
     /// `admin.rotateLogKey`: a new Ed25519 log key; both sign every note for
@@ -57,9 +57,9 @@ public enum AdminOperation: Sendable {
             try request.allowOnly([])
             self = .listUsers
         case "admin.enrollDeviceKey":
-            try request.allowOnly(["user", "publicKey", "label"])
+            try request.allowOnly(["user", "publicKey", "label", "fido2"])
             self = .enrollDeviceKey(user: try request.string("user"), publicKey: request.member("publicKey"),
-                                    label: try request.optionalString("label"))
+                                    label: try request.optionalString("label"), fido2: request.member("fido2"))
         case "admin.revokeDeviceKey":
             try request.allowOnly(["user", "deviceKeyId"])
             self = .revokeDeviceKey(user: try request.string("user"), deviceKeyID: try request.string("deviceKeyId"))

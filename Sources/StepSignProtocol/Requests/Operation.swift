@@ -14,10 +14,10 @@ public enum Operation: Sendable {
     case resendActivationCode
     case setActivationCode(activationCode: String)
     case setUserConsentForLDA(consent: Bool)
-    case setLDASignature(deviceKeyID: String, signature: String)
+    case setLDASignature(deviceKeyID: String, signature: String, authenticatorData: String? = nil)
     case setIDVBiometricAssertion(assertion: String)
     /// `publicKey` is checked as a JWK by the engine (nil when absent).
-    case enrollDeviceKey(publicKey: JSONValue?, label: String?)
+    case enrollDeviceKey(publicKey: JSONValue?, label: String?, fido2: JSONValue? = nil)
     case logOff
     case resetAuthState
     case resetAuthenticateUserAndSignDataState
@@ -110,14 +110,16 @@ public enum Operation: Sendable {
             guard let consent = try request.optionalBool("consent") else { throw .invalid("missing parameter \"consent\"") }
             self = .setUserConsentForLDA(consent: consent)
         case "setLDASignature":
-            try request.allowOnly(["deviceKeyId", "signature"])
-            self = .setLDASignature(deviceKeyID: try request.string("deviceKeyId"), signature: try request.string("signature"))
+            try request.allowOnly(["deviceKeyId", "signature", "authenticatorData"])
+            self = .setLDASignature(deviceKeyID: try request.string("deviceKeyId"), signature: try request.string("signature"),
+                                    authenticatorData: try request.optionalString("authenticatorData"))
         case "setIDVBiometricAssertion":
             try request.allowOnly(["assertion"])
             self = .setIDVBiometricAssertion(assertion: try request.string("assertion"))
         case "enrollDeviceKey":
-            try request.allowOnly(["publicKey", "label"])
-            self = .enrollDeviceKey(publicKey: request.member("publicKey"), label: try request.optionalString("label"))
+            try request.allowOnly(["publicKey", "label", "fido2"])
+            self = .enrollDeviceKey(publicKey: request.member("publicKey"), label: try request.optionalString("label"),
+                                    fido2: request.member("fido2"))
         case "logOff":
             try request.allowOnly([])
             self = .logOff

@@ -66,6 +66,21 @@ public protocol CredentialStore: Sendable {
     /// unrevoked key.
     func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool
 
+    /// Adds a FIDO2 security key as a device key (SPEC §5.7): `key` as ``addDeviceKey(_:)``
+    /// adds it, with the credential's ID and its signature counter (0 at enrolment).
+    func addFIDO2DeviceKey(_ key: DeviceKeyRecord, credentialID: String) async throws
+
+    /// The FIDO2 credential behind device key `kid`, or nil for a key that is not one.
+    func fido2Credential(kid: String) async throws -> FIDO2Credential?
+
+    /// Consumes a FIDO2 assertion of device key `kid` in one transaction: marks `nonce` used
+    /// until `expiresAt` (as ``CounterStore/useOnce(_:expiresAt:now:)``) and raises the key's
+    /// stored signature counter to `signCount`, which must be above it (or 0 where both are
+    /// 0: an authenticator that does not count). A nonce used before changes nothing; a
+    /// counter that does not grow leaves the counter as it was.
+    func useFIDO2Assertion(kid: String, signCount: UInt32, nonce: String, expiresAt: Date, now: Date) async throws
+        -> FIDO2AssertionUse
+
     // MARK: Activation codes
 
     /// Stores the user's open activation code, replacing any earlier one.

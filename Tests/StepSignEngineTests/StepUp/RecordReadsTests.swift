@@ -101,6 +101,15 @@ final class CountingCredentials: CredentialStore, CounterStore {
         try await store.deviceKeys(user: user, includeRevoked: includeRevoked)
     }
     func revokeDeviceKey(user: String, kid: String, at: Date) async throws -> Bool { try await store.revokeDeviceKey(user: user, kid: kid, at: at) }
+    func addFIDO2DeviceKey(_ key: DeviceKeyRecord, credentialID: String) async throws {
+        try await store.addFIDO2DeviceKey(key, credentialID: credentialID)
+    }
+    func fido2Credential(kid: String) async throws -> FIDO2Credential? { try await store.fido2Credential(kid: kid) }
+    func useFIDO2Assertion(kid: String, signCount: UInt32, nonce: String, expiresAt: Date, now: Date) async throws
+        -> FIDO2AssertionUse
+    {
+        try await store.useFIDO2Assertion(kid: kid, signCount: signCount, nonce: nonce, expiresAt: expiresAt, now: now)
+    }
     func putActivationCode(_ code: ActivationCodeRecord) async throws { try await store.putActivationCode(code) }
     func activationCode(user: String) async throws -> ActivationCodeRecord? { try await store.activationCode(user: user) }
     func issueActivationCode(_ code: ActivationCodeRecord, maxCodesPerHour: Int, now: Date) async throws -> ActivationIssue {
