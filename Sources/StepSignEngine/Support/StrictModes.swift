@@ -98,9 +98,9 @@ public struct StrictModes: Sendable {
         // Whoever may read the PIN may sign with the token's keys; whoever may replace the
         // module runs code in the daemon (SPEC §5.7).
         if configuration.signing.keyStore == .pkcs11 {
-            try checkTrustedInput(configuration.signing.pkcs11.module, role: "signing.pkcs11.module")
+            add("signing.pkcs11.module", configuration.signing.pkcs11.module)
             if !configuration.signing.pkcs11.pinFile.isEmpty {
-                try checkTrustedInput(configuration.signing.pkcs11.pinFile, role: "signing.pkcs11.pin_file", secret: true)
+                add("signing.pkcs11.pin_file", configuration.signing.pkcs11.pinFile, secret: true)
             }
         }
         // Whoever may replace the cluster root key may make any signing key trusted (SPEC §5.4).
