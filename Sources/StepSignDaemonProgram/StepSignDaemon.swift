@@ -36,8 +36,10 @@ struct StepSignDaemon: AsyncParsableCommand {
             passphrase credential ($CREDENTIALS_DIRECTORY/stepsign-key-passphrase), the strict modes of the \
             configuration file, the state directory, its database, keys/ and every file the configuration \
             names (IDV keys, common-password list, notifier program, PostgreSQL password, seal key and CA \
-            files, cluster root key), the witness keys, and the database: the SQLite file's schema, or \
-            whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
+            files, cluster root key, PKCS#11 module and PIN file), the witness keys, the directory of the \
+            SSH agent's socket, the PKCS#11 token (the module loads, the token is found, the PIN logs in, and \
+            the keys keys/ names are in it; nothing is made in it), and the database: the SQLite file's \
+            schema, or whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
             as FILE:LINE: KEY: what is wrong, and the exit status is 78; with none, one line on standard \
             output says the configuration is ok, and the exit status is 0. No secret is printed. \
             Run it as the daemon's user (strict modes expect the state to be that user's), with the \
