@@ -30,9 +30,10 @@ struct ConfigCheckTests {
         return daemon
     }
 
-    /// `stepsignd --check --config FILE` as the unit's `ExecReload=` runs it.
-    private func check(_ daemon: DaemonHarness, environment: [String: String]? = nil) throws -> Tools.Result {
-        try Tools.run([Binaries.path("stepsignd"), "--check", "--config", daemon.configPath],
+    /// `stepsignd --check --config FILE`; `forReload`: with `--for-reload`, as the unit's
+    /// `ExecReload=` runs it.
+    private func check(_ daemon: DaemonHarness, environment: [String: String]? = nil, forReload: Bool = false) throws -> Tools.Result {
+        try Tools.run([Binaries.path("stepsignd"), "--check"] + (forReload ? ["--for-reload"] : []) + ["--config", daemon.configPath],
                       environment: environment ?? daemon.environment, timeout: 120)
     }
 
@@ -188,6 +189,66 @@ struct ConfigCheckTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory))
     }
 
+    @Test("for a reload, a PostgreSQL that is down is not a problem (a reload keeps the connections), but the files still are")
+    func unreachablePostgreSQLForReload() throws {
+        let daemon = try self.daemon()
+        let passwordFile = daemon.directory.appendingPathComponent("db-password").path
+        let sealFile = daemon.directory.appendingPathComponent("seal.key").path
+        try "Unprinted-Db-Pw-5d2a\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        try (Data((0..<32).map { UInt8($0) }).base64EncodedString() + "\n").write(toFile: sealFile, atomically: true, encoding: .utf8)
+        for path in [passwordFile, sealFile] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        let port = try Self.closedPort()
+        try writeConfig("""
+            [storage]
+            backend = "postgresql"
+            seal_key_file = "\(sealFile)"
+            [storage.postgresql]
+            host = "127.0.0.1"
+            port = \(port)
+            password_file = "\(passwordFile)"
+            """, for: daemon)
+        let reload = try check(daemon, forReload: true)
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(reload.stdout.contains("PostgreSQL 127.0.0.1:\(port) not contacted (a reload keeps the daemon's connections)"),
+                "\(reload.stdout)")
+        // The plain check (before a start) still reports it.
+        let plain = try check(daemon)
+        #expect(plain.status == 78, "\(plain.stderr)")
+        #expect(plain.stderr.contains("storage.postgresql.host: PostgreSQL at 127.0.0.1:\(port)"), "\(plain.stderr)")
+        // What a reload applies is still checked: a bad value, and a file the configuration names.
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: passwordFile)
+        let badFile = try check(daemon, forReload: true)
+        #expect(badFile.status == 78, "\(badFile.stderr)")
+        #expect(badFile.stderr.contains("storage.postgresql.password_file: "), "\(badFile.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passwordFile)
+        try writeConfig("[password]\nmax_attempts = 0\n[storage]\nbackend = \"postgresql\"\nseal_key_file = \"\(sealFile)\"\n"
+                        + "[storage.postgresql]\nhost = \"127.0.0.1\"\nport = \(port)\npassword_file = \"\(passwordFile)\"\n", for: daemon)
+        let badValue = try check(daemon, forReload: true)
+        #expect(badValue.status == 78, "\(badValue.stderr)")
+        #expect(badValue.stderr.contains("password.max_attempts: "), "\(badValue.stderr)")
+    }
+
+    @Test("for a reload, the PKCS#11 token is not logged in to again (restart-only, the daemon holds its sessions)")
+    func tokenForReload() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, pinFile) = try daemonOnToken(token)
+        try Self.writePIN("9999-wrong", to: pinFile)
+        let reload = try check(daemon, forReload: true)
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(reload.stdout.contains("PKCS#11 token not opened"), "\(reload.stdout)")
+        #expect(try check(daemon).status == 78)
+    }
+
+    @Test("--for-reload goes with --check only")
+    func forReloadAlone() throws {
+        let result = try Tools.run([Binaries.path("stepsignd"), "--for-reload", "--config", "/nonexistent.toml"], timeout: 60)
+        #expect(result.status != 0 && result.status != 78, "\(result.stderr)")
+        #expect(result.stderr.contains("--for-reload goes with --check"), "\(result.stderr)")
+    }
+
     @Test("a SQLite database of a newer schema than this build exits 78 naming the database and the unknown migration")
     func newerSQLiteSchema() throws {
         let daemon = try daemonWithState()
@@ -260,12 +321,17 @@ struct ConfigCheckTests {
     private func daemonOnToken(_ token: SoftHSMToken) throws -> (DaemonHarness, pinFile: String) {
         let daemon = try DaemonHarness(environment: token.environment, start: false)
         let pinFile = daemon.directory.appendingPathComponent("pkcs11.pin").path
-        try (token.pin + "\n").write(toFile: pinFile, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pinFile)
+        try Self.writePIN(token.pin, to: pinFile)
         try writeConfig(Self.tokenSection(token, pinFile: pinFile), for: daemon)
         try daemon.start()
         #expect(daemon.stop() == 0)
         return (daemon, pinFile)
+    }
+
+    /// Writes `pin` (and a newline) to a 0600 `pinFile`, as strict modes want it.
+    private static func writePIN(_ pin: String, to pinFile: String) throws {
+        try (pin + "\n").write(toFile: pinFile, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pinFile)
     }
 
     private static func tokenSection(_ token: SoftHSMToken, pinFile: String, module: String = SoftHSMToken.modulePath) -> String {
@@ -293,7 +359,7 @@ struct ConfigCheckTests {
         defer { token.remove() }
         let (daemon, pinFile) = try daemonOnToken(token)
         let wrong = "9999-wrong"
-        try (wrong + "\n").write(toFile: pinFile, atomically: true, encoding: .utf8)
+        try Self.writePIN(wrong, to: pinFile)
         let result = try check(daemon)
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "pin_file")): signing.pkcs11.pin_file: the token refused the PIN from the PIN file \(pinFile)"),
@@ -363,7 +429,8 @@ struct ConfigCheckTests {
         #expect(result.status == 0, "\(result.stderr)")
         let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for phrase in ["stepsignd --check [--config FILE]", "--check", "FILE:LINE: KEY:", "the exit status is 78",
-                       "the exit status is 0", "without taking the state directory's lock", "ExecReload="] {
+                       "the exit status is 0", "without taking the state directory's lock", "ExecReload=",
+                       "--for-reload"] {
             #expect(text.contains(phrase), "\(phrase) missing from: \(result.stdout)")
         }
     }

@@ -139,6 +139,12 @@ extension ConfigurationCheck {
         defer { if var secret = passphrase { KeyPassphraseCredential.wipe(&secret) } }
         var token: PKCS11Token?
         if context.settings.signing.keyStore == .pkcs11 {
+            // Not again for a reload: the daemon holds its sessions, a second login may be refused
+            // by a token of one user at a time, and a wrong PIN would spend a try at each reload.
+            // The token's keys cannot be read without it, so keys/ is left to the start's check.
+            if context.forReload {
+                return [.note("PKCS#11 token not opened (a reload keeps the daemon's sessions)")]
+            }
             switch openToken(context) {
             case let .success(opened): token = opened
             case let .failure(problem): return [problem.finding]  // the token's keys cannot be checked without it
@@ -212,6 +218,11 @@ extension ConfigurationCheck {
         case .postgresql:
             let pg = settings.storage.postgresql
             let target = pg.usesUnixSocket ? "\(pg.host) (Unix socket)" : "\(pg.host):\(pg.port)"
+            // Every [storage] key is restart-only: a reload never connects again, so a server that
+            // is down now must not fail it (the daemon's pool reconnects on its own).
+            if context.forReload {
+                return [.note("PostgreSQL \(target) not contacted (a reload keeps the daemon's connections)")]
+            }
             do {
                 let state = try await PostgresSchemaState.read(PostgresStoreConfiguration(pg))
                 if state.found > state.supported {
