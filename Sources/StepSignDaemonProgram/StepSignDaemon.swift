@@ -36,13 +36,17 @@ struct StepSignDaemon: AsyncParsableCommand {
             passphrase credential ($CREDENTIALS_DIRECTORY/stepsign-key-passphrase), the strict modes of the \
             configuration file, the state directory, its database, keys/ and every file the configuration \
             names (IDV keys, common-password list, notifier program, PostgreSQL password, seal key and CA \
-            files, cluster root key), the witness keys, and the database: the SQLite file's schema, or \
-            whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
+            files, cluster root key, PKCS#11 module and PIN file), the witness keys, the directory of the \
+            SSH agent's socket, the PKCS#11 token (the module loads, the token is found, the PIN logs in, and \
+            the keys keys/ names are in it; nothing is made in it), and the database: the SQLite file's \
+            schema, or whether PostgreSQL can be reached and its schema. Each problem is printed on standard error \
             as FILE:LINE: KEY: what is wrong, and the exit status is 78; with none, one line on standard \
             output says the configuration is ok, and the exit status is 0. No secret is printed. \
             Run it as the daemon's user (strict modes expect the state to be that user's), with the \
             daemon's credentials: the systemd unit's ExecReload= runs it so, first, so a bad file never \
-            reaches a reload.
+            reaches a reload. With --for-reload it skips what a reload does not open again (keys read only \
+            at start, which a reload keeps): whether PostgreSQL can be reached, and the PKCS#11 token's \
+            login; everything a reload applies, and every file the configuration names, is still checked.
             """,
         version: StepSignVersion.current
     )
@@ -69,12 +73,18 @@ struct StepSignDaemon: AsyncParsableCommand {
                              + "and exit 0 (all is well) or 78; changes nothing, and may run beside the daemon."))
     var check = false
 
+    @Flag(name: .customLong("for-reload"),
+          help: ArgumentHelp("With --check: as before a reload (ExecReload=), skip what a reload does not open again: "
+                             + "PostgreSQL's reachability and the PKCS#11 token's login."))
+    var forReload = false
+
     func validate() throws {
         if let migrateTo, migrateTo != "postgresql" {
             throw ValidationError("--migrate-to takes \"postgresql\" only")
         }
         if json, migrateTo == nil { throw ValidationError("--json goes with --migrate-to") }
         if check, migrateTo != nil { throw ValidationError("--check and --migrate-to go alone") }
+        if forReload, !check { throw ValidationError("--for-reload goes with --check") }
     }
 
     func run() async throws {
@@ -86,7 +96,7 @@ struct StepSignDaemon: AsyncParsableCommand {
         }
         if check {
             let status = await ConfigurationCheck(configPath: config, socket: socket, stateDirectory: stateDir,
-                                                  environment: ProcessInfo.processInfo.environment).run()
+                                                  environment: ProcessInfo.processInfo.environment, forReload: forReload).run()
             if status != 0 { throw ExitCode(status) }
             return
         }

@@ -77,13 +77,17 @@ public final class Engine: Sendable {
         self.configuration = settingsBox
         self.onlineBackup = store as? any OnlineBackupStore
         self.approvals = Approvals(store: store)
+        // A key in a PKCS#11 token signs on threads of its own, as many as the token's sessions.
+        let tokenThreads = TokenSigningThreads(threads: configuration.signing.keyStore == .pkcs11
+            ? configuration.signing.pkcs11.maxSessions : nil)
         let logAlarm = LogAlarm(logger: logger)
         let log = TransparencyLog(origin: logOrigin ?? TransparencyLog.origin(configured: configuration.ledger.origin,
                                                                               instance: configuration.instance),
                                   instance: configuration.instance, store: store, keyring: keyring, alarm: logAlarm,
                                   logger: logger,
                                   publisher: configuration.ledger.tilesDir.isEmpty ? nil
-                                      : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger))
+                                      : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger),
+                                  threads: tokenThreads)
         log.republishLatest()
         let checkpointer = LedgerCheckpointer(log: log, logger: logger) {
             let config = settingsBox.withLockedValue { $0.config }
@@ -100,7 +104,7 @@ public final class Engine: Sendable {
             stepUpReuse.end(user: $0)
             sshAgent.end(user: $0)
         })
-        self.signing = Signing(store: store, keyring: keyring, signer: Signer(keyring: keyring, ledger: ledger), events: events,
+        self.signing = Signing(store: store, keyring: keyring, signer: Signer(keyring: keyring, ledger: ledger, threads: tokenThreads), events: events,
                                log: log, checkpointer: checkpointer, logAlarm: logAlarm, noSpaceAlarm: noSpaceAlarm)
         let sealAlarm = SealAlarm(logger: logger)
         let passwords = try PasswordAuthenticator(
@@ -221,6 +225,7 @@ public final class Engine: Sendable {
         logSummary(signing.levelZeroSummary.flush(now: Date(), force: true))
         await signing.checkpointer.shutdown()
         await signing.log.publisher?.idle()
+        await signing.signer.threads.shutdown()
     }
 
     /// Shutdown has begun: requests that wait (`getApproval` with `waitSeconds`,

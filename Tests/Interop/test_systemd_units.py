@@ -156,7 +156,7 @@ def test_reload_runs_the_check_first_on_the_file_the_daemon_was_started_with():
     reloads = [value for section, key, value in unit_settings(SERVICE) if key == "ExecReload"]
     start = setting(SERVICE, "ExecStart")
     config = start.split("--config", 1)[1].split()[0]
-    assert reloads == [f"/usr/sbin/stepsignd --check --config {config}", "/bin/sh -c 'kill -HUP \"$$MAINPID\"'"], reloads
+    assert reloads == [f"/usr/sbin/stepsignd --check --for-reload --config {config}", "/bin/sh -c 'kill -HUP \"$$MAINPID\"'"], reloads
 
 
 def test_socket_unit_serves_every_connection_from_one_daemon():

@@ -30,9 +30,10 @@ struct ConfigCheckTests {
         return daemon
     }
 
-    /// `stepsignd --check --config FILE` as the unit's `ExecReload=` runs it.
-    private func check(_ daemon: DaemonHarness, environment: [String: String]? = nil) throws -> Tools.Result {
-        try Tools.run([Binaries.path("stepsignd"), "--check", "--config", daemon.configPath],
+    /// `stepsignd --check --config FILE`; `forReload`: with `--for-reload`, as the unit's
+    /// `ExecReload=` runs it.
+    private func check(_ daemon: DaemonHarness, environment: [String: String]? = nil, forReload: Bool = false) throws -> Tools.Result {
+        try Tools.run([Binaries.path("stepsignd"), "--check"] + (forReload ? ["--for-reload"] : []) + ["--config", daemon.configPath],
                       environment: environment ?? daemon.environment, timeout: 120)
     }
 
@@ -188,6 +189,66 @@ struct ConfigCheckTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory))
     }
 
+    @Test("for a reload, a PostgreSQL that is down is not a problem (a reload keeps the connections), but the files still are")
+    func unreachablePostgreSQLForReload() throws {
+        let daemon = try self.daemon()
+        let passwordFile = daemon.directory.appendingPathComponent("db-password").path
+        let sealFile = daemon.directory.appendingPathComponent("seal.key").path
+        try "Unprinted-Db-Pw-5d2a\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        try (Data((0..<32).map { UInt8($0) }).base64EncodedString() + "\n").write(toFile: sealFile, atomically: true, encoding: .utf8)
+        for path in [passwordFile, sealFile] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        let port = try Self.closedPort()
+        try writeConfig("""
+            [storage]
+            backend = "postgresql"
+            seal_key_file = "\(sealFile)"
+            [storage.postgresql]
+            host = "127.0.0.1"
+            port = \(port)
+            password_file = "\(passwordFile)"
+            """, for: daemon)
+        let reload = try check(daemon, forReload: true)
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(reload.stdout.contains("PostgreSQL 127.0.0.1:\(port) not contacted (a reload keeps the daemon's connections)"),
+                "\(reload.stdout)")
+        // The plain check (before a start) still reports it.
+        let plain = try check(daemon)
+        #expect(plain.status == 78, "\(plain.stderr)")
+        #expect(plain.stderr.contains("storage.postgresql.host: PostgreSQL at 127.0.0.1:\(port)"), "\(plain.stderr)")
+        // What a reload applies is still checked: a bad value, and a file the configuration names.
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: passwordFile)
+        let badFile = try check(daemon, forReload: true)
+        #expect(badFile.status == 78, "\(badFile.stderr)")
+        #expect(badFile.stderr.contains("storage.postgresql.password_file: "), "\(badFile.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passwordFile)
+        try writeConfig("[password]\nmax_attempts = 0\n[storage]\nbackend = \"postgresql\"\nseal_key_file = \"\(sealFile)\"\n"
+                        + "[storage.postgresql]\nhost = \"127.0.0.1\"\nport = \(port)\npassword_file = \"\(passwordFile)\"\n", for: daemon)
+        let badValue = try check(daemon, forReload: true)
+        #expect(badValue.status == 78, "\(badValue.stderr)")
+        #expect(badValue.stderr.contains("password.max_attempts: "), "\(badValue.stderr)")
+    }
+
+    @Test("for a reload, the PKCS#11 token is not logged in to again (restart-only, the daemon holds its sessions)")
+    func tokenForReload() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, pinFile) = try daemonOnToken(token)
+        try Self.writePIN("9999-wrong", to: pinFile)
+        let reload = try check(daemon, forReload: true)
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(reload.stdout.contains("PKCS#11 token not opened"), "\(reload.stdout)")
+        #expect(try check(daemon).status == 78)
+    }
+
+    @Test("--for-reload goes with --check only")
+    func forReloadAlone() throws {
+        let result = try Tools.run([Binaries.path("stepsignd"), "--for-reload", "--config", "/nonexistent.toml"], timeout: 60)
+        #expect(result.status != 0 && result.status != 78, "\(result.stderr)")
+        #expect(result.stderr.contains("--for-reload goes with --check"), "\(result.stderr)")
+    }
+
     @Test("a SQLite database of a newer schema than this build exits 78 naming the database and the unknown migration")
     func newerSQLiteSchema() throws {
         let daemon = try daemonWithState()
@@ -255,13 +316,121 @@ struct ConfigCheckTests {
         }
     }
 
+    /// A daemon on `token` (`key_store = "pkcs11"`, the PIN in a 0600 `pin_file`) that started
+    /// once, so that its signing and log keys are in the token, stopped.
+    private func daemonOnToken(_ token: SoftHSMToken) throws -> (DaemonHarness, pinFile: String) {
+        let daemon = try DaemonHarness(environment: token.environment, start: false)
+        let pinFile = daemon.directory.appendingPathComponent("pkcs11.pin").path
+        try Self.writePIN(token.pin, to: pinFile)
+        try writeConfig(Self.tokenSection(token, pinFile: pinFile), for: daemon)
+        try daemon.start()
+        #expect(daemon.stop() == 0)
+        return (daemon, pinFile)
+    }
+
+    /// Writes `pin` (and a newline) to a 0600 `pinFile`, as strict modes want it.
+    private static func writePIN(_ pin: String, to pinFile: String) throws {
+        try (pin + "\n").write(toFile: pinFile, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pinFile)
+    }
+
+    private static func tokenSection(_ token: SoftHSMToken, pinFile: String, module: String = SoftHSMToken.modulePath) -> String {
+        "[signing]\nkey_store = \"pkcs11\"\n[signing.pkcs11]\nmodule = \"\(module)\"\ntoken_label = \"\(token.label)\"\n"
+            + "pin_file = \"\(pinFile)\"\n"
+    }
+
+    @Test("a PKCS#11 token that holds the keys keys/ names, with the right PIN: exits 0, and nothing is made in the token")
+    func goodToken() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, _) = try daemonOnToken(token)
+        let files = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/keys")
+        #expect(files.contains { $0.hasSuffix(".pkcs11") } && files.contains("log-ed25519.token"), "\(files)")
+        let objects = try token.listObjects()
+        let result = try check(daemon)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("1 signing key, PKCS#11 token \"\(token.label)\""), "\(result.stdout)")
+        #expect(try token.listObjects() == objects)
+    }
+
+    @Test("a wrong PKCS#11 PIN exits 78 naming signing.pkcs11.pin_file at its line, and no PIN is printed")
+    func wrongTokenPIN() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, pinFile) = try daemonOnToken(token)
+        let wrong = "9999-wrong"
+        try Self.writePIN(wrong, to: pinFile)
+        let result = try check(daemon)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "pin_file")): signing.pkcs11.pin_file: the token refused the PIN from the PIN file \(pinFile)"),
+                "\(result.stderr)")
+        for secret in [wrong, token.pin] {
+            #expect(!(result.stdout + result.stderr).contains(secret))
+        }
+    }
+
+    @Test("a PKCS#11 token without the keys keys/ names exits 78 naming the key's record")
+    func tokenWithoutTheKeys() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, _) = try daemonOnToken(token)
+        // Another token of the same label and PIN: found and logged in to, but it holds no key.
+        let other = try SoftHSMToken()
+        defer { other.remove() }
+        let result = try check(daemon, environment: daemon.environment.merging(other.environment) { $1 })
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("server.state_dir: \(daemon.stateDirectory)/keys/"), "\(result.stderr)")
+        #expect(result.stderr.contains(".pkcs11: PKCS#11"), "\(result.stderr)")
+        #expect(!(try other.listObjects()).contains("Private Key Object"))
+    }
+
+    @Test("a PKCS#11 module that cannot be loaded exits 78 naming signing.pkcs11.module")
+    func missingTokenModule() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let (daemon, pinFile) = try daemonOnToken(token)
+        try writeConfig(Self.tokenSection(token, pinFile: pinFile, module: "/nonexistent/libpkcs11-missing.so"), for: daemon)
+        let result = try check(daemon)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "module")): signing.pkcs11.module: "), "\(result.stderr)")
+        #expect(result.stderr.contains("/nonexistent/libpkcs11-missing.so"), "\(result.stderr)")
+    }
+
+    @Test("an SSH agent socket in a directory that does not exist exits 78 naming ssh_agent.socket at its line")
+    func agentSocketInMissingDirectory() throws {
+        let daemon = try self.daemon()
+        let socket = daemon.directory.appendingPathComponent("missing/agent.sock").path
+        try writeConfig("[ssh_agent]\nsocket = \"\(socket)\"\n", for: daemon)
+        let result = try check(daemon)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "socket = \"\(socket)")): ssh_agent.socket: "),
+                "\(result.stderr)")
+        #expect(result.stderr.contains(daemon.directory.appendingPathComponent("missing").path), "\(result.stderr)")
+
+        // In a directory that exists: the agent is named in the summary.
+        let present = daemon.directory.appendingPathComponent("agent.sock").path
+        try writeConfig("[ssh_agent]\nsocket = \"\(present)\"\n", for: daemon)
+        let good = try check(daemon)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout.contains("SSH agent on \(present)"), "\(good.stdout)")
+    }
+
+    @Test("an SSH agent namespace the reader refuses exits 78 naming ssh_agent.namespaces at its line")
+    func agentBadNamespace() throws {
+        let daemon = try self.daemon("[ssh_agent]\nsocket = \"/run/stepsign-test-none/agent.sock\"\nnamespaces = [\"git\", \"two words\"]\n")
+        let result = try check(daemon)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("\(daemon.configPath):\(try line(daemon, "namespaces")): ssh_agent.namespaces: "), "\(result.stderr)")
+    }
+
     @Test("the help, which the man page stepsignd(8) is rendered from, says what --check reads, prints and exits with")
     func helpAndManPage() throws {
         let result = try Tools.run([Binaries.path("stepsignd"), "--help"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for phrase in ["stepsignd --check [--config FILE]", "--check", "FILE:LINE: KEY:", "the exit status is 78",
-                       "the exit status is 0", "without taking the state directory's lock", "ExecReload="] {
+                       "the exit status is 0", "without taking the state directory's lock", "ExecReload=",
+                       "--for-reload"] {
             #expect(text.contains(phrase), "\(phrase) missing from: \(result.stdout)")
         }
     }

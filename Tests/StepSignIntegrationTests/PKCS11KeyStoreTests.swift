@@ -296,6 +296,44 @@ struct PKCS11KeyStoreTests {
         #expect(try daemon.ledgerSignatures().count == signatures + 1, "the refused request left no ledger row")
     }
 
+    @Test("with max_sessions = 1, 32 connections signing at once all complete, and status answers meanwhile")
+    func manySignersOnOneSession() throws {
+        let token = try SoftHSMToken()
+        defer { token.remove() }
+        let daemon = try Self.daemon(on: token, extra: "max_sessions = 1")
+        try daemon.start()
+        defer { _ = daemon.stop() }
+        let connections = try (0..<32).map { _ in try daemon.connect() }
+        let tally = Tally()
+        let group = DispatchGroup()
+        for (index, connection) in connections.enumerated() {
+            // Each connection is used by its one thread only.
+            nonisolated(unsafe) let connection = connection
+            DispatchQueue.global().async(group: group) {
+                for round in 0..<4 {
+                    do {
+                        _ = try Self.sign(connection, "payload \(index).\(round)")
+                        tally.add(nil)
+                    } catch {
+                        tally.add("\(error)")
+                    }
+                }
+            }
+        }
+        // Meanwhile, status on a connection of its own answers within a second each time.
+        let status = try daemon.connect()
+        var slowest = 0.0
+        while group.wait(timeout: .now() + 0.05) == .timedOut {
+            let started = Date()
+            #expect(try status.call("status").code == 0)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+        }
+        let (signed, failures) = tally.counts
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(signed == 32 * 4)
+        #expect(slowest < 1, "status took \(slowest) s")
+    }
+
     @Test("a wrong PIN or a missing module stops the start with 78, naming the token or module and never the PIN")
     func wrongPINAndMissingModule() throws {
         let token = try SoftHSMToken()
@@ -339,4 +377,18 @@ struct PKCS11KeyStoreTests {
         #expect(!daemon.log.contains(token.pin))
         #expect(!daemon.log.isEmpty)
     }
+}
+
+/// Signatures made and failures seen by the threads of a test.
+private final class Tally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var signed = 0
+    private var failures: [String] = []
+
+    /// One signature made (nil), or a failure.
+    func add(_ failure: String?) {
+        lock.withLock { if let failure { failures.append(failure) } else { signed += 1 } }
+    }
+
+    var counts: (Int, [String]) { lock.withLock { (signed, failures) } }
 }

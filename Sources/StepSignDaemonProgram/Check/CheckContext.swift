@@ -10,6 +10,10 @@ struct CheckContext: Sendable {
     /// Keys the command line set (`server.socket`, `server.state_dir`): they have no line.
     let setOnCommandLine: Set<String>
     let environment: [String: String]
+    /// `--check --for-reload` (the unit's `ExecReload=`): a reload keeps what the daemon opened
+    /// at start (the store's connections, the token's sessions: restart-only keys), so whether
+    /// PostgreSQL answers and the token logs in is not checked; every file and value is.
+    var forReload = false
 
     /// A problem of `key` (dotted, e.g. `storage.postgresql.password_file`), at the line where
     /// the file sets it, else at the line of the nearest table around it that the file has

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StepSignConfig
+import StepSignCrypto
 import StepSignEngine
 import StepSignPostgres
 import StepSignStorage
@@ -15,6 +16,7 @@ extension ConfigurationCheck {
         referencedFiles,
         stateDirectory,
         socketDirectory,
+        sshAgentSocket,
         keys,
         database,
     ]
@@ -95,8 +97,38 @@ extension ConfigurationCheck {
         }
     }
 
-    /// The key passphrase credential and every key file in `keys/`, opened as the start opens
-    /// them (nothing is made: a first start makes the keys).
+    /// The SSH agent's socket (`[ssh_agent] socket`, when set): the directory the daemon makes
+    /// it in exists, is a directory the daemon's user may make a socket in, and passes strict
+    /// modes as the main socket's does. (The file's values, namespaces and ranges, the
+    /// configuration reader checked before any step runs.)
+    static func sshAgentSocket(_ context: CheckContext) async -> [CheckFinding] {
+        let socket = context.settings.sshAgent.socket
+        guard context.settings.sshAgent.enabled else { return [] }
+        let directory = StrictModes.parent(of: socket)
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            return [context.problem("ssh_agent.socket", "cannot use the directory \(directory) of the agent's socket \(socket): "
+                + String(cString: strerror(errno)))]
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return [context.problem("ssh_agent.socket", "\(directory), where the agent's socket \(socket) goes, is not a directory")]
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            return [context.problem("ssh_agent.socket", "cannot make the agent's socket \(socket) in \(directory): "
+                + String(cString: strerror(errno)))]
+        }
+        do {
+            try StrictModes().checkSocketDirectory(of: socket, role: "ssh_agent.socket")
+            return [.note("SSH agent on \(socket)")]
+        } catch {
+            return [context.problem("ssh_agent.socket", "\(error)")]
+        }
+    }
+
+    /// The key passphrase credential, the PKCS#11 token (`key_store = "pkcs11"`: the module
+    /// loads, the token is found and the PIN logs in) and every key file in `keys/`, opened as
+    /// the start opens them, token keys found in the token by `CKA_ID` (nothing is made: a
+    /// first start makes the keys).
     static func keys(_ context: CheckContext) async -> [CheckFinding] {
         let passphrase: [UInt8]?
         do {
@@ -105,14 +137,61 @@ extension ConfigurationCheck {
             return [context.problem(nil, "\(error)")]  // not a key of the file: the credential names itself
         }
         defer { if var secret = passphrase { KeyPassphraseCredential.wipe(&secret) } }
+        var token: PKCS11Token?
+        if context.settings.signing.keyStore == .pkcs11 {
+            // Not again for a reload: the daemon holds its sessions, a second login may be refused
+            // by a token of one user at a time, and a wrong PIN would spend a try at each reload.
+            // The token's keys cannot be read without it, so keys/ is left to the start's check.
+            if context.forReload {
+                return [.note("PKCS#11 token not opened (a reload keeps the daemon's sessions)")]
+            }
+            switch openToken(context) {
+            case let .success(opened): token = opened
+            case let .failure(problem): return [problem.finding]  // the token's keys cannot be checked without it
+            }
+        }
         do {
             let found = try KeyFilesCheck.check(stateDirectory: context.settings.server.stateDir, passphrase: passphrase,
-                                                sealKeyInStateDirectory: context.settings.storage.backend == .sqlite)
+                                                sealKeyInStateDirectory: context.settings.storage.backend == .sqlite,
+                                                token: token)
             let keys = found.signingKeys == 0 ? "no signing key yet (the first start makes one)"
                 : found.signingKeys == 1 ? "1 signing key" : "\(found.signingKeys) signing keys"
-            return [.note(keys + (passphrase == nil ? "" : ", encrypted"))]
+            let store = token.map { ", PKCS#11 token \($0.label.isEmpty ? "(first present)" : "\"\($0.label)\"")" } ?? ""
+            return [.note(keys + (passphrase == nil ? "" : ", encrypted") + store)]
         } catch {
             return [context.problem("server.state_dir", "\(error)")]
+        }
+    }
+
+    /// The token of `[signing.pkcs11]`, opened as the start opens it: the PIN read, the module
+    /// loaded, the token found by label and logged in to (once: a wrong PIN counts against the
+    /// token's retry limit as a start's would). A problem names the key that leads to it, and
+    /// never the PIN.
+    private static func openToken(_ context: CheckContext) -> Result<PKCS11Token, FindingError> {
+        let pkcs11 = context.settings.signing.pkcs11
+        // The PIN's source: its file's key, or nil for the credential (the message names it).
+        let pinKey: String? = pkcs11.pinFile.isEmpty ? nil : "signing.pkcs11.pin_file"
+        var pin: [UInt8]
+        do {
+            pin = try PKCS11PINCredential.load(pkcs11)
+        } catch {
+            return .failure(FindingError(context.problem(pinKey ?? "signing.pkcs11", "\(error)")))
+        }
+        defer { KeyPassphraseCredential.wipe(&pin) }
+        do {
+            return .success(try PKCS11Token(modulePath: pkcs11.module, label: pkcs11.tokenLabel, pin: pin,
+                                            maxSessions: 1))
+        } catch {
+            let source = pkcs11.pinFile.isEmpty
+                ? "the credential \(StepSignConfiguration.Signing.PKCS11.pinCredentialName)" : "the PIN file \(pkcs11.pinFile)"
+            let key: String? = switch error.operation {
+            case "dlopen", "C_GetFunctionList", "C_Initialize": "signing.pkcs11.module"
+            case "C_GetTokenInfo", "C_GetSlotList": "signing.pkcs11.token_label"
+            case _ where error.isPINRefused: pinKey
+            default: "signing.pkcs11"
+            }
+            let message = error.isPINRefused ? "the token refused the PIN from \(source): \(error)" : "\(error)"
+            return .failure(FindingError(context.problem(key, message)))
         }
     }
 
@@ -139,6 +218,11 @@ extension ConfigurationCheck {
         case .postgresql:
             let pg = settings.storage.postgresql
             let target = pg.usesUnixSocket ? "\(pg.host) (Unix socket)" : "\(pg.host):\(pg.port)"
+            // Every [storage] key is restart-only: a reload never connects again, so a server that
+            // is down now must not fail it (the daemon's pool reconnects on its own).
+            if context.forReload {
+                return [.note("PostgreSQL \(target) not contacted (a reload keeps the daemon's connections)")]
+            }
             do {
                 let state = try await PostgresSchemaState.read(PostgresStoreConfiguration(pg))
                 if state.found > state.supported {
@@ -160,6 +244,12 @@ extension ConfigurationCheck {
             }
         }
     }
+}
+
+/// A finding carried as an error, for a helper that returns a value or the problem.
+struct FindingError: Error {
+    let finding: CheckFinding
+    init(_ finding: CheckFinding) { self.finding = finding }
 }
 
 /// A problem in words, for a check that has no error type of its own.

@@ -19,6 +19,8 @@ struct ConfigurationCheck {
     let socket: String?
     let stateDirectory: String?
     let environment: [String: String]
+    /// `--for-reload`: skip what a reload does not open again (``CheckContext/forReload``).
+    var forReload = false
 
     /// EX_CONFIG: the exit status when anything is wrong.
     static let problemsFound: Int32 = 78
@@ -49,7 +51,7 @@ struct ConfigurationCheck {
             commandLine.insert("server.state_dir")
         }
         let context = CheckContext(configPath: configPath, settings: overridden, lines: ConfigKeyLines(text: text),
-                                   setOnCommandLine: commandLine, environment: environment)
+                                   setOnCommandLine: commandLine, environment: environment, forReload: forReload)
         var problems: [ConfigError] = []
         var notes: [String] = []
         for step in Self.steps {

@@ -9,7 +9,9 @@ import StepSignCrypto
 /// making, changing or locking anything (`stepsignd --check`): every signing key file opens
 /// (with the passphrase credential when one is given) and holds the key its name gives, the
 /// log key opens, and the seal key (SQLite) is one line of base64url of 32 bytes. A file the
-/// daemon would make at its first start may be missing.
+/// daemon would make at its first start may be missing. With `token` (`key_store = "pkcs11"`),
+/// each `<kid>.pkcs11` record and `log-ed25519.token` names a key the token holds (by
+/// `CKA_ID`) whose public half is the recorded one; nothing is made in the token.
 package enum KeyFilesCheck {
     /// What was found: the number of signing key files, and whether a log key exists yet.
     package struct Found: Sendable {
@@ -19,15 +21,20 @@ package enum KeyFilesCheck {
 
     /// Reads `<stateDirectory>/keys`; throws the first file that the daemon would refuse,
     /// naming it (``KeyringError``, ``SealKeyError``), never its contents.
-    package static func check(stateDirectory: String, passphrase: [UInt8]?, sealKeyInStateDirectory: Bool) throws -> Found {
+    package static func check(stateDirectory: String, passphrase: [UInt8]?, sealKeyInStateDirectory: Bool,
+                              token: PKCS11Token? = nil) throws -> Found {
         let base = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
         let path = base + "/keys"
         guard access(path, F_OK) == 0 else { return Found(signingKeys: 0, logKey: false) }
         let quiet = Logger(label: "stepsign.check", factory: { _ in SwiftLogNoOpLogHandler() })
-        let keys = try KeyDirectory(path: path, passphrase: passphrase).loadKeys(logger: quiet)
+        let keys = try KeyDirectory(path: path, passphrase: passphrase, token: token).loadKeys(logger: quiet)
         let logKeyPath = path + "/" + LogKey.fileName
-        let hasLogKey = access(logKeyPath, F_OK) == 0
-        if hasLogKey {
+        let tokenLogKeyPath = path + "/" + LogKey.tokenFileName
+        let hasTokenLogKey = access(tokenLogKeyPath, F_OK) == 0
+        let hasLogKey = hasTokenLogKey || access(logKeyPath, F_OK) == 0
+        if hasTokenLogKey {
+            _ = try LogKey.read(tokenLogKeyPath, passphrase: passphrase, token: token)
+        } else if hasLogKey {
             let bytes: [UInt8]
             do {
                 bytes = try SecureFile.read(logKeyPath)

@@ -147,7 +147,8 @@ struct LogKey: Sendable {
         return LogKey(active: new, retired: current.retired + [old.publicKey], overlap: Overlap(key: old, untilSize: overlapUntil))
     }
 
-    private static func read(_ path: String, passphrase: [UInt8]?, token: PKCS11Token?) throws -> Ed25519PrivateKey {
+    /// The log key in `path`: a token key's record (found in `token`), or a PKCS#8 PEM.
+    static func read(_ path: String, passphrase: [UInt8]?, token: PKCS11Token?) throws -> Ed25519PrivateKey {
         let bytes: [UInt8]
         do {
             bytes = try SecureFile.read(path)

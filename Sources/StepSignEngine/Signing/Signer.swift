@@ -8,6 +8,8 @@ import struct Foundation.Date
 struct Signer: Sendable {
     let keyring: Keyring
     let ledger: LedgerWriter
+    /// Where a key in the token signs (off the cooperative pool); a key file signs inline.
+    let threads: TokenSigningThreads
 
     /// Signs `request` for its user at `now` (the request's time: `iat` and the time in the
     /// UUIDv7 signature ID) and returns the reply details once the row is committed.
@@ -29,7 +31,9 @@ struct Signer: Sendable {
             approvals: approvals,
             ssh: request.ssh
         )
-        let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
+        let jws = try await threads.run(inToken: key.tokenID != nil) {
+            try StepSignSignature.make(claims: claims, key: key, kid: kid)
+        }
         let entry: LedgerEntry
         do {
             entry = try await ledger.append(LedgerAppend(
@@ -61,24 +65,29 @@ struct Signer: Sendable {
         let batchID = try UUIDv7.generate(unixMilliseconds: milliseconds)
         let signaturePeer = SignaturePeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
         let ledgerPeer = LedgerPeer(uid: peer.uid, pid: peer.pid, comm: peer.comm)
-        var appends: [LedgerAppend] = []
-        var signatures: [SigningDetails] = []
-        appends.reserveCapacity(batch.items.count)
-        signatures.reserveCapacity(batch.items.count)
-        for (index, item) in batch.items.enumerated() {
-            let signatureID = try reserved?[index] ?? UUIDv7.generate(unixMilliseconds: milliseconds)
-            let claims = SignatureClaims(
-                iss: instance, sub: item.user, jti: signatureID, iat: Int64(milliseconds / 1000),
-                payload: item.payload, payloadLength: item.payloadLength, reason: item.reason,
-                authLevel: item.authLevel, authenticatorType: item.authenticatorType,
-                authenticatorUsed: authenticatorUsed, peer: signaturePeer,
-                batch: BatchClaim(id: batchID, index: index, count: batch.items.count, root: batch.manifest.root)
-            )
-            let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
-            appends.append(LedgerAppend(signatureID: signatureID, user: item.user, iat: claims.iat, kid: kid, jws: jws,
-                                        peer: ledgerPeer, authLevel: item.authLevel))
-            signatures.append(item.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed))
+        let (appends, signatures) = try await threads.run(inToken: key.tokenID != nil) {
+            () throws -> ([LedgerAppend], [SigningDetails]) in
+            var appends: [LedgerAppend] = []
+            var signatures: [SigningDetails] = []
+            appends.reserveCapacity(batch.items.count)
+            signatures.reserveCapacity(batch.items.count)
+            for (index, item) in batch.items.enumerated() {
+                let signatureID = try reserved?[index] ?? UUIDv7.generate(unixMilliseconds: milliseconds)
+                let claims = SignatureClaims(
+                    iss: instance, sub: item.user, jti: signatureID, iat: Int64(milliseconds / 1000),
+                    payload: item.payload, payloadLength: item.payloadLength, reason: item.reason,
+                    authLevel: item.authLevel, authenticatorType: item.authenticatorType,
+                    authenticatorUsed: authenticatorUsed, peer: signaturePeer,
+                    batch: BatchClaim(id: batchID, index: index, count: batch.items.count, root: batch.manifest.root)
+                )
+                let jws = try StepSignSignature.make(claims: claims, key: key, kid: kid)
+                appends.append(LedgerAppend(signatureID: signatureID, user: item.user, iat: claims.iat, kid: kid, jws: jws,
+                                            peer: ledgerPeer, authLevel: item.authLevel))
+                signatures.append(item.details(signature: jws, signatureID: signatureID, authenticatorUsed: authenticatorUsed))
+            }
+            return (appends, signatures)
         }
+        var details = signatures
         let entries: [LedgerEntry]
         do {
             entries = try await ledger.append(all: appends)
@@ -87,8 +96,8 @@ struct Signer: Sendable {
             throw StorageError.signingKeyRevoked(revoked)
         }
         for (index, entry) in entries.enumerated() {
-            signatures[index].logIndex = entry.seq - 1
+            details[index].logIndex = entry.seq - 1
         }
-        return (BatchSignatures(batchID: batchID, manifest: batch.manifest, signatures: signatures), entries)
+        return (BatchSignatures(batchID: batchID, manifest: batch.manifest, signatures: details), entries)
     }
 }

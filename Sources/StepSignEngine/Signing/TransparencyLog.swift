@@ -46,12 +46,15 @@ final class TransparencyLog: Sendable {
     /// entries): every root this daemon signs is checked against it.
     let frontier: LogFrontier
     private let making = SerialExecutionQueue()
+    /// Where a checkpoint signed with a key in the token is signed (off the cooperative pool).
+    private let threads: TokenSigningThreads
     /// Publishes each new checkpoint as tiles (`ledger.tiles_dir`), if set.
     let publisher: TilePublisher?
 
     init(origin: String, instance: String, store: any LedgerStore & LogEpochStore, keyring: Keyring, alarm: LogAlarm, logger: Logger,
-         publisher: TilePublisher? = nil) {
+         publisher: TilePublisher? = nil, threads: TokenSigningThreads = TokenSigningThreads(threads: nil)) {
         self.publisher = publisher
+        self.threads = threads
         self.epochs = LogEpochs(first: origin, store: store, keyring: keyring, logger: logger)
         self.instance = instance
         self.store = store
@@ -300,7 +303,8 @@ final class TransparencyLog: Sendable {
     /// it, then stores, logs and publishes it; nil, signing nothing, when `previous` is no
     /// longer the kept checkpoint. Called on `making` only, after the checks.
     private func signAndKeep(size: Int64, root: [UInt8], replacing previous: Signed?, reason: String) async throws -> Signed? {
-        let signed = try makeSigned(size: size, root: root)
+        let inToken = keyring.signer.key.tokenID != nil || keyring.logKeys(forSize: size).contains { $0.tokenID != nil }
+        let signed = try await threads.run(inToken: inToken) { [self] in try makeSigned(size: size, root: root) }
         // Kept before it leaves: a crash after this cannot make the daemon forget it signed.
         guard try kept.replace(previous, with: signed) else { return nil }
         if let tail = frontier.current, tail.size == size { keepHead(size: size, hash: tail.chainHash) }

@@ -157,8 +157,8 @@ public struct StrictModes: Sendable {
     /// for their own and hear clients' passwords, or for a symbolic link while the daemon sets
     /// it up. The socket itself is not checked: the daemon replaces it, and sets its mode and
     /// group without following links (`SocketFileOwnership`).
-    public func checkSocketDirectory(of socket: String) throws(StrictModesError) {
-        let role = "server.socket"
+    /// `role` names the socket's key in messages (`ssh_agent.socket` for the agent's).
+    public func checkSocketDirectory(of socket: String, role: String = "server.socket") throws(StrictModesError) {
         let directory = try resolve(Self.parent(of: socket), role: role, file: socket)
         try checkDirectories(from: directory, role: role, file: socket, visited: [])
     }
