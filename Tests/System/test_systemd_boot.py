@@ -385,6 +385,44 @@ def test_a_bad_file_fails_the_reload_through_the_check_and_never_reaches_the_dae
     signed(box, "alice", 0, "signed after a refused and a good reload")
 
 
+def test_git_signs_a_commit_through_the_installed_agent_socket(box):
+    """SPEC 3.5 (issue 42): the package's agent socket unit and drop-in, as docs/packaging.md
+    says to turn them on; then the README's git lines as alice: a commit signed after
+    `stepsign unlock` verifies with `git verify-commit`, and after `stepsign lock` git cannot
+    sign. Stock git and OpenSSH from Debian, installed in the booted root."""
+    box.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "git", "openssh-client"],
+            env={"DEBIAN_FRONTEND": "noninteractive"})
+    set_config(box, "ssh_agent", "socket", '"/run/stepsign/agent.sock"')
+    box.run(["install", "-D", "-m", "0644", "/usr/share/doc/stepsign/examples/ssh-agent.conf",
+             "/etc/systemd/system/stepsignd.service.d/ssh-agent.conf"])
+    box.run(["systemctl", "daemon-reload"])
+    box.run(["systemctl", "enable", "--now", "stepsignd-agent.socket"])
+    box.run(["systemctl", "restart", "stepsignd.service"])
+    socket = box.run(["stat", "-c", "%a %G", "/run/stepsign/agent.sock"]).stdout.split()
+    assert socket == ["660", "stepsign"], socket
+    setup = ("set -e; cd; stepsign keys export --ssh > stepsign.pub; "
+             "stepsign keys export --ssh-allowed-signers alice@example.org > allowed_signers; "
+             "git init -q repo; cd repo; git config user.name alice; git config user.email alice@example.org; "
+             "git config gpg.format ssh; git config user.signingkey ~/stepsign.pub; "
+             "git config gpg.ssh.allowedSignersFile ~/allowed_signers")
+    box.run(["sh", "-c", setup], user="alice")
+    listed = box.run(["ssh-add", "-L"], user="alice", env={"SSH_AUTH_SOCK": "/run/stepsign/agent.sock"})
+    assert listed.stdout.startswith("ecdsa-sha2-nistp256 "), listed
+    assert listed.stdout.split()[1] == box.read("/home/alice/stepsign.pub").split()[1], listed.stdout
+    commit = ["sh", "-c", 'cd ~/repo && git commit -q --allow-empty -S -m "$0"']
+    agent = {"SSH_AUTH_SOCK": "/run/stepsign/agent.sock"}
+    refused = box.run(commit + ["before unlock"], user="alice", env=agent, check=False)
+    assert refused.returncode != 0, refused
+    box.run(["stepsign", "unlock", "--user", "alice", "--for", "15m", "--password-file", "/home/alice/password"], user="alice")
+    box.run(commit + ["signed through stepsign"], user="alice", env=agent)
+    verified = box.run(["sh", "-c", "cd ~/repo && git verify-commit HEAD"], user="alice", check=False)
+    assert verified.returncode == 0 and 'Good "git" signature for alice@example.org' in verified.stderr, verified
+    box.run(["stepsign", "lock"], user="alice")
+    after = box.run(commit + ["after lock"], user="alice", env=agent, check=False)
+    assert after.returncode != 0, after
+    assert "ssh-agent refused" in journal(box), journal(box)[-3000:]
+
+
 def test_the_watchdog_is_fed(box):
     service = box.show("stepsignd.service", "WatchdogUSec", "MainPID", "WatchdogTimestampMonotonic")
     assert service["WatchdogUSec"] == "4s", service
