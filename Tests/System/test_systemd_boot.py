@@ -394,7 +394,7 @@ def test_git_signs_a_commit_through_the_installed_agent_socket(box):
             env={"DEBIAN_FRONTEND": "noninteractive"})
     set_config(box, "ssh_agent", "socket", '"/run/stepsign/agent.sock"')
     box.run(["install", "-D", "-m", "0644", "/usr/share/doc/stepsign/examples/ssh-agent.conf",
-             "/etc/systemd/system/stepsignd.service.d/ssh-agent.conf"])
+             f"{DROP_IN}/ssh-agent.conf"])
     box.run(["systemctl", "daemon-reload"])
     box.run(["systemctl", "enable", "--now", "stepsignd-agent.socket"])
     box.run(["systemctl", "restart", "stepsignd.service"])
@@ -692,6 +692,45 @@ def test_admin_backup_under_the_hardened_unit(box):
         ["600", "root", str(result["bytes"])]
     assert box.run(["ls", "-A", "/var/lib/stepsign/backups"]).stdout.strip() == ""
     box.run(["rm", "/root/stepsign-backup.sqlite"])
+
+
+def test_the_signing_key_moves_into_softhsm2_with_the_pin_as_a_credential(box):
+    """SPEC 5.7 (issue 41): the README's move to a token under the installed, hardened unit:
+    SoftHSM2 from Debian, its token made by the stepsign user, the PIN a LoadCredential= of a
+    drop-in, then `stepsign admin key rotate`. The new key lives in the token (sensitive, never
+    extractable, as pkcs11-tool shows), keys/ holds no private half of it, signatures verify,
+    and the PIN is in no log line."""
+    pin = "boot-token-pin-4242"
+    box.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "softhsm2", "opensc"],
+            env={"DEBIAN_FRONTEND": "noninteractive"})
+    box.run(["usermod", "-a", "-G", "softhsm", "stepsign"])
+    box.write("/root/so-pin", "boot-token-so-pin-1\n", mode=0o600)
+    box.write("/etc/stepsign/pkcs11-pin", pin + "\n", mode=0o600)
+    box.run(["sh", "-c", "softhsm2-util --init-token --free --label stepsign-boot "
+                         "--so-pin \"$(cat /root/so-pin)\" --pin \"$(cat /etc/stepsign/pkcs11-pin)\" >/dev/null"])
+    box.run(["sh", "-c", "chown -R stepsign:softhsm /var/lib/softhsm/tokens/*"])
+    box.write(f"{DROP_IN}/60-boot-test-pkcs11.conf",
+              "[Service]\nLoadCredential=stepsign-pkcs11-pin:/etc/stepsign/pkcs11-pin\n"
+              "SupplementaryGroups=softhsm\nReadWritePaths=/var/lib/softhsm/tokens\n")
+    set_config(box, "signing", "key_store", '"pkcs11"')
+    set_config(box, "signing.pkcs11", "module", '"/usr/lib/softhsm/libsofthsm2.so"')
+    set_config(box, "signing.pkcs11", "token_label", '"stepsign-boot"')
+    box.run(["systemctl", "daemon-reload"])
+    box.run(["systemctl", "restart", "stepsignd.service"])
+    check = box.run(["stepsignd", "--check", "--config", CONFIG], user="stepsign", check=False)
+    assert check.returncode == 0, check
+    rotated = box.run(["stepsign", "admin", "key", "rotate", "--json"])
+    kid = json.loads(rotated.stdout)["activeKid"]
+    listed = box.run(["stepsign", "admin", "key", "list", "--json"]).stdout
+    assert any(key.get("kid") == kid and key.get("keyStore") == "pkcs11" for key in json.loads(listed)), listed
+    keys = box.run(["ls", "/var/lib/stepsign/keys"]).stdout.split()
+    assert f"{kid}.pkcs11" in keys and not any(name.startswith(kid) and name.endswith(".pem") for name in keys), keys
+    jws = signed(box, "alice", 1, "signed with a key in the token", "/home/alice/password")
+    assert jws_part(jws, 0)["kid"] == kid
+    objects = box.run(["sh", "-c", "pkcs11-tool --module /usr/lib/softhsm/libsofthsm2.so --token-label stepsign-boot "
+                                   "--login --pin \"$(cat /etc/stepsign/pkcs11-pin)\" -O --type privkey"]).stdout
+    assert "sensitive" in objects and "never extractable" in objects, objects
+    assert pin not in journal(box), "the PIN is in the journal"
 
 
 def test_stop_exits_0_and_a_restart_keeps_the_ledger(box):
