@@ -396,8 +396,11 @@ def test_git_signs_a_commit_through_the_installed_agent_socket(box):
     box.run(["install", "-D", "-m", "0644", "/usr/share/doc/stepsign/examples/ssh-agent.conf",
              f"{DROP_IN}/ssh-agent.conf"])
     box.run(["systemctl", "daemon-reload"])
-    box.run(["systemctl", "enable", "--now", "stepsignd-agent.socket"])
+    # Not `enable --now` while the daemon runs: systemd refuses to start a socket whose service
+    # is active (the first run of this test found the documented line failing so).
+    box.run(["systemctl", "enable", "stepsignd-agent.socket"])
     box.run(["systemctl", "restart", "stepsignd.service"])
+    assert box.show("stepsignd-agent.socket", "ActiveState")["ActiveState"] == "active"
     socket = box.run(["stat", "-c", "%a %G", "/run/stepsign/agent.sock"]).stdout.split()
     assert socket == ["660", "stepsign"], socket
     setup = ("set -e; cd; stepsign keys export --ssh > stepsign.pub; "
