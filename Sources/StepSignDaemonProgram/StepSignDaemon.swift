@@ -198,8 +198,13 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw ExitCode(78)  // EX_CONFIG: the keys or their passphrase credential do not match
         } catch {
+            // The keys directory itself unreadable (opendir failing: EIO): said and refused as
+            // a key file that cannot be read is (scripts/crash-matrix found it ending with
+            // ArgumentParser's bare `Error: opendir …`, exit 1, nothing in the log).
+            logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
+            FileHandleOutput.standardError("stepsignd: cannot load the signing keys: \(error)\n")
             try? await store.close()
-            throw error
+            throw ExitCode(78)  // EX_CONFIG
         }
         // One log, one origin (SPEC §5.5): the stored one, or this daemon's if it is the first.
         let logOrigin: String
