@@ -238,7 +238,7 @@ struct ConfigCheckTests {
         try Self.writePIN("9999-wrong", to: pinFile)
         let reload = try check(daemon, forReload: true)
         #expect(reload.status == 0, "\(reload.stderr)")
-        #expect(reload.stdout.contains("PKCS#11 token not opened"), "\(reload.stdout)")
+        #expect(reload.stdout.contains("keys and their credentials not opened"), "\(reload.stdout)")
         #expect(try check(daemon).status == 78)
     }
 
@@ -314,6 +314,22 @@ struct ConfigCheckTests {
         for secret in [right, wrong] {
             #expect(!(result.stdout + result.stderr + good.stdout + good.stderr).contains(secret))
         }
+    }
+
+    @Test("for a reload, keys and their credentials are not opened: an unreadable passphrase credential fails only the plain check")
+    func keysForReload() throws {
+        let credentials = try TemporaryDirectory("credentials", mode: 0o700)
+        defer { credentials.remove() }
+        let credential = credentials.appending("stepsign-key-passphrase")
+        try "Right-Passphrase-Plum-58\n".write(toFile: credential, atomically: true, encoding: .utf8)
+        let daemon = try daemonWithState(environment: ["CREDENTIALS_DIRECTORY": credentials.path])
+        // As systemd 252 gives an ExecReload= process: a credential it may not read.
+        try FileManager.default.removeItem(atPath: credential)
+        try FileManager.default.createDirectory(atPath: credential, withIntermediateDirectories: false)
+        let reload = try check(daemon, forReload: true)
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(reload.stdout.contains("keys and their credentials not opened"), "\(reload.stdout)")
+        #expect(try check(daemon).status == 78)
     }
 
     /// A daemon on `token` (`key_store = "pkcs11"`, the PIN in a 0600 `pin_file`) that started

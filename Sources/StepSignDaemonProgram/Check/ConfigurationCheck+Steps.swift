@@ -130,6 +130,14 @@ extension ConfigurationCheck {
     /// the start opens them, token keys found in the token by `CKA_ID` (nothing is made: a
     /// first start makes the keys).
     static func keys(_ context: CheckContext) async -> [CheckFinding] {
+        // Not for a reload: the keys, the passphrase and the PIN are read at start only (a
+        // reload keeps the daemon's keyring and token sessions; a second login may be refused
+        // by a token of one user at a time, and a wrong PIN would spend a try at each reload),
+        // and under systemd 252 an ExecReload= process may not read the unit's credentials
+        // (EACCES: every reload of a daemon with a passphrase credential failed, boot test).
+        if context.forReload {
+            return [.note("keys and their credentials not opened (read at start; a reload keeps the daemon's keys)")]
+        }
         let passphrase: [UInt8]?
         do {
             passphrase = try KeyPassphraseCredential.load()
@@ -139,12 +147,6 @@ extension ConfigurationCheck {
         defer { if var secret = passphrase { KeyPassphraseCredential.wipe(&secret) } }
         var token: PKCS11Token?
         if context.settings.signing.keyStore == .pkcs11 {
-            // Not again for a reload: the daemon holds its sessions, a second login may be refused
-            // by a token of one user at a time, and a wrong PIN would spend a try at each reload.
-            // The token's keys cannot be read without it, so keys/ is left to the start's check.
-            if context.forReload {
-                return [.note("PKCS#11 token not opened (a reload keeps the daemon's sessions)")]
-            }
             switch openToken(context) {
             case let .success(opened): token = opened
             case let .failure(problem): return [problem.finding]  // the token's keys cannot be checked without it
