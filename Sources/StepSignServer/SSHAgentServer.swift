@@ -88,31 +88,12 @@ public final class SSHAgentServer: Service, Sendable {
     private typealias Connection = NIOAsyncChannel<SSHAgentFrame, ByteBuffer>
 
     private static func bind(engine: Engine, listener: SocketServer.Listener) async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (Channel) -> EventLoopFuture<(Connection, Peer?)> = { channel in
-            PeerCredentials.read(channel).map { Optional($0) }.recover { _ in nil }.flatMapThrowing { peer in
-                try channel.pipeline.syncOperations.addHandlers(
-                    IdleStateHandler(readTimeout: .seconds(Int64(engine.idleTimeoutSeconds))),
-                    CloseOnIdleHandler(),
-                    ByteToMessageHandler(SSHAgentFrameDecoder(maxLength: maxMessageLength))
-                )
-                return (try Connection(wrappingChannelSynchronously: channel), peer)
-            }
-        }
-        switch listener {
-        case let .path(path, mode, _):
-            do {
-                return try await SocketFileOwnership.binding(mode: mode) {
-                    try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
-                                             childChannelInitializer: initializer)
-                }
-            } catch {
-                throw ServerError.binding(error, address: path, role: "ssh_agent.socket")
-            }
-        case let .inherited(descriptor):
-            return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+        try await listener.bind(role: "ssh_agent.socket") { channel in
+            try channel.pipeline.syncOperations.addHandlers(
+                IdleStateHandler(readTimeout: .seconds(Int64(engine.idleTimeoutSeconds))),
+                CloseOnIdleHandler(),
+                ByteToMessageHandler(SSHAgentFrameDecoder(maxLength: maxMessageLength))
+            )
         }
     }
 

@@ -102,34 +102,11 @@ public final class SocketServer: Service, Sendable {
 
     private func bind() async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
         let engine = self.engine
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            // Closing a connection's input (shutdown, or a client that half-closes after its
-            // last request) must not close its output: the replies still have to go out.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (Channel) -> EventLoopFuture<(Connection, Peer?)> = { channel in
-            PeerCredentials.read(channel).map { Optional($0) }.recover { _ in nil }.flatMapThrowing { peer in
-                try channel.pipeline.syncOperations.addHandlers(
-                    ByteToMessageHandler(LineFrameDecoder(maxLength: Self.maxLineLength)),
-                    IdleConnectionHandler(timeout: { .seconds(Int64(engine.idleTimeoutSeconds)) })
-                )
-                return (try Connection(wrappingChannelSynchronously: channel), peer)
-            }
-        }
-        switch listener {
-        case let .path(path, mode, _):
-            // The mode comes from the umask at creation, never from a chmod by path afterwards
-            // (``SocketFileOwnership``).
-            do {
-                return try await SocketFileOwnership.binding(mode: mode) {
-                    try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
-                                             childChannelInitializer: initializer)
-                }
-            } catch {
-                throw ServerError.binding(error, address: path, role: "server.socket")
-            }
-        case let .inherited(descriptor):
-            return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+        return try await listener.bind(role: "server.socket") { channel in
+            try channel.pipeline.syncOperations.addHandlers(
+                ByteToMessageHandler(LineFrameDecoder(maxLength: Self.maxLineLength)),
+                IdleConnectionHandler(timeout: { .seconds(Int64(engine.idleTimeoutSeconds)) })
+            )
         }
     }
 
