@@ -19,43 +19,21 @@ enum KeyPassphraseCredential {
         let credentialsDirectory = getenv("CREDENTIALS_DIRECTORY").map { String(cString: $0) }
         guard let credentialsDirectory, !credentialsDirectory.isEmpty else { return nil }
         let path = credentialsDirectory + "/" + name
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .unreadable(path: path, errno)
-        }
-        defer { close(fd) }
-        var secret: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        defer { wipe(&chunk) }
-        while true {
-            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-            if count < 0 {
-                let code = errno
-                wipe(&secret)
-                throw .unreadable(path: path, code)
+        do {
+            return try SecretFileReader.read(path, limit: 4096)
+        } catch {
+            switch error {
+            case .absent: return nil
+            case let .unreadable(code): throw .unreadable(path: path, code)
+            case .empty: throw .empty(path: path)
+            case .tooLong: throw .tooLong(path: path)
             }
-            if count == 0 { break }
-            guard secret.count + count <= 4096 else {
-                wipe(&secret)
-                throw .tooLong(path: path)
-            }
-            secret.append(contentsOf: chunk[0..<count])
         }
-        if secret.last == UInt8(ascii: "\n") {
-            secret[secret.count - 1] = 0
-            secret.removeLast()
-        }
-        guard !secret.isEmpty else { throw .empty(path: path) }
-        return secret
     }
 
-    /// Overwrites `bytes` with zeros (best effort: copies Swift made earlier are not reached).
+    /// Overwrites `bytes` with zeros (``SecretFileReader/wipe(_:)``).
     static func wipe(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            _ = memset(base, 0, buffer.count)
-        }
+        SecretFileReader.wipe(&bytes)
     }
 }
 

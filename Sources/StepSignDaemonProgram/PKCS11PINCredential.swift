@@ -20,35 +20,16 @@ enum PKCS11PINCredential {
         } else {
             throw .missing
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            if errno == ENOENT, settings.pinFile.isEmpty { throw .missing }
-            throw .unreadable(path: path, errno)
-        }
-        defer { close(fd) }
-        var pin: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 256)
-        defer { KeyPassphraseCredential.wipe(&chunk) }
-        while true {
-            let count = retryingOnEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-            if count < 0 {
-                let code = errno
-                KeyPassphraseCredential.wipe(&pin)
-                throw .unreadable(path: path, code)
+        do {
+            return try SecretFileReader.read(path, limit: 1024)
+        } catch {
+            switch error {
+            case .absent: if settings.pinFile.isEmpty { throw .missing } else { throw .unreadable(path: path, ENOENT) }
+            case let .unreadable(code): throw .unreadable(path: path, code)
+            case .empty: throw .empty(path: path)
+            case .tooLong: throw .tooLong(path: path)
             }
-            if count == 0 { break }
-            guard pin.count + count <= 1024 else {
-                KeyPassphraseCredential.wipe(&pin)
-                throw .tooLong(path: path)
-            }
-            pin.append(contentsOf: chunk[0..<count])
         }
-        if pin.last == UInt8(ascii: "\n") {
-            pin[pin.count - 1] = 0
-            pin.removeLast()
-        }
-        guard !pin.isEmpty else { throw .empty(path: path) }
-        return pin
     }
 }
 
