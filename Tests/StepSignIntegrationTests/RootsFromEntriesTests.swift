@@ -121,6 +121,23 @@ struct RootsFromEntriesTests {
         #expect(try Self.notes(daemon).count == before.count, "no checkpoint was signed over the swapped entries")
     }
 
+    @Test("a kept chain head that cannot be read: the daemon starts and signs, and says the head's check is off (it was silent)")
+    func unreadableHeadIsWarned() throws {
+        let daemon = try DaemonHarness(config: Self.config)
+        let connection = try daemon.connect()
+        for number in 1...3 { #expect(try Self.sign(connection, "entry \(number)").code == 0) }
+        #expect(try connection.call("getCheckpoint").code == 0)
+        #expect(daemon.stop() == 0)
+        let head = daemon.stateDirectory + "/keys/log-checkpoint.head"
+        try #require(FileManager.default.fileExists(atPath: head), "a checkpoint keeps the chain head beside it")
+        try "not a head\n".write(toFile: head, atomically: false, encoding: .utf8)
+        try daemon.start()
+        let again = try daemon.connect()
+        #expect(try Self.sign(again, "after the head was damaged").code == 0)
+        #expect(try again.call("getCheckpoint").code == 0)
+        #expect(daemon.log.contains("the log's kept chain head cannot be read"), "no warning for the damaged head")
+    }
+
     /// A log of 12 entries whose last checkpoint this daemon keeps is of 8, so that the
     /// subtree of leaves 8…11 is stored but under no checkpoint: a node an attacker edits
     /// there is used alike by the root and by the consistency proof the store reads.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import NIOConcurrencyHelpers
 import StepSignCrypto
 import StepSignSystem
@@ -21,18 +22,28 @@ final class KeptChainHead: Sendable {
     }
 
     let path: String
+    private let logger: Logger
     private let cached = NIOLockedValueBox<Head??>(nil)
 
-    init(path: String) {
+    init(path: String, logger: Logger) {
         self.path = path
+        self.logger = logger
     }
 
-    /// The kept head, nil when none was kept (or the file cannot be read: the kept checkpoint
-    /// still guards the log).
+    /// The kept head, nil when none was kept, or when the file cannot be read or is malformed:
+    /// the kept checkpoint still guards the log, but the head's check is off until the next
+    /// checkpoint rewrites the file, which is logged (a warning, once) rather than silent.
     func current() -> Head? {
         cached.withLockedValue { cached in
             if let head = cached { return head }
-            let head = Self.read(path)
+            let head: Head?
+            do {
+                head = try Self.read(path)
+            } catch {
+                logger.warning("the log's kept chain head cannot be read: entries below the kept checkpoint are not checked against it until the next checkpoint rewrites it",
+                               metadata: ["path": "\(path)", "error": "\(error)"])
+                head = nil
+            }
             cached = .some(head)
             return head
         }
@@ -41,7 +52,7 @@ final class KeptChainHead: Sendable {
     /// Keeps `head` (written with `fsync`) unless the one kept is of the same size or larger.
     func keep(_ head: Head) throws {
         try cached.withLockedValue { cached in
-            let old = cached ?? Self.read(path)
+            let old = cached ?? (try? Self.read(path))
             if let old, old.size >= head.size { return }
             try SecureFile.writeAtomically(Array("\(head.size) \(Hex.encode(head.entryHash))\n".utf8), to: path, mode: 0o600)
             cached = .some(head)
@@ -56,12 +67,19 @@ final class KeptChainHead: Sendable {
         }
     }
 
-    private static func read(_ path: String) -> Head? {
-        guard access(path, F_OK) == 0, let bytes = try? SecureFile.read(path) else { return nil }
+    /// The head kept at `path`; nil when there is no file; throws when it cannot be read or is
+    /// not "SIZE HEX" with a 32-byte hash.
+    private static func read(_ path: String) throws -> Head? {
+        guard access(path, F_OK) == 0 else { return nil }
+        let bytes = try SecureFile.read(path)
         let parts = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard parts.count == 2, let size = Int64(parts[0]), let hash = Hex.decode(String(parts[1])), hash.count == 32 else {
-            return nil
+            throw MalformedHead()
         }
         return Head(size: size, entryHash: hash)
+    }
+
+    struct MalformedHead: Error, CustomStringConvertible {
+        var description: String { "not a size and a 32-byte hash in hex" }
     }
 }

@@ -62,7 +62,7 @@ final class TransparencyLog: Sendable {
         self.alarm = alarm
         self.logger = logger
         self.kept = KeptCheckpoint(path: keyring.directoryPath + "/" + Self.stateFileName)
-        self.head = KeptChainHead(path: keyring.directoryPath + "/" + Self.stateFileName + ".head")
+        self.head = KeptChainHead(path: keyring.directoryPath + "/" + Self.stateFileName + ".head", logger: logger)
         self.frontier = LogFrontier(store: store)
     }
 
