@@ -103,7 +103,7 @@ def test_the_counter_grows_with_each_signature_and_a_clone_is_refused(daemon, ke
         key.counter = 1
         cloned = sign(daemon, key, credential, payload="release clone")
         assert cloned.returncode != 0, cloned.stdout
-        assert "not accepted" in cloned.stderr, cloned.stderr
+        assert "not accepted: Authentication failed" in cloned.stderr, cloned.stderr  # status 102
         assert key.counters == [1, 2, 2]
         with open(os.path.join(daemon.directory, "stepsignd.log"), "rb") as log:
             assert "possible clone" in log.read().decode(errors="replace")
@@ -125,7 +125,7 @@ def test_an_answer_without_user_verification_is_refused_with_102(daemon, key_dir
         signed = sign(daemon, liar, credential)
         assert signed.returncode != 0, signed.stdout
         assert liar.counters == [1]  # libfido2 asked, the key answered, the daemon refused
-        assert "not accepted: " in signed.stderr, signed.stderr
+        assert "not accepted: Authentication failed" in signed.stderr, signed.stderr  # status 102
         with open(os.path.join(daemon.directory, "stepsignd.log"), "rb") as log:
             assert "lacks user verification (UV)" in log.read().decode(errors="replace")
     finally:
@@ -159,3 +159,17 @@ def test_a_pin_typed_on_the_terminal_verifies_the_user_and_appears_nowhere_else(
         assert all(PIN not in text for text in transcript)
     finally:
         key.close()
+
+
+def test_a_key_that_does_not_answer_is_a_clear_error_and_enrolls_nothing(daemon, key_dir):
+    credential = os.path.join(key_dir, "key.fido2")
+    missing = "unix:" + os.path.join(key_dir, "nobody.sock")
+    enrolled = cli(daemon, "device", "enroll", "--user", USER, "--fido2", "--fido2-device", missing, "--rp-id", RP_ID,
+                   "--credential-file", credential, "--password-file", daemon.password_file)
+    assert enrolled.returncode == 69, enrolled
+    assert f"cannot open the security key {missing}" in enrolled.stderr, enrolled.stderr
+    assert not os.path.exists(credential)
+    # The option names the key of --fido2; with a public key it is a usage error.
+    misused = cli(daemon, "device", "enroll", "--user", USER, "--public-key", daemon.password_file,
+                  "--fido2-device", missing)
+    assert misused.returncode == 2 and "--fido2-device goes with --fido2" in misused.stderr, misused
