@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -21,6 +22,14 @@ CLI = os.path.join(BIN, "stepsign")
 USER = "fido"
 RP_ID = "stepsign.test"
 PIN = "Heron-4711"
+APPROVER = "ivy"
+APPROVAL = f"""
+[[approval]]
+reason_prefix = "payment:"
+approvers = ["{APPROVER}"]
+required = 1
+timeout_seconds = 600
+"""
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +37,10 @@ def daemon():
     # A short directory: the authenticator's socket path must fit in sun_path.
     directory = tempfile.mkdtemp(prefix="sf", dir="/tmp")
     try:
-        daemon = Daemon(directory, extra=f'max_attempts = 100\n[lda]\nfido2_rp_id = "{RP_ID}"\n')
+        daemon = Daemon(directory, extra=f'max_attempts = 100\n[lda]\nfido2_rp_id = "{RP_ID}"\n' + APPROVAL)
         admin = daemon.client()
-        assert admin.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
+        for user in (USER, APPROVER):
+            assert admin.call("admin.addUser", user=user, password=PASSWORD)["error"]["code"] == 0
         admin.close()
         daemon.password_file = secret_file(directory, "pw", PASSWORD)
         yield daemon
@@ -173,3 +183,37 @@ def test_a_key_that_does_not_answer_is_a_clear_error_and_enrolls_nothing(daemon,
     misused = cli(daemon, "device", "enroll", "--user", USER, "--public-key", daemon.password_file,
                   "--fido2-device", missing)
     assert misused.returncode == 2 and "--fido2-device goes with --fido2" in misused.stderr, misused
+
+
+def test_an_approver_steps_up_with_the_security_key(daemon, key_dir):
+    key = authenticator(key_dir)
+    try:
+        credential = os.path.join(key_dir, "key.fido2")
+        enrolled = cli(daemon, "device", "enroll", "--user", APPROVER, "--fido2", "--fido2-device", key.device,
+                       "--rp-id", RP_ID, "--credential-file", credential, "--password-file", daemon.password_file)
+        assert enrolled.returncode == 0, enrolled.stderr
+        # The requester answers with the password; the request then waits for the approver.
+        signer = subprocess.Popen([CLI, "--socket", daemon.socket, "sign", "--user", USER, "--reason", "payment: PO-7",
+                                   "--payload", "pay 70 EUR", "--password-file", daemon.password_file],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        try:
+            for _ in range(200):
+                listed = cli(daemon, "approvals", "--user", APPROVER, "--password-file", daemon.password_file, "--json")
+                requests = json.loads(listed.stdout or "[]")
+                if requests:
+                    break
+                time.sleep(0.05)
+            assert requests, listed.stderr
+            approved = cli(daemon, "approve", requests[0]["approvalID"], "--user", APPROVER, "--password-file",
+                           daemon.password_file, "--device-key", credential, "--fido2-device", key.device)
+            assert approved.returncode == 0, approved.stderr
+            assert "1 of 1, signed" in approved.stdout, approved.stdout
+            assert key.counters == [1]
+            out, err = signer.communicate(timeout=60)
+            assert signer.returncode == 0, err
+        finally:
+            if signer.poll() is None:
+                signer.kill()
+                signer.communicate()
+    finally:
+        key.close()
