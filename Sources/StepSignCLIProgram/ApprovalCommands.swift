@@ -57,6 +57,7 @@ struct ApprovalAnswerOptions: ParsableArguments {
     @OptionGroup var passwords: PasswordOptions
     @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
     var deviceKey: String?
+    @OptionGroup var fido2Device: FIDO2DeviceOption
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge with this program (as for `stepsign sign`).")
     var idvCommand: String?
     @Flag(help: "Do not show the request first (scripts that read it with `stepsign approvals --json`).") var quiet = false
@@ -69,7 +70,8 @@ struct ApprovalAnswerOptions: ParsableArguments {
             FileHandle.standardError.write(Data((ApprovalText.describe(request) + "\n").utf8))
         }
         let first = try flow.connection.call(op, [("approvalID", .string(approvalID))] + extra).requireAccepted(op)
-        let responder = StepUpResponder(user: user, passwords: passwords.current, deviceKey: deviceKey, idvCommand: idvCommand)
+        let responder = StepUpResponder(user: user, passwords: passwords.current, deviceKey: deviceKey, idvCommand: idvCommand,
+                                        fido2Device: fido2Device.path)
         let event = try responder.answer(first, on: flow.connection, until: "onApprovalResponse")
         _ = try? flow.send("logOff")
         guard event["status"]?["code"]?.int == 100 else {

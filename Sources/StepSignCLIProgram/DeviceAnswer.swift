@@ -7,11 +7,12 @@ import StepSignProtocol
 /// the security key instead (SPEC §5.7).
 enum DeviceAnswer {
     /// The `setLDASignature` parameters for `event`'s challenge: the kid and base64url r||s
-    /// signature, or for a security key its DER signature and authenticatorData.
-    static func answer(_ event: JSONValue, keyFile: String) throws -> [(String, JSONValue)] {
+    /// signature, or for a security key (the one `fido2Device` names, else the first found)
+    /// its DER signature and authenticatorData.
+    static func answer(_ event: JSONValue, keyFile: String, fido2Device: String? = nil) throws -> [(String, JSONValue)] {
         let contents = try SecretFile.read(path: keyFile, what: "device key")
         if let credential = FIDO2CredentialFile(contents) {
-            return try credential.answer(event, file: keyFile)
+            return try credential.answer(event, file: keyFile, device: fido2Device)
         }
         let (kid, signature) = try sign(event, pem: contents, keyFile: keyFile)
         return [("deviceKeyId", .string(kid)), ("signature", .string(signature))]

@@ -16,7 +16,8 @@ struct DeviceCommand: ParsableCommand {
                 Prints the new key's kid; --json prints {deviceKeyId}. With --fido2 the attached security key \
                 makes a credential (touch, and its PIN or biometric: user verification is required) for the \
                 relying party --rp-id (the daemon's [lda] fido2_rp_id); --credential-file names the file that \
-                --device-key then takes to answer step-ups with the key. Without a security key attached: exit 69.
+                --device-key then takes to answer step-ups with the key; --fido2-device names the key (default: \
+                the first found). Without a security key attached: exit 69.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -27,6 +28,7 @@ struct DeviceCommand: ParsableCommand {
         var credentialFile: String?
         @Option(name: .customLong("rp-id"), help: "With --fido2: the relying party ID, the daemon's [lda] fido2_rp_id.")
         var rpID = "stepsign"
+        @OptionGroup var fido2Device: FIDO2DeviceOption
         @Option(help: "A name for the device.") var label: String = ""
         @OptionGroup var passwords: PasswordOptions
         @OptionGroup var output: JSONFlag
@@ -34,6 +36,7 @@ struct DeviceCommand: ParsableCommand {
         func validate() throws {
             guard fido2 != (publicKey != nil) else { throw ValidationError("give exactly one of --public-key and --fido2") }
             guard fido2 == (credentialFile != nil) else { throw ValidationError("--credential-file goes with --fido2, and --fido2 needs it") }
+            guard fido2 || fido2Device.path == nil else { throw ValidationError("--fido2-device goes with --fido2") }
         }
 
         func run() throws {
@@ -50,7 +53,7 @@ struct DeviceCommand: ParsableCommand {
                         throw CLIError("\(credentialFile) exists already", exitCode: CLIError.usage)
                     }
                     // The key is asked before the login, so a missing key costs no password.
-                    let securityKey = try FIDO2SecurityKey.first()
+                    let securityKey = try FIDO2SecurityKey.open(fido2Device.path)
                     let made = try securityKey.makeCredential(
                         rpID: rpID, user: user, pin: { try PasswordReader.readFromTerminal(prompt: "PIN of the security key: ") })
                     var members: [(String, JSONValue)] = [("publicKey", .string(Base64URL.encode(made.cose))),

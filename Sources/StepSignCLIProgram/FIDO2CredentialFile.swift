@@ -31,8 +31,9 @@ struct FIDO2CredentialFile {
     }
 
     /// Asks the security key to answer `event`: shows the challenge, then the key signs its
-    /// SHA-256 (the clientDataHash) after a touch and the PIN or biometric.
-    func answer(_ event: JSONValue, file: String) throws -> [(String, JSONValue)] {
+    /// SHA-256 (the clientDataHash) after a touch and the PIN or biometric. `device` names the
+    /// key (`--fido2-device`); nil: the first one found.
+    func answer(_ event: JSONValue, file: String, device: String?) throws -> [(String, JSONValue)] {
         let offered = event["deviceKeys"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard offered.contains(deviceKeyID) else {
             throw CLIError("the security key in \(file) (\(deviceKeyID)) is not one of the user's device keys: \(offered.joined(separator: ", "))")
@@ -41,7 +42,7 @@ struct FIDO2CredentialFile {
               let credential = Base64URL.decode(credentialID)
         else { throw CLIError("the daemon sent a malformed challenge, or \(file) is damaged") }
         DeviceAnswer.show(challenge)
-        let key = try FIDO2SecurityKey.first()
+        let key = try FIDO2SecurityKey.open(device)
         let (data, signature) = try key.assertion(rpID: rpID, credentialID: credential, clientDataHash: SHA256.hash(challenge),
                                                  pin: { try PasswordReader.readFromTerminal(prompt: "PIN of the security key: ") })
         return [("deviceKeyId", .string(deviceKeyID)), ("signature", .string(Base64URL.encode(signature))),

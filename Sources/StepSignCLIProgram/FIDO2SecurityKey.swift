@@ -13,6 +13,15 @@ final class FIDO2SecurityKey {
     private let device: OpaquePointer
     let path: String
 
+    /// The security key `path` names (`--fido2-device`: a hidraw device, or `unix:PATH`, a
+    /// software authenticator on a Unix socket), or without one the first key libfido2 finds;
+    /// a clear error (exit 69) when there is none or it cannot be opened.
+    static func open(_ path: String?) throws -> FIDO2SecurityKey {
+        guard let path else { return try first() }
+        fido_init(0)
+        return try open(path: path)
+    }
+
     /// The first security key libfido2 finds; a clear error (exit 69) when there is none.
     static func first() throws -> FIDO2SecurityKey {
         fido_init(0)
@@ -25,9 +34,17 @@ final class FIDO2SecurityKey {
             throw CLIError("no FIDO2 security key found: plug one in and try again (or answer with the password)",
                            exitCode: unavailable)
         }
-        let path = String(cString: cPath)
+        return try open(path: String(cString: cPath))
+    }
+
+    private static func open(path: String) throws -> FIDO2SecurityKey {
         guard let device = fido_dev_new() else { throw CLIError("libfido2 could not allocate a device") }
-        let opened = fido_dev_open(device, cPath)
+        var opened = FIDO_OK
+        if path.hasPrefix(FIDO2UnixSocketTransport.prefix) {
+            var functions = FIDO2UnixSocketTransport.functions
+            opened = fido_dev_set_io_functions(device, &functions)
+        }
+        if opened == FIDO_OK { opened = fido_dev_open(device, path) }
         guard opened == FIDO_OK else {
             var device_ = Optional(device)
             fido_dev_free(&device_)

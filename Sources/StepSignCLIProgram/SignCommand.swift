@@ -23,6 +23,7 @@ struct SignCommand: ParsableCommand {
     var passwordFD: Int32?
     @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
     var deviceKey: String?
+    @OptionGroup var fido2Device: FIDO2DeviceOption
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge: run this program with the nonce and the challenge (base64url operation text) as its arguments; it prints the assertion, which must carry txn = base64url(SHA-256(text)).")
     var idvCommand: String?
     @Option(help: ArgumentHelp("Sign every payload of this file behind one step-up: JSON lines of {\"payload\", \"reason\"} (- is stdin). Prints one JWS a line, in order.", valueName: "file"))
@@ -160,7 +161,7 @@ struct SignCommand: ParsableCommand {
 
     private func responder() -> StepUpResponder {
         StepUpResponder(user: user, passwords: PasswordReader(file: passwordFile, descriptor: passwordFD),
-                        deviceKey: deviceKey, idvCommand: idvCommand)
+                        deviceKey: deviceKey, idvCommand: idvCommand, fido2Device: fido2Device.path)
     }
 
     /// `--proof-out`: the new signature's inclusion proof, asked on the session that made it and

@@ -10,6 +10,8 @@ struct StepUpResponder {
     var passwords: PasswordReader
     var deviceKey: String?
     var idvCommand: String?
+    /// `--fido2-device`: the security key that answers for a FIDO2 credential file.
+    var fido2Device: String? = nil
     /// Called with each challenge event before it is answered (a batch shows its manifest).
     var inspect: (JSONValue) throws -> Void = { _ in }
 
@@ -46,7 +48,7 @@ struct StepUpResponder {
                         .requireAccepted("password")
                     continue
                 }
-                reply = try connection.call("setLDASignature", try DeviceAnswer.answer(event, keyFile: deviceKey))
+                reply = try connection.call("setLDASignature", try DeviceAnswer.answer(event, keyFile: deviceKey, fido2Device: fido2Device))
                     .requireAccepted("device signature")
             case "getIDVBiometric":
                 try reportRetry(event)

@@ -23,6 +23,7 @@ struct UnlockCommand: ParsableCommand {
     var passwordFD: Int32?
     @Option(name: .customLong("device-key"), help: "Answer a device key (LDA) challenge with this PKCS#8 PEM private key.")
     var deviceKey: String?
+    @OptionGroup var fido2Device: FIDO2DeviceOption
     @Option(name: .customLong("idv-command"), help: "Answer an IDV challenge with this program (as for `stepsign sign`).")
     var idvCommand: String?
 
@@ -56,7 +57,7 @@ struct UnlockCommand: ParsableCommand {
             if let seconds = duration.flatMap(Self.seconds) { parameters.append(("seconds", .int(Int64(seconds)))) }
             let first = try connection.call("unlockAgent", parameters).requireAccepted("unlocking the SSH agent")
             let responder = StepUpResponder(user: user, passwords: PasswordReader(file: passwordFile, descriptor: passwordFD),
-                                            deviceKey: deviceKey, idvCommand: idvCommand)
+                                            deviceKey: deviceKey, idvCommand: idvCommand, fido2Device: fido2Device.path)
             let event = try responder.answer(first, on: connection, until: "onAuthenticateUserAndSignData")
             let status = event["status"] ?? [:]
             guard status["code"]?.int == 100 else {
