@@ -94,7 +94,7 @@ public final class Engine: Sendable {
             return LedgerCheckpointer.Settings(entries: config.ledger.checkpointEntries, seconds: config.ledger.checkpointSeconds)
         }
         let noSpaceAlarm = NoSpaceAlarm(logger: logger)
-        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
+        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, logger: logger, refusal: { logAlarm.current },
                                   committed: { noSpaceAlarm.cleared() },
                                   keptCheckpointSize: { log.latest?.checkpoint.size },
                                   landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })

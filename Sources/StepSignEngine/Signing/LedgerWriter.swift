@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import StepSignProtocol
 import StepSignStorage
@@ -7,7 +8,8 @@ import StepSignMetrics
 ///
 /// Callers queue their rows (one signature's, or a batch's: a group never split between
 /// transactions) and wait; a drain task takes every queued group (up to `maxBatch` rows),
-/// commits them in one durable transaction (``LedgerStore/appendLedger(_:checkpointEvery:signCheckpoint:)``)
+/// commits them in one durable transaction (the log core, ``LogCore``, computes the batch and the
+/// store commits it, ``LedgerStore/commitLedger(_:)``)
 /// and resumes each caller with its entries. While one transaction commits, new rows queue up
 /// for the next, so throughput does not collapse to one `fsync` (or one round trip) per
 /// signature, and a row is acknowledged only after the transaction that holds it is durable
@@ -46,8 +48,10 @@ final class LedgerWriter: Sendable {
     /// caller's group larger than this goes in a transaction of its own).
     private let maxBatch = 1024
     private let state = NIOLockedValueBox(State())
-    /// Makes the checkpoints (SPEC §5.3); nil makes none.
+    /// Makes the timed checkpoints (SPEC §5.3); nil makes none.
     private let checkpointer: LedgerCheckpointer?
+    /// Computes each batch (rows, nodes, checkpoints) and commits it (SPEC §5.5).
+    private let core: LogCore
 
     /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
     private let refusal: @Sendable () -> String?
@@ -61,12 +65,15 @@ final class LedgerWriter: Sendable {
     /// Called after each batch that was committed and acknowledged.
     private let committed: @Sendable () -> Void
 
-    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil },
+    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, logger: Logger = Logger(label: "stepsign.ledger"),
+         refusal: @escaping @Sendable () -> String? = { nil },
          committed: @escaping @Sendable () -> Void = {},
          keptCheckpointSize: @escaping @Sendable () -> Int64? = { nil },
          landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String? = { _, _ in nil }) {
         self.store = store
         self.checkpointer = checkpointer
+        self.core = LogCore(store: store, log: checkpointer?.transparencyLog, logger: logger,
+                            every: { checkpointer?.entries ?? 0 })
         self.refusal = refusal
         self.keptCheckpointSize = keptCheckpointSize
         self.landedBelowCheckpoint = landedBelowCheckpoint
@@ -103,7 +110,9 @@ final class LedgerWriter: Sendable {
     /// queue: every other group is refused meanwhile, and it is not checked against the kept
     /// checkpoint (it is the event that says the log no longer extends it).
     func appendPastRefusal(_ entry: LedgerAppend) async throws -> LedgerEntry {
-        let stored = try await store.appendLedger([entry], checkpoints: nil)
+        // Computed on the log as stored: the log is refused, and `admin.recover` builds the
+        // tail from entries again right after.
+        let stored = try await store.appendLedger([entry])
         guard let first = stored.first, stored.count == 1 else { throw LedgerWriterError.shortBatch }
         return first
     }
@@ -192,44 +201,13 @@ final class LedgerWriter: Sendable {
     }
 
     /// Appends `rows` in one transaction, with the log's checkpoints at multiples of
-    /// `checkpoint_entries` signed inside it (SPEC §5.3, §5.5). An append that finds log
-    /// epochs this daemon has not read is tried again once they are read.
-    ///
-    /// The batch is prepared on the tail the daemon computed from entries (SPEC §5.5): the roots
-    /// its checkpoints must have are known before the transaction, and one the store's tree does
-    /// not give is not signed (the transaction rolls back). If other daemons' entries came
-    /// first, they are read and hashed and the batch is prepared again; if none did, a stored
-    /// node was changed and the log is refused. After the commit the stored entries must chain
-    /// onto the tail.
+    /// `checkpoint_entries` (SPEC §5.3, §5.5): computed by the log core on the tail it computed
+    /// from entries, committed by the store if the log's tail is still that one.
     private func append(_ rows: [LedgerAppend]) async throws -> [LedgerEntry] {
-        guard let checkpointer else { return try await store.appendLedger(rows, checkpoints: nil) }
-        var originsRefreshed = false
-        for _ in 0..<Self.prepareAttempts {
-            let prepared = try await checkpointer.prepare()
-            let stored: [LedgerEntry]
-            do {
-                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner(prepared: prepared, rows: rows))
-            } catch is LogOriginsStale where !originsRefreshed {
-                checkpointer.appendFailed()
-                originsRefreshed = true
-                try await checkpointer.refreshOrigins()
-                continue
-            } catch let disagreement as LogRootDisagrees {
-                checkpointer.appendFailed()
-                try await checkpointer.rootDisagreed(size: disagreement.size)
-                continue
-            } catch {
-                checkpointer.appendFailed()
-                throw error
-            }
-            try await checkpointer.didCommit(stored, rows: rows, prepared: prepared)
-            return stored
-        }
-        throw StepSignError(.busy, "the log grew under every try of this batch: ask again")
+        let appended = try await core.append(rows)
+        checkpointer?.didCommit(appended.entries, made: appended.checkpoint)
+        return appended.entries
     }
-
-    /// How many times a batch is prepared again when other daemons' entries came first.
-    private static let prepareAttempts = 8
 }
 
 /// The ledger writer's own failures, which mean a store broke its contract.
