@@ -53,31 +53,19 @@ final class LedgerWriter: Sendable {
     /// Computes each batch (rows, nodes, checkpoints) and commits it (SPEC §5.5).
     private let core: LogCore
 
-    /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
-    private let refusal: @Sendable () -> String?
-    /// The size of the last checkpoint this daemon signed (nil: none), read before a batch
-    /// is committed.
-    private let keptCheckpointSize: @Sendable () -> Int64?
-    /// Why a batch committed at this first seq must not be acknowledged (SPEC §5.5: it landed
-    /// below a checkpoint this daemon had signed before the commit, so the log was cut behind
-    /// its back), or nil.
-    private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String?
-    /// Called after each batch that was committed and acknowledged.
-    private let committed: @Sendable () -> Void
+    /// Refuses every append while the log is refused (SPEC §5.5: not what this daemon signed).
+    private let logAlarm: LogAlarm?
+    /// Cleared after each batch that was committed and acknowledged.
+    private let noSpaceAlarm: NoSpaceAlarm?
 
     init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, logger: Logger = Logger(label: "stepsign.ledger"),
-         refusal: @escaping @Sendable () -> String? = { nil },
-         committed: @escaping @Sendable () -> Void = {},
-         keptCheckpointSize: @escaping @Sendable () -> Int64? = { nil },
-         landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String? = { _, _ in nil }) {
+         logAlarm: LogAlarm? = nil, noSpaceAlarm: NoSpaceAlarm? = nil) {
         self.store = store
         self.checkpointer = checkpointer
         self.core = LogCore(store: store, log: checkpointer?.transparencyLog, logger: logger,
                             every: { checkpointer?.entries ?? 0 })
-        self.refusal = refusal
-        self.keptCheckpointSize = keptCheckpointSize
-        self.landedBelowCheckpoint = landedBelowCheckpoint
-        self.committed = committed
+        self.logAlarm = logAlarm
+        self.noSpaceAlarm = noSpaceAlarm
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
@@ -92,7 +80,7 @@ final class LedgerWriter: Sendable {
     /// each other, or none), and returns them as stored once it is durable (SPEC §3.4: a
     /// batch is committed together or not at all).
     func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
-        if let why = refusal() { throw StorageError.ledgerTreeBroken(why) }
+        if let why = logAlarm?.current { throw StorageError.ledgerTreeBroken(why) }
         guard !entries.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let start = state.withLockedValue { state in
@@ -173,26 +161,18 @@ final class LedgerWriter: Sendable {
     /// Commits one batch and resumes its callers: each with its entries, or all with the error.
     private func commit(_ batch: [Group]) async {
         do {
-            // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
-            // witness's pusher) may already cover this batch's rows, which is no cut.
-            let keptBefore = keptCheckpointSize()
             let rows = batch.count == 1 ? batch[0].rows : batch.flatMap(\.rows)
             let started = ContinuousClock.now
             let stored = try await append(rows)
             guard stored.count == rows.count else { throw LedgerWriterError.shortBatch }
             StepSignMetric.ledgerCommitSeconds.observe(ContinuousClock.now - started)
             StepSignMetric.ledgerBatchEntries.observe(Double(rows.count))
-            // Committed on a log shorter than one this daemon signed: no signature made on a
-            // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
-            if let first = stored.first, let keptBefore, let why = landedBelowCheckpoint(first.seq, keptBefore) {
-                throw StorageError.ledgerTreeBroken(why)
-            }
             var next = 0
             for group in batch {
                 group.waiter.resume(returning: Array(stored[next..<next + group.rows.count]))
                 next += group.rows.count
             }
-            committed()
+            noSpaceAlarm?.cleared()
         } catch {
             for group in batch {
                 group.waiter.resume(throwing: error)

@@ -47,6 +47,9 @@ final class LogCore: Sendable {
     /// checkpoints at multiples of `checkpoint_entries` in it, and returns them as stored once
     /// the commit is durable.
     func append(_ rows: [LedgerAppend]) async throws -> Appended {
+        // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
+        // witness's pusher) may already cover this batch's rows, which is no cut.
+        let keptBefore = log?.latest?.checkpoint.size
         var originsRefreshed = false
         for _ in 0..<Self.attempts {
             let tail = try await prepare()
@@ -77,6 +80,13 @@ final class LogCore: Sendable {
                 }
                 let made = log?.appendCommitted()
                 try await advance(prepared: tail, past: entries, rows: rows, made: made)
+                // Committed on a log shorter than one this daemon signed (cut behind its back to
+                // exactly the tail it expected): no signature made on a cut log is handed out
+                // (the rows stay, unacknowledged, for the audit to show).
+                if let log, let first = entries.first, let keptBefore,
+                   let why = log.landedBelowCheckpoint(firstSeq: first.seq, keptSize: keptBefore) {
+                    throw StorageError.ledgerTreeBroken(why)
+                }
                 return Appended(entries: entries, checkpoint: made)
             case .tailMoved(_, let epochs):
                 log?.appendFailed()
