@@ -57,7 +57,8 @@ final class LogCore: Sendable {
             var commit = LedgerCommit(items: rows, after: LedgerHead(seq: tail.size, entryHash: tail.chainHash), tree: tail.tree,
                                       createdAt: Date(), rootsAt: { every > 0 && $0 % every == 0 })
             if let log, !commit.roots.isEmpty {
-                guard let signed = try log.signForCommit(roots: commit.roots, prepared: tail) else {
+                let proof = try await log.proofForCommit(commit)
+                guard let signed = try log.signForCommit(roots: commit.roots, prepared: tail, proof: proof) else {
                     // A checkpoint was kept past this tail meanwhile: the log grew; read on.
                     try await catchUp()
                     continue

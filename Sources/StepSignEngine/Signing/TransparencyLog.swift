@@ -113,7 +113,7 @@ final class TransparencyLog: Sendable {
 
     /// A checkpoint of the whole log as stored now (SPEC §5.3's moments: timed, on shutdown,
     /// `getCheckpoint`; those after `checkpoint_entries` entries are made with the batch that
-    /// reaches them, ``signForCommit(roots:prepared:)``).
+    /// reaches them, ``signForCommit(roots:prepared:proof:)``).
     func checkpointHead(reason: String) async throws -> Signed {
         try await sign(size: nil, reason: reason)
     }
@@ -341,18 +341,43 @@ final class TransparencyLog: Sendable {
 
     // MARK: Checkpoints of a batch (the log core's, SPEC §5.3, §5.5)
 
+    /// The consistency proof from the newest checkpoint this daemon signed (pending or kept) to
+    /// the first checkpoint `commit` makes (SPEC §5.5: a new checkpoint only after a proof from
+    /// the kept one), computed from the stored tree below the batch's tail and the batch's own
+    /// nodes: read before the transaction, once per batch that reaches a multiple of
+    /// `checkpoint_entries`. Nil when there is nothing to prove from, or when that checkpoint is
+    /// past the batch's tail (the core reads on, and the signing refuses to sign).
+    func proofForCommit(_ commit: LedgerCommit) async throws -> (from: Int64, proof: [[UInt8]])? {
+        let newest: Signed?
+        do {
+            newest = try kept.newest()
+        } catch let error as KeptCheckpoint.Unreadable {
+            throw refuse(error.description)
+        }
+        guard let from = newest?.checkpoint.size, from > 0, from <= commit.expected.seq,
+              let size = commit.roots.keys.min(), size > from else { return nil }
+        let plan = MerkleTree.consistencyPlan(from: from, to: size)
+        var hashes: [MerkleNode: [UInt8]] = [:]
+        for (node, hash) in commit.nodes { hashes[node] = hash }
+        let stored = try await store.ledgerTreeHashes(plan.nodes.filter { hashes[$0] == nil })
+        hashes.merge(stored) { mine, _ in mine }
+        do {
+            return (from, try plan.hashes(hashes))
+        } catch {
+            throw refuse("the stored tree lacks a node of the consistency proof from the checkpoint of \(from) this daemon signed to \(size) entries: \(error)")
+        }
+    }
+
     /// Signs the checkpoints of a batch before its commit, at each size of `roots` (the roots
     /// the batch's entries make on the tail `prepared`, which the log core computed from
     /// entries), each after the newest checkpoint, and writes the last as pending (with
-    /// `fsync`). Their origin is the one the epochs this daemon read give; the store commits
-    /// them only if the log still has that many epochs (`epochs`). Nil, signing nothing, when a
-    /// checkpoint was kept meanwhile past `prepared` (the log grew: the core reads on).
-    ///
-    /// No consistency proof is read: every kept checkpoint is one the tail was built from (its
-    /// stored nodes checked against its root, SPEC §5.5) or was proven against, and the tail
-    /// only grows by entries hashed onto it, so a root the core computes on it extends the kept
-    /// checkpoint by construction.
-    func signForCommit(roots: [Int64: [UInt8]], prepared: LogFrontier.Tail) throws
+    /// `fsync`). The first is signed only once `proof` (``proofForCommit(_:)``, from the newest
+    /// checkpoint's size) proves that the log extends the newest checkpoint; the next ones in
+    /// the batch extend it on the same tail. Their origin is the one the epochs this daemon read
+    /// give; the store commits them only if the log still has that many epochs (`epochs`). Nil,
+    /// signing nothing, when another checkpoint was kept since the proof was read (the core
+    /// reads on and computes again).
+    func signForCommit(roots: [Int64: [UInt8]], prepared: LogFrontier.Tail, proof: (from: Int64, proof: [[UInt8]])?) throws
         -> (records: [LogCheckpointRecord], epochs: Int)? {
         let epochs = knownOrigins.epochs.count
         var records: [LogCheckpointRecord] = []
@@ -361,13 +386,19 @@ final class TransparencyLog: Sendable {
             for size in roots.keys.sorted() {
                 guard let root = roots[size] else { continue }
                 let signed = try kept.signPending { [self] newest in
-                    if let newest {
-                        // The first is signed after the kept checkpoint, the others after the batch's own.
-                        let follows = previous.map { newest.checkpoint.size == $0 } ?? (newest.checkpoint.size <= prepared.size)
-                        guard follows else { return nil }
+                    guard let newest else { return try makeSigned(size: size, root: root) }
+                    if let previous {
+                        // After the batch's own checkpoint: the same tail, one tree.
+                        guard newest.checkpoint.size == previous else { return nil }
+                    } else {
+                        let keptSize = newest.checkpoint.size
+                        guard keptSize <= prepared.size, keptSize == (proof?.from ?? 0) || keptSize == 0 else { return nil }
                         try requireOrigin(of: newest)
-                        guard size > newest.checkpoint.size else {
-                            throw refuse(Self.appendedBelow(index: size - 1, keptSize: newest.checkpoint.size))
+                        guard size > keptSize else { throw refuse(Self.appendedBelow(index: size - 1, keptSize: keptSize)) }
+                        if let proof, keptSize > 0,
+                           !MerkleProof.verifyConsistency(oldSize: keptSize, newSize: size, oldRoot: newest.checkpoint.rootHash,
+                                                          newRoot: root, proof: proof.proof) {
+                            throw refuse(Self.notExtending(size: size, keptSize: keptSize))
                         }
                     }
                     return try makeSigned(size: size, root: root)
