@@ -224,10 +224,12 @@ final class TransparencyLog: Sendable {
     }
 
     /// The log's tail moved under a batch (SPEC §5.5): the entries after the tail computed from
-    /// entries are read and hashed (a log that no longer extends it is refused).
+    /// entries are read and hashed (a log that no longer extends it is refused). One read, as
+    /// the writer's catch-up always was: the nodes they complete are compared by the proofs
+    /// of the next checkpoints, not here (two daemons on one database take this path each batch).
     func catchUpForAppend() async throws {
         _ = try await fromEntries { [self] in
-            try await frontier.catchUp(kept: try lastSigned()?.checkpoint, head: head.current())
+            try await frontier.catchUp(kept: try lastSigned()?.checkpoint, head: head.current(), checkNodes: false)
         }
     }
 
