@@ -67,11 +67,6 @@ public struct LedgerCommit: Sendable {
         self.createdAt = createdAt
     }
 
-    /// The tail after the batch.
-    public var tail: LedgerHead {
-        entries.last.map { LedgerHead(seq: $0.seq, entryHash: $0.entryHash) } ?? expected
-    }
-
     /// ``entries`` with the time as the store keeps it (`createdAt`, rounded by the store).
     package func entries(createdAt: Date) -> [LedgerEntry] {
         entries.map { entry in
