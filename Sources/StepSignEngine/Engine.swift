@@ -94,10 +94,8 @@ public final class Engine: Sendable {
             return LedgerCheckpointer.Settings(entries: config.ledger.checkpointEntries, seconds: config.ledger.checkpointSeconds)
         }
         let noSpaceAlarm = NoSpaceAlarm(logger: logger)
-        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, refusal: { logAlarm.current },
-                                  committed: { noSpaceAlarm.cleared() },
-                                  keptCheckpointSize: { log.latest?.checkpoint.size },
-                                  landedBelowCheckpoint: { log.landedBelowCheckpoint(firstSeq: $0, keptSize: $1) })
+        let ledger = LedgerWriter(store: store, checkpointer: checkpointer, logger: logger, logAlarm: logAlarm,
+                                  noSpaceAlarm: noSpaceAlarm)
         let stepUpReuse = StepUpReuseWindows()
         let sshAgent = SSHAgentWindows()
         let events = EventRecorder(keyring: keyring, ledger: ledger, onUserEvent: {

@@ -126,10 +126,15 @@ public struct PostgresImport: Sendable {
     }
 
     /// Ledger rows exactly as given (seq, hashes, JWS, peer columns, times); each must follow
-    /// the last row in the database, which the chain trigger checks. The log's Merkle tree
-    /// (SPEC §5.5) is extended by them, as an append would, by `stepsign_tree_append`.
+    /// the last row in the database, which the chain trigger checks, and hash to its entry hash,
+    /// which is checked here (the database no longer hashes rows, schema v17):
+    /// ``PostgresImportError/brokenChain(_:)`` otherwise. The log's Merkle tree (SPEC §5.5) is
+    /// extended by them by `stepsign_tree_append`.
     public func insertLedgerEntries(_ entries: [LedgerEntry]) async throws {
         guard let first = entries.first else { return }
+        for entry in entries where entry.entryHash != LedgerChain.entryHash(previous: entry.prevHash, jws: entry.jws) {
+            throw PostgresImportError.brokenChain("ledger entry \(entry.seq) has a wrong entry_hash")
+        }
         try await insert(entries, into: "ledger", columns: PostgresStore.ledgerColumns, count: 13) { bindings, entry in
             bindings.append(entry.seq)
             bindings.append(entry.signatureID)

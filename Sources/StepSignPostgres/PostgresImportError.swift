@@ -5,8 +5,9 @@ public enum PostgresImportError: Error, Sendable, Equatable, CustomStringConvert
     case notEmpty(tables: [String])
     /// What was written does not read back as what was copied (nothing was committed).
     case mismatch(String)
-    /// The database refused a copied ledger row: the source's chain is broken there (the
-    /// server's message names the entry). Nothing was written.
+    /// A copied ledger row does not chain (the database refused its link, or its hash is not the
+    /// one of its JWS): the source's chain is broken there (the message names the entry).
+    /// Nothing was written.
     case brokenChain(String)
     /// Records of the source fail their seal check (SPEC §5.4): the migration would seal them
     /// under the target's key, so it refuses. Nothing was written.
@@ -20,7 +21,7 @@ public enum PostgresImportError: Error, Sendable, Equatable, CustomStringConvert
         case let .mismatch(what):
             "the copy does not read back as the source (\(what)); nothing was written"
         case let .brokenChain(message):
-            "the source ledger's hash chain is broken, PostgreSQL refused it: \(message); nothing was written"
+            "the source ledger's hash chain is broken: \(message); nothing was written"
         case let .unsealedRecords(users):
             "the source's records of \(users.joined(separator: ", ")) fail their seal check (see admin.auditVerify): "
                 + "remove those users (or restore them from a backup) first; nothing was written"

@@ -46,6 +46,7 @@ enum PostgresSchema {
         Migration(version: 14, name: "v14-name-keys-and-approval-state", statements: v14),
         Migration(version: 15, name: "v15-idempotency-keys", statements: v15),
         Migration(version: 16, name: "v16-fido2-credentials", statements: v16),
+        Migration(version: 17, name: "v17-log-core-compare-and-swap", statements: v17),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -800,5 +801,121 @@ enum PostgresSchema {
     private static let v16: [String] = [
         "ALTER TABLE device_keys ADD COLUMN fido2_credential_id text",
         "ALTER TABLE device_keys ADD COLUMN fido2_sign_count bigint",
+    ]
+
+    /// The log core's compare-and-swap (issue 40, SPEC §5.5; docs/architecture.md "The log
+    /// core"): the daemon computes a batch's rows (seq, chain), tree nodes and checkpoint notes
+    /// before any transaction, and the database only checks that the log's tail is still the
+    /// one they were computed on and inserts them. `stepsign_ledger_insert` takes the ledger
+    /// lock, reads the tail (and, when the batch names it, the number of log epochs, on which
+    /// its checkpoints' origin depends), and inserts the arrays when they match; it answers the
+    /// tail it found and whether it moved. `stepsign_ledger_commit` is the same in one `CALL`
+    /// that COMMITs inside (or ROLLs BACK when the tail moved), so the lock is held only while
+    /// the server works; a batch whose events bind records calls the function in a transaction
+    /// of its own. No hashing on the append path: the statement trigger keeps the chain's
+    /// links and the revoked keys, and no longer hashes each row again (the daemons' log core
+    /// checks every entry's hash from its JWS, and the audit does). The older functions stay,
+    /// unused.
+    private static let v17: [String] = [
+        """
+        CREATE FUNCTION stepsign_ledger_insert(
+            expected_size bigint, expected_hash bytea, expected_epochs integer,
+            seqs bigint[], signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
+            prev_hashes bytea[], entry_hashes bytea[], peer_uids bigint[], peer_pids integer[], peer_comms text[],
+            auth_levels integer[], created timestamptz,
+            node_ids bigint[], node_hashes bytea[],
+            checkpoint_sizes bigint[], checkpoint_instances text[], checkpoint_notes text[]
+        ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, epoch_count integer, moved boolean)
+        LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
+            SELECT l.seq, l.entry_hash INTO tail_seq, tail_hash FROM ledger l ORDER BY l.seq DESC LIMIT 1;
+            IF NOT FOUND THEN
+                tail_seq := 0;
+                tail_hash := decode(repeat('00', 32), 'hex');
+            END IF;
+            moved := tail_seq <> expected_size OR tail_hash IS DISTINCT FROM expected_hash;
+            IF expected_epochs IS NOT NULL OR moved THEN
+                SELECT count(*)::integer INTO epoch_count FROM log_epochs;
+                moved := moved OR (expected_epochs IS NOT NULL AND epoch_count <> expected_epochs);
+            END IF;
+            IF NOT moved THEN
+                INSERT INTO ledger (seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash,
+                                    peer_uid, peer_pid, peer_comm, auth_level, created_at)
+                SELECT r.seq, r.signature_id, r.user_name, r.iat, r.kid, r.jws, r.prev_hash, r.entry_hash,
+                       r.peer_uid, r.peer_pid, r.peer_comm, r.auth_level, created
+                  FROM unnest(seqs, signature_ids, user_names, iats, kids, jwss, prev_hashes, entry_hashes,
+                              peer_uids, peer_pids, peer_comms, auth_levels)
+                       AS r(seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash,
+                            peer_uid, peer_pid, peer_comm, auth_level)
+                 ORDER BY r.seq;
+                INSERT INTO ledger_tree (id, hash)
+                SELECT n.id, n.hash FROM unnest(node_ids, node_hashes) AS n(id, hash) ORDER BY n.id;
+                INSERT INTO log_checkpoints (size, instance, note, created_at)
+                SELECT c.size, c.instance, c.note, created
+                  FROM unnest(checkpoint_sizes, checkpoint_instances, checkpoint_notes) AS c(size, instance, note)
+                ON CONFLICT (size, instance) DO NOTHING;
+            END IF;
+            RETURN NEXT;
+        END
+        $$
+        """,
+        """
+        CREATE PROCEDURE stepsign_ledger_commit(
+            expected_size bigint, expected_hash bytea, expected_epochs integer,
+            seqs bigint[], signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
+            prev_hashes bytea[], entry_hashes bytea[], peer_uids bigint[], peer_pids integer[], peer_comms text[],
+            auth_levels integer[], created timestamptz,
+            node_ids bigint[], node_hashes bytea[],
+            checkpoint_sizes bigint[], checkpoint_instances text[], checkpoint_notes text[],
+            INOUT tail_seq bigint, INOUT tail_hash bytea, INOUT epoch_count integer, INOUT moved boolean
+        ) LANGUAGE plpgsql AS $$
+        BEGIN
+            SELECT i.tail_seq, i.tail_hash, i.epoch_count, i.moved INTO tail_seq, tail_hash, epoch_count, moved
+              FROM stepsign_ledger_insert(expected_size, expected_hash, expected_epochs, seqs, signature_ids, user_names,
+                                          iats, kids, jwss, prev_hashes, entry_hashes, peer_uids, peer_pids, peer_comms,
+                                          auth_levels, created, node_ids, node_hashes,
+                                          checkpoint_sizes, checkpoint_instances, checkpoint_notes) i;
+            IF moved THEN
+                ROLLBACK;
+            ELSE
+                COMMIT;
+            END IF;
+        END
+        $$
+        """,
+        // v3/v7's rules without the hash of each row: every row still follows entry seq − 1 and
+        // carries its hash as prev_hash, and none is signed with a revoked key.
+        """
+        CREATE OR REPLACE FUNCTION stepsign_ledger_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            bad record;
+            revoked text;
+        BEGIN
+            SELECT n.seq,
+                   CASE WHEN n.expected IS NULL THEN 'does not follow an entry ' || (n.seq - 1)
+                        ELSE 'does not chain to entry ' || (n.seq - 1) END AS problem
+              INTO bad
+              FROM (SELECT r.seq, r.prev_hash,
+                           CASE WHEN r.seq = 1 THEN decode(repeat('00', 32), 'hex')
+                                ELSE (SELECT p.entry_hash FROM ledger p WHERE p.seq = r.seq - 1) END AS expected
+                      FROM stepsign_new_rows r) AS n
+             WHERE n.expected IS NULL OR n.prev_hash IS DISTINCT FROM n.expected
+             ORDER BY n.seq
+             LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'ledger entry % %', bad.seq, bad.problem USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            SELECT n.kid INTO revoked
+              FROM stepsign_new_rows n
+             WHERE EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = n.kid AND k.revoked_at IS NOT NULL)
+             LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'signing key % is revoked', revoked USING ERRCODE = '\(revokedKeySQLState)', DETAIL = revoked;
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """,
     ]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PostgresNIO
 import StepSignFormat
 import StepSignStorage
@@ -27,119 +28,88 @@ extension PostgresStore {
         }
     }
 
-    /// One batch, one database-side lock (SPEC §5.2), one statement: `CALL
-    /// stepsign_ledger_append_commit` takes the cluster-wide ledger lock, reads the tail under
-    /// it, inserts the rows numbered and chained (`stepsign_ledger_append`, checked by the
-    /// rules trigger) and COMMITs inside the call. The lock is held only while the server
-    /// works — no round trip to a daemon under it — and the call answers after the commit is
-    /// durable, so the entries are returned only then. A batch an entry-count checkpoint falls
-    /// in is committed instead in a transaction with the checkpoint this daemon signs for it
-    /// (`BEGIN`, the append, the checkpoint, `COMMIT`). A daemon that dies mid-batch holds no
-    /// lock.
+    /// The log core's batch (SPEC §5.2, §5.5), one database-side lock, one statement: `CALL
+    /// stepsign_ledger_commit` (schema v17) takes the cluster-wide ledger lock, compares the
+    /// log's tail with the one the batch was computed on, inserts its rows, tree nodes and
+    /// checkpoints as given and COMMITs inside the call (or rolls back and answers the tail it
+    /// found). The lock is held only while the server works — no round trip to a daemon under
+    /// it — and the call answers after the commit is durable. A batch whose events bind records
+    /// (SPEC §5.4) is committed instead in a transaction of its own (`BEGIN`,
+    /// `stepsign_ledger_insert`, the records sealed again, `COMMIT`). A daemon that dies
+    /// mid-batch holds no lock.
     ///
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
-    public func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
-        guard !batch.isEmpty else { return [] }
+    public func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
+        guard !commit.entries.isEmpty else { return .committed([]) }
+        // Returned entries carry the time as it will read back from the row.
+        let createdAt = commit.createdAt.postgresRounded
         do {
-            // A batch with events of users or requests binds their records in its own transaction.
-            if LedgerAppend.usersNamedByEvents(batch).isEmpty, LedgerAppend.approvalsNamedByEvents(batch).isEmpty,
-               let entries = try await appendCommitting(batch, checkpointEvery: checkpoints?.every ?? 0) { return entries }
-            return try await commitInTransaction(batch, checkpoints: checkpoints)
+            let moved: LedgerCommitOutcome?
+            if LedgerAppend.usersNamedByEvents(commit.items).isEmpty, LedgerAppend.approvalsNamedByEvents(commit.items).isEmpty {
+                moved = try await retryingAbortedByServer {
+                    try await withConnection { connection in
+                        try await Self.committing(connection) {
+                            try await Self.insert(commit, createdAt: createdAt, procedure: true, connection, logger: logger)
+                        }
+                    }
+                }
+            } else {
+                moved = try await transaction { connection in
+                    if let moved = try await Self.insert(commit, createdAt: createdAt, procedure: false, connection, logger: logger) {
+                        return moved
+                    }
+                    try await bindRecords(of: commit.items, firstSeq: commit.expected.seq + 1, connection)
+                    try await bindApprovals(of: commit.items, firstSeq: commit.expected.seq + 1, connection)
+                    return nil
+                }
+            }
+            return moved ?? .committed(commit.entries(createdAt: createdAt))
         } catch let interrupted as CommitInterrupted {
-            return try await resolveInterruptedCommit(batch, cause: interrupted.error)
-        } catch let forwarded as ForwardedError {
-            // The checkpoint signer's own refusal (the transaction was rolled back), as it threw it.
-            throw forwarded.underlying
+            return .committed(try await resolveInterruptedCommit(commit.items, cause: interrupted.error))
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("signature_id") {
-            throw StorageError.duplicateSignatureID(try await duplicateID(in: batch) ?? "")
+            throw StorageError.duplicateSignatureID(try await duplicateID(in: commit.items) ?? "")
+        } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.uniqueViolation && message.contains("ledger_tree") {
+            throw StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry \(commit.expected.seq): entries were removed (\(message))")
         } catch let PostgresStoreError.server(sqlState, message) where sqlState == SQLState.dataCorrupted {
             throw StorageError.ledgerTreeBroken(message)
         }
     }
 
-    /// `CALL stepsign_ledger_append_commit`: the batch appended and committed by one statement
-    /// (schema v4), the lock held only while the server works. Nil when an entry-count
-    /// checkpoint falls in the batch (nothing was appended): the caller commits it with its
-    /// checkpoint in a transaction. A call whose answer is lost with the connection is looked
-    /// up as an interrupted commit.
-    private func appendCommitting(_ batch: [LedgerAppend], checkpointEvery: Int) async throws -> [LedgerEntry]? {
-        let createdAt = Date().postgresRounded
-        return try await retryingAbortedByServer {
-            try await withConnection { connection in
-                try await Self.committing(connection) {
-                    try await Self.appendCommit(batch, createdAt: createdAt, checkpointEvery: checkpointEvery,
-                                                connection, logger: logger)
-                }
-            }
-        }
-    }
-
-    private static func appendCommit(_ batch: [LedgerAppend], createdAt: Date, checkpointEvery: Int,
-                                     _ connection: AnsweredConnection, logger: Logger) async throws -> [LedgerEntry]? {
-        let rows = try await connection.query("""
-            CALL stepsign_ledger_append_commit(
-                \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
-                \(batch.map(\.kid))::text[], \(batch.map(\.jws))::text[], \(batch.map { Int64($0.peer.uid) })::bigint[],
-                \(batch.map(\.peer.pid))::integer[], \(batch.map(\.peer.comm))::text[],
-                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt), \(Int64(checkpointEvery)),
-                NULL::bigint, NULL::bytea, NULL::bytea)
-            """, logger: logger)
-        var answer: (Int64, Data?, Data?)?
+    /// `CALL stepsign_ledger_commit` (`procedure`: committed or rolled back by the call) or
+    /// `SELECT … FROM stepsign_ledger_insert` (in the caller's transaction): nil when the batch
+    /// was inserted, else the tail found.
+    private static func insert(_ commit: LedgerCommit, createdAt: Date, procedure: Bool,
+                               _ connection: AnsweredConnection, logger: Logger) async throws -> LedgerCommitOutcome? {
+        let entries = commit.entries
+        let expectedEpochs = commit.expectedEpochs.map { Int32($0) }
+        let bytes = { (hashes: [[UInt8]]) in hashes.map { ByteBuffer(bytes: $0) } }
+        let arguments: PostgresQuery = """
+            \(commit.expected.seq), \(ByteBuffer(bytes: commit.expected.entryHash)), \(expectedEpochs)::integer,
+            \(entries.map(\.seq))::bigint[], \(entries.map(\.signatureID))::text[], \(entries.map(\.user))::text[],
+            \(entries.map(\.iat))::bigint[], \(entries.map(\.kid))::text[], \(entries.map(\.jws))::text[],
+            \(bytes(entries.map(\.prevHash)))::bytea[], \(bytes(entries.map(\.entryHash)))::bytea[],
+            \(entries.map { Int64($0.peer.uid) })::bigint[], \(entries.map(\.peer.pid))::integer[],
+            \(entries.map(\.peer.comm))::text[], \(entries.map { Int64($0.authLevel) })::integer[], \(createdAt),
+            \(commit.nodes.map(\.node.storageIndex))::bigint[], \(bytes(commit.nodes.map(\.hash)))::bytea[],
+            \(commit.checkpoints.map(\.size))::bigint[], \(commit.checkpoints.map(\.instance))::text[],
+            \(commit.checkpoints.map(\.note))::text[]
+            """
+        let query = PostgresQuery(unsafeSQL: procedure
+            ? "CALL stepsign_ledger_commit(" + arguments.sql + ", NULL::bigint, NULL::bytea, NULL::integer, NULL::boolean)"
+            : "SELECT tail_seq, tail_hash, epoch_count, moved FROM stepsign_ledger_insert(" + arguments.sql + ")",
+            binds: arguments.binds)
+        let rows = try await connection.query(query, logger: logger)
+        var answer: (Int64, Data, Int32?, Bool)?
         for try await row in rows {
-            do { answer = try row.decode((Int64, Data?, Data?).self) } catch { throw malformed("ledger", error) }
+            do { answer = try row.decode((Int64, Data, Int32?, Bool).self) } catch { throw malformed("ledger", error) }
         }
-        guard let (tailSeq, tailHash, lastHash) = answer else {
-            throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_append_commit returned no row")
+        guard let (tailSeq, tailHash, epochs, moved) = answer else {
+            throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_commit returned no row")
         }
-        guard let tailHash, let lastHash else { return nil }
-        return try entries(batch, tailSeq: tailSeq, tailHash: tailHash, lastHash: lastHash, createdAt: createdAt)
-    }
-
-    /// The batch in a transaction of its own (`BEGIN`, `stepsign_ledger_append`, the
-    /// checkpoints this daemon signs for entries in it, `COMMIT`): for a batch an entry-count
-    /// checkpoint falls in.
-    private func commitInTransaction(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
-        try await transaction { connection in
-            // Returned entries carry the time as it will read back from the row.
-            let entries = try await Self.append(batch, createdAt: Date().postgresRounded, connection, logger: logger)
-            if let checkpoints, checkpoints.every > 0 {
-                for entry in entries where entry.seq % Int64(checkpoints.every) == 0 {
-                    let record = try await signCheckpoint(checkpoints, size: entry.seq, connection)
-                    try await Self.insertLogCheckpoint(record, connection, logger: logger)
-                }
-            }
-            try await bindRecords(of: batch, firstSeq: entries.first?.seq ?? 0, connection)
-            try await bindApprovals(of: batch, firstSeq: entries.first?.seq ?? 0, connection)
-            return entries
-        }
-    }
-
-    /// The log's checkpoint of `size` entries, signed by `signer` in the append's transaction
-    /// after the consistency proof from its kept checkpoint: the root and the proof read from
-    /// the tree in the transaction, under the ledger lock the append took.
-    private func signCheckpoint(_ signer: any LogCheckpointSigner, size: Int64, _ connection: AnsweredConnection) async throws
-        -> LogCheckpointRecord {
-        let rootPlan = MerkleTree.rootPlan(size: size)
-        let epochs = try await connection.query("SELECT count(*) FROM log_epochs", logger: logger)
-            .decode(Int.self).first { _ in true } ?? 0
-        for _ in 0..<signer.signingAttemptsLimit {
-            let from = signer.keptSize()
-            let proofPlan = from.flatMap { $0 <= size ? MerkleTree.consistencyPlan(from: $0, to: size) : nil }
-            let read = try await Self.treeHashes(rootPlan.nodes + (proofPlan?.nodes ?? []), connection, logger: logger)
-            let root = try Self.hashes(rootPlan, read).first ?? MerkleHash.emptyRoot
-            let proof = try proofPlan.map { try Self.hashes($0, read) } ?? []
-            let record: LogCheckpointRecord?
-            do {
-                record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs)
-            } catch {
-                // Passed through the connection's error mapping untouched (it is the engine's, not the server's).
-                throw ForwardedError(underlying: error)
-            }
-            if let record { return record }
-        }
-        throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
+        guard moved else { return nil }
+        return .tailMoved(LedgerHead(seq: tailSeq, entryHash: [UInt8](tailHash)), epochs: Int(epochs ?? 0))
     }
 
     /// Seals again, bound to their new latest event (SPEC §5.4), the records of the users
@@ -153,51 +123,6 @@ extension PostgresStore {
                   user.sealFailure == nil else { continue }
             try await Self.reseal(connection, name, seal: credentialSeal, logger: logger)
         }
-    }
-
-    /// Calls `stepsign_ledger_append` and returns the entries it inserted, computed here from
-    /// the tail it extended (and checked against the last hash it computed).
-    private static func append(_ batch: [LedgerAppend], createdAt: Date,
-                               _ connection: AnsweredConnection, logger: Logger) async throws -> [LedgerEntry] {
-        let rows = try await connection.query("""
-            SELECT tail_seq, tail_hash, last_hash FROM stepsign_ledger_append(
-                \(batch.map(\.signatureID))::text[], \(batch.map(\.user))::text[], \(batch.map(\.iat))::bigint[],
-                \(batch.map(\.kid))::text[], \(batch.map(\.jws))::text[], \(batch.map { Int64($0.peer.uid) })::bigint[],
-                \(batch.map(\.peer.pid))::integer[], \(batch.map(\.peer.comm))::text[],
-                \(batch.map { Int64($0.authLevel) })::integer[], \(createdAt))
-            """, logger: logger)
-        var tail: (Int64, Data, Data)?
-        for try await row in rows {
-            do { tail = try row.decode((Int64, Data, Data).self) } catch { throw malformed("ledger", error) }
-        }
-        guard let (tailSeq, tailHash, lastHash) = tail else {
-            throw StorageError.malformedRow(table: "ledger", detail: "stepsign_ledger_append returned no row")
-        }
-        return try entries(batch, tailSeq: tailSeq, tailHash: tailHash, lastHash: lastHash, createdAt: createdAt)
-    }
-
-    /// The entries the database made of `batch` after the tail (`tailSeq`, `tailHash`),
-    /// computed here and checked against the last hash it computed.
-    private static func entries(_ batch: [LedgerAppend], tailSeq: Int64, tailHash: Data, lastHash: Data,
-                                createdAt: Date) throws -> [LedgerEntry] {
-        var seq = tailSeq
-        var hash = [UInt8](tailHash)
-        var entries: [LedgerEntry] = []
-        entries.reserveCapacity(batch.count)
-        for item in batch {
-            seq += 1
-            let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
-            entries.append(LedgerEntry(
-                seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
-                kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
-                prevHash: hash, entryHash: entryHash, createdAt: createdAt
-            ))
-            hash = entryHash
-        }
-        guard hash == [UInt8](lastHash) else {
-            throw StorageError.malformedRow(table: "ledger", detail: "the database chained the batch to a different hash")
-        }
-        return entries
     }
 
     /// Finds out whether a batch whose commit lost its answer was committed: on a new

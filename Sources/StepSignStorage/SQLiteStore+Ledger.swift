@@ -33,102 +33,105 @@ extension SQLiteStore {
         }
     }
 
-    /// Appends on the store's ledger thread (``ledgerExecutor``): GRDB's writer access blocks
+    /// Commits on the store's ledger thread (``ledgerExecutor``): GRDB's writer access blocks
     /// there until the commit is durable, and a caller already on that thread (the engine's
     /// ledger writer prefers it) pays no hop.
-    public func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry] {
-        guard !batch.isEmpty else { return [] }
+    public func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
+        guard !commit.entries.isEmpty else { return .committed([]) }
         return try await withTaskExecutorPreference(ledgerThread) {
-            try appendBlocking(batch, checkpoints: checkpoints)
+            try commitBlocking(commit)
         }
     }
 
     public var ledgerExecutor: (any TaskExecutor)? { ledgerThread }
 
-    private func appendBlocking(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) throws -> [LedgerEntry] {
-        let tail = ledgerTail
+    /// The log core's batch (SPEC §5.5), in one immediate transaction: the tail compared with
+    /// the one it expects (an index lookup), then plain inserts: rows, tree nodes, checkpoints,
+    /// and the records its events bind sealed again.
+    private func commitBlocking(_ commit: LedgerCommit) throws -> LedgerCommitOutcome {
         // Returned entries carry the time as it will read back from the row.
-        let createdSeconds = Date().storageSeconds
-        let createdAt = Date(storageSeconds: createdSeconds)
-        // The writer connection runs one access at a time, so reading the tail, inserting
-        // and updating the cache below cannot interleave with another append.
-        return try pool.writeWithoutTransaction { db in
-            var entries: [LedgerEntry] = []
-            entries.reserveCapacity(batch.count)
-            var newTail: LedgerTail.State?
-            do {
-                try db.inTransaction(.immediate) {
-                    let dataVersion = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
-                    var seq: Int64
-                    var hash: [UInt8]
-                    var frontier: MerkleFrontier
-                    if let cached = tail.current, cached.dataVersion == dataVersion {
-                        seq = cached.seq
-                        hash = cached.hash
-                        frontier = cached.frontier
-                    } else {
-                        (seq, hash) = try Self.readLedgerTail(db)
-                        frontier = try Self.readFrontier(db, size: seq)
-                    }
-                    // The users this batch's events name, whose records are bound to their
-                    // latest event (SPEC §5.4): checked before, sealed again after.
-                    let named = try self.usersToBind(db, batch)
-                    let requests = try self.approvalsToBind(db, batch)
-                    var requestEvents: [(seq: Int64, approvalID: String)] = []
-                    let insert = try db.cachedStatement(sql: """
-                        INSERT INTO ledger (\(Self.ledgerColumns))
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
-                    let insertNode = try db.cachedStatement(sql: Self.insertTreeNode)
-                    for item in batch {
-                        seq += 1
-                        let entryHash = LedgerChain.entryHash(previous: hash, jwsDigest: item.jwsDigest)
-                        do {
-                            try insert.execute(arguments: [
-                                seq, item.signatureID, item.user, item.iat, item.kid, item.jws,
-                                Data(hash), Data(entryHash),
-                                item.peer.uid, item.peer.pid, item.peer.comm, item.authLevel, createdSeconds,
-                            ])
-                        } catch let error as DatabaseError
-                            where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
-                        {
-                            throw StorageError.duplicateSignatureID(item.signatureID)
-                        } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
-                            throw StorageError.signingKeyRevoked(item.kid)
-                        }
-                        // The subtrees the leaf completes (SPEC §5.5): O(log n) hashes. The leaf's
-                        // own hash is not stored: it is SHA-256(0x00 ‖ JWS) of the row just
-                        // inserted, read from there when a proof needs it (half the tree's rows).
-                        for (node, nodeHash) in frontier.append(leafHash: item.leafHash) where node.level > 0 {
-                            try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
-                        }
-                        if let checkpoints, checkpoints.every > 0, seq % Int64(checkpoints.every) == 0 {
-                            try Self.insertLogCheckpoint(try Self.signCheckpoint(checkpoints, size: seq, root: frontier.root, db), db)
-                        }
-                        entries.append(LedgerEntry(
-                            seq: seq, signatureID: item.signatureID, user: item.user, iat: item.iat,
-                            kid: item.kid, jws: item.jws, peer: item.peer, authLevel: item.authLevel,
-                            prevHash: hash, entryHash: entryHash, createdAt: createdAt
-                        ))
-                        hash = entryHash
-                        if item.authLevel < 0, let id = item.approvalID { requestEvents.append((seq, id)) }
-                    }
-                    for name in named {
-                        try self.reseal(db, name)
-                    }
-                    try self.bindApprovals(requestEvents, requests, db)
-                    newTail = LedgerTail.State(seq: seq, hash: hash, frontier: frontier, dataVersion: dataVersion)
-                    return .commit
+        let createdSeconds = commit.createdAt.storageSeconds
+        var outcome: LedgerCommitOutcome?
+        try pool.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                let (seq, hash) = try Self.readLedgerTail(db)
+                var epochs: Int?
+                if commit.expectedEpochs != nil || seq != commit.expected.seq || hash != commit.expected.entryHash {
+                    epochs = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM log_epochs")) ?? 0
                 }
-            } catch {
-                // Rolled back: forget the cache, the next append reads the tail again.
-                tail.set(nil)
-                throw error
+                guard seq == commit.expected.seq, hash == commit.expected.entryHash,
+                      commit.expectedEpochs == nil || commit.expectedEpochs == epochs else {
+                    outcome = .tailMoved(LedgerHead(seq: seq, entryHash: hash), epochs: epochs ?? 0)
+                    return .rollback
+                }
+                // A tree with nodes of leaves past the last entry: entries were removed behind
+                // the daemon's back. Nodes are stored in append order, so the first `seq`
+                // leaves' nodes end with the highest subtree leaf `seq - 1` completes.
+                if let highest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree")),
+                   highest > Self.lastTreeIndex(size: seq) {
+                    throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
+                }
+                // The users this batch's events name, whose records are bound to their
+                // latest event (SPEC §5.4): checked before, sealed again after.
+                let named = try self.usersToBind(db, commit.items)
+                let requests = try self.approvalsToBind(db, commit.items)
+                var requestEvents: [(seq: Int64, approvalID: String)] = []
+                let insert = try db.cachedStatement(sql: """
+                    INSERT INTO ledger (\(Self.ledgerColumns))
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                for (item, entry) in zip(commit.items, commit.entries) {
+                    do {
+                        try insert.execute(arguments: [
+                            entry.seq, entry.signatureID, entry.user, entry.iat, entry.kid, entry.jws,
+                            Data(entry.prevHash), Data(entry.entryHash),
+                            entry.peer.uid, entry.peer.pid, entry.peer.comm, entry.authLevel, createdSeconds,
+                        ])
+                    } catch let error as DatabaseError
+                        where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+                    {
+                        throw StorageError.duplicateSignatureID(entry.signatureID)
+                    } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
+                        throw StorageError.signingKeyRevoked(entry.kid)
+                    }
+                    if entry.authLevel < 0, let id = item.approvalID { requestEvents.append((entry.seq, id)) }
+                }
+                let insertNode = try db.cachedStatement(sql: Self.insertTreeNode)
+                // The leaves' own hashes are not stored: a proof reads them from their entries' JWS
+                // (half the tree's rows).
+                for (node, nodeHash) in commit.nodes where node.level > 0 {
+                    do {
+                        try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
+                    }
+                }
+                for checkpoint in commit.checkpoints {
+                    try Self.insertLogCheckpoint(checkpoint, db)
+                }
+                for name in named {
+                    try self.reseal(db, name)
+                }
+                try self.bindApprovals(requestEvents, requests, db)
+                return .commit
             }
-            // Committed (durably: synchronous = FULL).
-            tail.set(newTail)
-            return entries
         }
+        // Committed (durably: synchronous = FULL), or rolled back with the tail found.
+        return outcome ?? .committed(commit.entries(createdAt: Date(storageSeconds: createdSeconds)))
+    }
+
+    /// The storage index of the last node a tree of `size` leaves has: the highest subtree its
+    /// last leaf completes (-1 for an empty tree).
+    static func lastTreeIndex(size: Int64) -> Int64 {
+        guard size > 0 else { return -1 }
+        let level = Int((~(size - 1)).trailingZeroBitCount)
+        return MerkleNode(level: level, index: (size - 1) >> level).storageIndex
+    }
+
+    /// Why a batch's tree node is stored already: a tree with nodes of leaves past the ledger's
+    /// last entry, `size` (entries were removed behind the daemon's back).
+    static func nodesPastTheEnd(_ size: Int64) -> String {
+        "the tree has leaves past the ledger's last entry \(size): entries were removed"
     }
 
     /// The users named by `batch`'s events whose records pass their check now, to be sealed
@@ -138,23 +141,6 @@ extension SQLiteStore {
             guard let user = try checkedUser(db, name) else { return false }
             return user.sealFailure == nil
         }
-    }
-
-    /// The log's checkpoint of `size` entries (root `root`), signed by `signer` in the
-    /// append's transaction after the consistency proof from its kept checkpoint, read here
-    /// (the batch's own nodes and rows included).
-    static func signCheckpoint(_ signer: any LogCheckpointSigner, size: Int64, root: [UInt8], _ db: Database) throws
-        -> LogCheckpointRecord {
-        let epochs = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM log_epochs")) ?? 0
-        for _ in 0..<signer.signingAttemptsLimit {
-            let from = signer.keptSize()
-            var proof: [[UInt8]] = []
-            if let from, from <= size {
-                proof = try readPlan(MerkleTree.consistencyPlan(from: from, to: size), db)
-            }
-            if let record = try signer.sign(size: size, root: root, from: from, proof: proof, epochs: epochs) { return record }
-        }
-        throw StorageError.ledgerTreeBroken("the checkpoint of \(size) entries was not signed: other checkpoints were kept while it was")
     }
 
     static func insertLogCheckpoint(_ checkpoint: LogCheckpointRecord, _ db: Database) throws {
@@ -179,36 +165,6 @@ extension SQLiteStore {
             return MerkleHash.leaf(jws.utf8)
         }
         return try Data.fetchOne(db.cachedStatement(sql: selectTreeNode), arguments: [node.storageIndex]).map { [UInt8]($0) }
-    }
-
-    /// The right edge of the log's Merkle tree of `size` leaves, read from the stored tree:
-    /// ``StorageError/ledgerTreeBroken(_:)`` when a hash it needs is missing.
-    static func readFrontier(_ db: Database, size: Int64) throws -> MerkleFrontier {
-        var hashes: [[UInt8]] = []
-        for node in MerkleTree.subtrees(of: 0..<size) {
-            guard let hash = try treeHash(node, db) else {
-                throw StorageError.ledgerTreeBroken("the hash of the subtree \(node) is missing")
-            }
-            hashes.append(hash)
-        }
-        // A tree with nodes of leaves past the last entry: entries were removed behind the
-        // daemon's back. Nodes are stored in append order, so the first `size` leaves' nodes
-        // end with the highest subtree leaf `size - 1` completes.
-        let last: Int64
-        if size > 0 {
-            let level = Int((~(size - 1)).trailingZeroBitCount)
-            last = MerkleNode(level: level, index: (size - 1) >> level).storageIndex
-        } else {
-            last = -1
-        }
-        if let highest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree")), highest > last {
-            throw StorageError.ledgerTreeBroken("the tree has leaves past the ledger's last entry \(size): entries were removed")
-        }
-        do {
-            return try MerkleFrontier(size: size, hashes: hashes)
-        } catch {
-            throw StorageError.ledgerTreeBroken("\(error)")
-        }
     }
 
     /// Makes the Merkle tree of the entries already in the ledger (the upgrade to schema v8),

@@ -27,7 +27,6 @@ public final class SQLiteStore: StepSignStore {
     public var isShared: Bool { false }
 
     let pool: DatabasePool
-    let ledgerTail = LedgerTail()
     /// The thread the ledger's appends block on until their commit is durable.
     let ledgerThread = ThreadExecutor(name: "stepsign-ledger")
     /// The key of the HMAC under which names that are not users are counted.

@@ -12,8 +12,8 @@
 /// Rules every implementation keeps:
 /// - Each method is atomic: it either fully happens or not at all.
 /// - Counters (failed attempts, blocks) live in the store, never per connection.
-/// - ``appendLedger(_:checkpoints:)`` returns only after the batch is
-///   durably committed.
+/// - ``commitLedger(_:)`` answers `committed` only after the batch is durably committed,
+///   and stores nothing when the log's tail moved.
 /// - Methods that change a user return `false` (or `nil`) when the user does not exist,
 ///   unless documented to throw ``StorageError/noSuchUser(_:)``.
 public protocol StepSignStore: CredentialStore, CounterStore, SigningKeyStore, LedgerStore, LedgerLookupStore, LogEpochStore,

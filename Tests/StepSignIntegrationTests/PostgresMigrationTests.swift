@@ -199,7 +199,7 @@ struct PostgresMigrationTests {
         #expect((object["error"]?.stringValue)?.contains("not empty") == true, "\(object)")
     }
 
-    @Test("a source whose chain is broken is refused by PostgreSQL's chain trigger; nothing is written")
+    @Test("a source whose chain is broken (an entry's hash not its JWS's) is refused; nothing is written")
     func refusesBrokenSourceChain() throws {
         guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
         let database = try PostgresServer.createDatabase()

@@ -173,4 +173,28 @@ struct RootsFromEntriesTests {
         let notes = try Self.notes(daemon)
         #expect(!notes.isEmpty && notes.allSatisfy { $0.hasSuffix(" match") }, "\(notes)")
     }
+
+    @Test("a stored node on the path of the proof from the kept checkpoint, edited while the daemon runs: the batch that reaches a checkpoint is refused, nothing committed")
+    func nodeOnTheProofPathEditedBeforeABatchCheckpoint() throws {
+        let daemon = try DaemonHarness(config: "[ledger]\ncheckpoint_entries = 4\ncheckpoint_seconds = 86400")
+        let connection = try daemon.connect()
+        // The log starts with two events (the user's, the key's): entries 3…6 are signatures.
+        for number in 3...6 { #expect(try Self.sign(connection, "entry \(number)").code == 0) }
+        // A checkpoint of 6 entries is kept (4 was made with its batch), then entry 7.
+        let kept = try connection.call("getCheckpoint")
+        let note = try #require(kept.result?["checkpoint"]?.stringValue, "\(kept.code) \(kept.message)")
+        try #require(try LogCheckpoint(text: try SignedNote(parsing: note).text).size == 6)
+        #expect(try Self.sign(connection, "entry 7").code == 0)
+        // The subtree of leaves 4…5 is below the next batch's tail and on the path of the proof
+        // from 6 to 8 that entry 8's checkpoint needs.
+        try Self.run(Self.editNodeScript, daemon, MerkleNode(level: 1, index: 2).storageIndex)
+        let refused = try Self.sign(connection, "entry 8")
+        #expect(refused.code == 15, "\(refused.code) \(refused.message)")
+        let count = try Tools.python("import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ledger').fetchone()[0])",
+                                     daemon.stateDirectory + "/stepsign.sqlite")
+        #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "7", "nothing committed: \(count.stdout)")
+        try Self.expectRefused(daemon)
+        let notes = try Self.notes(daemon)
+        #expect(!notes.isEmpty && notes.allSatisfy { $0.hasSuffix(" match") } && !notes.contains { $0.hasPrefix("8 ") }, "\(notes)")
+    }
 }

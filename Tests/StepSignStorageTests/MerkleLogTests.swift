@@ -190,8 +190,10 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v16.
-            for statement in ["ALTER TABLE device_keys DROP COLUMN fido2_credential_id",
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v17.
+            for statement in ["DROP PROCEDURE stepsign_ledger_commit", "DROP FUNCTION stepsign_ledger_insert",
+                              "DELETE FROM stepsign_schema_migrations WHERE version = 17",
+                              "ALTER TABLE device_keys DROP COLUMN fido2_credential_id",
                               "ALTER TABLE device_keys DROP COLUMN fido2_sign_count",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 16",
                               "DROP TABLE idempotency_keys", "DELETE FROM stepsign_schema_migrations WHERE version = 15",
@@ -210,9 +212,21 @@ import Testing
                               "DELETE FROM stepsign_schema_migrations WHERE version = 8"] {
                 try await PostgresTestServer.administer(statement, database: database.name)
             }
+            // The entries ledgerBatch(1..<25_001) makes, appended as v7 did (its function numbers,
+            // chains and hashes them in the database).
             for start in stride(from: 1, to: 25_001, by: 1000) {
-                _ = try await store.appendLedger(ledgerBatch(start..<start + 1000))
+                let rows = "FROM generate_series(\(start), \(start + 999)) AS i"
+                _ = try await PostgresTestServer.administer("""
+                    SELECT * FROM stepsign_ledger_append(
+                        ARRAY(SELECT '0190a0b0-0000-7000-8000-' || lpad(i::text, 12, '0') \(rows) ORDER BY i),
+                        ARRAY(SELECT 'alice' \(rows)), ARRAY(SELECT 1750000000 + i::bigint \(rows) ORDER BY i),
+                        ARRAY(SELECT 'kid-1' \(rows)),
+                        ARRAY(SELECT 'eyJhbGciOiJFUzI1NiJ9.eyJqdGkiOiJ' || i || 'In0.sig' || i \(rows) ORDER BY i),
+                        ARRAY(SELECT 1000::bigint \(rows)), ARRAY(SELECT 4242 \(rows)), ARRAY(SELECT 'tester' \(rows)),
+                        ARRAY(SELECT 1 \(rows)), now())
+                    """, database: database.name)
             }
+            #expect(try await store.ledgerEntries(afterSeq: 0, limit: 1).first?.signatureID == ledgerAppend(1).signatureID)
             try await store.close()
             // The upgrade makes the tree of the 25,000 entries (10,000 per call).
             let upgraded = try await database.open()

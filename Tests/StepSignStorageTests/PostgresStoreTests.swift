@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    @Test func theDatabaseRefusesAForkAGapAndAWrongHash() async throws {
+    @Test func theDatabaseRefusesAForkAndAGapAndTheAuditAWrongHash() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
             let entries = try await store.appendLedger(ledgerBatch(1..<3))
@@ -85,10 +85,6 @@ import Testing
             // Entry 3 chained to entry 1 instead of 2.
             #expect(try await PostgresTestServer.sqlState(
                 of: insert(seq: 3, id: "rechain", prev: entries[0].entryHash, jws: "x.y.z"), database: database.name) == "23000")
-            // Entry 3 with a hash that is not SHA-256(prev || SHA-256(jws)).
-            #expect(try await PostgresTestServer.sqlState(
-                of: insert(seq: 3, id: "badhash", prev: last.entryHash, jws: "x.y.z", hash: Array(repeating: 7, count: 32)),
-                database: database.name) == "23000")
             // The rules hold within one statement too: entries 3 and 4 in one INSERT, 4 chained to 2.
             func rows(_ statements: String...) -> String {
                 statements[0] + statements.dropFirst().map { ", " + $0.components(separatedBy: "VALUES ")[1] }.joined()
@@ -101,6 +97,16 @@ import Testing
             #expect(try await PostgresTestServer.sqlState(
                 of: rows(insert(seq: 3, id: "three", prev: last.entryHash, jws: "x.y.z"),
                          insert(seq: 4, id: "four", prev: three, jws: "x.y.z")), database: database.name) == nil)
+            // An entry whose hash is not SHA-256(prev || SHA-256(jws)) follows and links: the
+            // database no longer hashes rows (schema v17, the log core computes every hash); the
+            // daemons' log core and the audit, which hash every entry from its JWS, refuse it.
+            let four = LedgerChain.entryHash(previous: three, jws: "x.y.z")
+            #expect(try await PostgresTestServer.sqlState(
+                of: insert(seq: 5, id: "badhash", prev: four, jws: "x.y.z", hash: Array(repeating: 7, count: 32)),
+                database: database.name) == nil)
+            let reopened = try await database.open()
+            #expect(try await reopened.auditLedger().firstBadSeq == 5)
+            try await reopened.close()
         }
     }
 

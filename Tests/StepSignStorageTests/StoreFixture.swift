@@ -121,34 +121,43 @@ func withStores<T>(_ backend: StoreBackend, count: Int, _ body: ([any StepSignSt
     }
 }
 
-/// The engine's side of an append's checkpoints (``LogCheckpointSigner``) for the store tests:
-/// it checks each consistency proof the store gives it against the last checkpoint it signed,
-/// as the engine does, and signs a stand-in note `note <size> <root hex>`.
-final class TestCheckpointSigner: LogCheckpointSigner {
-    struct NotConsistent: Error {}
-
+/// The log core's checkpoints for the store tests: a stand-in note `note <size> <root hex>` at
+/// every multiple of `every`, signed before the commit as the engine's core does.
+final class TestCheckpointSigner: Sendable {
     let every: Int
-    private let state = Mutex<(kept: (size: Int64, root: [UInt8])?, sizes: [Int64])>((nil, []))
+    private let state = Mutex<[Int64]>([])
 
     init(every: Int) {
         self.every = every
     }
 
-    /// The sizes it signed, in order.
-    var signedSizes: [Int64] { state.withLock { $0.sizes } }
+    /// The sizes of the checkpoints committed, in order.
+    var signedSizes: [Int64] { state.withLock { $0 } }
 
-    func keptSize() -> Int64? { state.withLock { $0.kept?.size } }
+    func note(size: Int64, root: [UInt8]) -> LogCheckpointRecord {
+        LogCheckpointRecord(size: size, instance: "test", note: "note \(size) \(Hex.encode(root))\n", createdAt: epoch)
+    }
 
-    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
-        try state.withLock { state in
-            guard state.kept?.size == fromSize else { return nil }
-            if let kept = state.kept {
-                guard MerkleProof.verifyConsistency(oldSize: kept.size, newSize: size, oldRoot: kept.root, newRoot: root, proof: proof)
-                else { throw NotConsistent() }
+    func committed(_ sizes: [Int64]) {
+        state.withLock { $0 += sizes }
+    }
+}
+
+extension LedgerStore {
+    /// Appends `batch` as the log core does, with `checkpoints`' notes at its multiples: the
+    /// batch computed on the tail as stored, committed if the tail is still that one, computed
+    /// again when it moved.
+    func appendLedger(_ batch: [LedgerAppend], checkpoints: TestCheckpointSigner) async throws -> [LedgerEntry] {
+        let every = Int64(checkpoints.every)
+        while true {
+            let head = try await ledgerHead()
+            var commit = LedgerCommit(items: batch, after: head, tree: try await ledgerFrontier(size: head.seq), createdAt: epoch,
+                                      rootsAt: { $0 % every == 0 })
+            commit.checkpoints = commit.roots.keys.sorted().map { checkpoints.note(size: $0, root: commit.roots[$0]!) }
+            if case .committed(let entries) = try await commitLedger(commit) {
+                checkpoints.committed(commit.checkpoints.map(\.size))
+                return entries
             }
-            state.kept = (size, root)
-            state.sizes.append(size)
-            return LogCheckpointRecord(size: size, instance: "test", note: "note \(size) \(Hex.encode(root))\n", createdAt: epoch)
         }
     }
 }

@@ -6,9 +6,9 @@ import StepSignFormat
 import StepSignSystem
 
 /// The last log checkpoint this daemon signed (SPEC §5.5), kept in its state directory outside
-/// the database, and the one signed inside an append's transaction that has not committed yet.
+/// the database, and the one signed for a batch of the log core that has not committed yet.
 ///
-/// A checkpoint signed inside a transaction is written as `log-checkpoint.pending` (with
+/// A checkpoint signed for a batch is written as `log-checkpoint.pending` (with
 /// `fsync`) before the commit and becomes the kept one after it (``promote()``), or is removed
 /// when the transaction fails (``drop()``). Kept before the commit, a failed commit would look
 /// like a rewritten log forever; kept only after it, a crash between the two would forget a
@@ -70,7 +70,7 @@ final class KeptCheckpoint: Sendable {
         }
     }
 
-    /// Inside an append's transaction: `make` gets the newest checkpoint (pending or kept)
+    /// Before a batch's commit: `make` gets the newest checkpoint (pending or kept)
     /// under the lock and returns the one to sign after it, or nil to sign nothing; that one
     /// is written as the pending file (with `fsync`) before it is returned.
     func signPending(_ make: (TransparencyLog.Signed?) throws -> TransparencyLog.Signed?) throws -> TransparencyLog.Signed? {

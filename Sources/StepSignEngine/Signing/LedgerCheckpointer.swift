@@ -6,8 +6,8 @@ import StepSignStorage
 import struct Foundation.Date
 
 /// Makes the log's checkpoints (SPEC §5.3, §5.5) at the moments §5.3 names: after every
-/// `ledger.checkpoint_entries` entries (inside the batch's own transaction: the ledger writer
-/// hands the store ``appendSigner``), every `ledger.checkpoint_seconds` while entries were
+/// `ledger.checkpoint_entries` entries (with the batch that reaches them: the log core,
+/// ``LogCore``, signs them before the commit), every `ledger.checkpoint_seconds` while entries were
 /// added (by the ledger writer), on clean shutdown and on `getCheckpoint`. Each is a C2SP
 /// checkpoint signed by ``TransparencyLog``, stored and written to the log at info, so the
 /// journal holds copies outside the database. (JWS checkpoints, which these replace, stay
@@ -40,55 +40,19 @@ final class LedgerCheckpointer: Sendable {
         self.state = NIOLockedValueBox(State(lastAt: Date()))
     }
 
-    /// The signer of the checkpoints the transaction of `rows`, prepared on `prepared`,
-    /// makes at multiples of `ledger.checkpoint_entries` in force (nil when it is 0).
-    func appendSigner(prepared: LogFrontier.Tail, rows: [LedgerAppend]) -> (any LogCheckpointSigner)? {
-        let entries = settings().entries
-        return entries > 0 ? log.appendSigner(every: entries, prepared: prepared, rows: rows) : nil
-    }
+    /// `ledger.checkpoint_entries` in force: the log core makes a checkpoint of every multiple.
+    var entries: Int { settings().entries }
 
-    /// The tail computed from entries that a batch is prepared on (SPEC §5.5).
-    func prepare() async throws -> LogFrontier.Tail {
-        try await log.prepareAppend()
-    }
+    /// The transparency log that signs the checkpoints.
+    var transparencyLog: TransparencyLog { log }
 
-    /// After a committed batch: its checkpoint, if it made one, is kept; the head is
-    /// remembered; the tail computed from entries moves past the batch (throws, refusing the
-    /// log, when the stored entries do not chain onto it).
-    func didCommit(_ entries: [LedgerEntry], rows: [LedgerAppend], prepared: LogFrontier.Tail) async throws {
+    /// After a committed batch: the head is remembered, with the checkpoint it made, if any.
+    func didCommit(_ entries: [LedgerEntry], made: TransparencyLog.Signed?) {
         guard let last = entries.last else { return }
-        let made = log.appendCommitted()
         state.withLockedValue { state in
             state.head = last.seq
             if let made { remember(made.checkpoint.size, &state) }
         }
-        do {
-            try await log.appendCommitted(prepared: prepared, entries: entries, rows: rows, made: made)
-        } catch StorageError.ledgerTreeBroken(let why) {
-            throw StorageError.ledgerTreeBroken(why)
-        } catch {
-            // The rows are durable: a store that fails while other daemons' entries are read
-            // (a server that stops just after the commit) must not turn them into a refusal the
-            // caller would take for "not signed". The frontier stays where it was and reads
-            // these entries, hashed from their content, before the next batch is prepared.
-            logger.warning("the log's tail is read again before the next batch", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A batch's checkpoint found the store's root at `size` other than its entries': other
-    /// daemons' entries are read, or, when there were none, the log is refused.
-    func rootDisagreed(size: Int64) async throws {
-        try await log.appendRootDisagreed(size: size)
-    }
-
-    /// After a failed batch: its checkpoint, if it made one, is forgotten.
-    func appendFailed() {
-        log.appendFailed()
-    }
-
-    /// Reads the log's epochs again (a batch found one this daemon had not read).
-    func refreshOrigins() async throws {
-        try await log.refreshOriginsForAppend()
     }
 
     /// Seconds until a timed checkpoint is due: nil when no entry awaits one, 0 or less when

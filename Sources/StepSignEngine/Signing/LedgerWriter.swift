@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import StepSignProtocol
 import StepSignStorage
@@ -7,7 +8,8 @@ import StepSignMetrics
 ///
 /// Callers queue their rows (one signature's, or a batch's: a group never split between
 /// transactions) and wait; a drain task takes every queued group (up to `maxBatch` rows),
-/// commits them in one durable transaction (``LedgerStore/appendLedger(_:checkpointEvery:signCheckpoint:)``)
+/// commits them in one durable transaction (the log core, ``LogCore``, computes the batch and the
+/// store commits it, ``LedgerStore/commitLedger(_:)``)
 /// and resumes each caller with its entries. While one transaction commits, new rows queue up
 /// for the next, so throughput does not collapse to one `fsync` (or one round trip) per
 /// signature, and a row is acknowledged only after the transaction that holds it is durable
@@ -46,31 +48,24 @@ final class LedgerWriter: Sendable {
     /// caller's group larger than this goes in a transaction of its own).
     private let maxBatch = 1024
     private let state = NIOLockedValueBox(State())
-    /// Makes the checkpoints (SPEC §5.3); nil makes none.
+    /// Makes the timed checkpoints (SPEC §5.3); nil makes none.
     private let checkpointer: LedgerCheckpointer?
+    /// Computes each batch (rows, nodes, checkpoints) and commits it (SPEC §5.5).
+    private let core: LogCore
 
-    /// Why nothing may be appended now (SPEC §5.5: the log is not what this daemon signed), or nil.
-    private let refusal: @Sendable () -> String?
-    /// The size of the last checkpoint this daemon signed (nil: none), read before a batch
-    /// is committed.
-    private let keptCheckpointSize: @Sendable () -> Int64?
-    /// Why a batch committed at this first seq must not be acknowledged (SPEC §5.5: it landed
-    /// below a checkpoint this daemon had signed before the commit, so the log was cut behind
-    /// its back), or nil.
-    private let landedBelowCheckpoint: @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String?
-    /// Called after each batch that was committed and acknowledged.
-    private let committed: @Sendable () -> Void
+    /// Refuses every append while the log is refused (SPEC §5.5: not what this daemon signed).
+    private let logAlarm: LogAlarm?
+    /// Cleared after each batch that was committed and acknowledged.
+    private let noSpaceAlarm: NoSpaceAlarm?
 
-    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, refusal: @escaping @Sendable () -> String? = { nil },
-         committed: @escaping @Sendable () -> Void = {},
-         keptCheckpointSize: @escaping @Sendable () -> Int64? = { nil },
-         landedBelowCheckpoint: @escaping @Sendable (_ firstSeq: Int64, _ keptSize: Int64) -> String? = { _, _ in nil }) {
+    init(store: any LedgerStore, checkpointer: LedgerCheckpointer? = nil, logger: Logger = Logger(label: "stepsign.ledger"),
+         logAlarm: LogAlarm? = nil, noSpaceAlarm: NoSpaceAlarm? = nil) {
         self.store = store
         self.checkpointer = checkpointer
-        self.refusal = refusal
-        self.keptCheckpointSize = keptCheckpointSize
-        self.landedBelowCheckpoint = landedBelowCheckpoint
-        self.committed = committed
+        self.core = LogCore(store: store, log: checkpointer?.transparencyLog, logger: logger,
+                            every: { checkpointer?.entries ?? 0 })
+        self.logAlarm = logAlarm
+        self.noSpaceAlarm = noSpaceAlarm
     }
 
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
@@ -85,7 +80,7 @@ final class LedgerWriter: Sendable {
     /// each other, or none), and returns them as stored once it is durable (SPEC §3.4: a
     /// batch is committed together or not at all).
     func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
-        if let why = refusal() { throw StorageError.ledgerTreeBroken(why) }
+        if let why = logAlarm?.current { throw StorageError.ledgerTreeBroken(why) }
         guard !entries.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let start = state.withLockedValue { state in
@@ -103,7 +98,9 @@ final class LedgerWriter: Sendable {
     /// queue: every other group is refused meanwhile, and it is not checked against the kept
     /// checkpoint (it is the event that says the log no longer extends it).
     func appendPastRefusal(_ entry: LedgerAppend) async throws -> LedgerEntry {
-        let stored = try await store.appendLedger([entry], checkpoints: nil)
+        // Computed on the log as stored: the log is refused, and `admin.recover` builds the
+        // tail from entries again right after.
+        let stored = try await store.appendLedger([entry])
         guard let first = stored.first, stored.count == 1 else { throw LedgerWriterError.shortBatch }
         return first
     }
@@ -164,26 +161,18 @@ final class LedgerWriter: Sendable {
     /// Commits one batch and resumes its callers: each with its entries, or all with the error.
     private func commit(_ batch: [Group]) async {
         do {
-            // The checkpoint kept before the commit: one signed meanwhile (getCheckpoint, a
-            // witness's pusher) may already cover this batch's rows, which is no cut.
-            let keptBefore = keptCheckpointSize()
             let rows = batch.count == 1 ? batch[0].rows : batch.flatMap(\.rows)
             let started = ContinuousClock.now
             let stored = try await append(rows)
             guard stored.count == rows.count else { throw LedgerWriterError.shortBatch }
             StepSignMetric.ledgerCommitSeconds.observe(ContinuousClock.now - started)
             StepSignMetric.ledgerBatchEntries.observe(Double(rows.count))
-            // Committed on a log shorter than one this daemon signed: no signature made on a
-            // cut log is handed out (the rows stay, unacknowledged, for the audit to show).
-            if let first = stored.first, let keptBefore, let why = landedBelowCheckpoint(first.seq, keptBefore) {
-                throw StorageError.ledgerTreeBroken(why)
-            }
             var next = 0
             for group in batch {
                 group.waiter.resume(returning: Array(stored[next..<next + group.rows.count]))
                 next += group.rows.count
             }
-            committed()
+            noSpaceAlarm?.cleared()
         } catch {
             for group in batch {
                 group.waiter.resume(throwing: error)
@@ -192,44 +181,13 @@ final class LedgerWriter: Sendable {
     }
 
     /// Appends `rows` in one transaction, with the log's checkpoints at multiples of
-    /// `checkpoint_entries` signed inside it (SPEC §5.3, §5.5). An append that finds log
-    /// epochs this daemon has not read is tried again once they are read.
-    ///
-    /// The batch is prepared on the tail the daemon computed from entries (SPEC §5.5): the roots
-    /// its checkpoints must have are known before the transaction, and one the store's tree does
-    /// not give is not signed (the transaction rolls back). If other daemons' entries came
-    /// first, they are read and hashed and the batch is prepared again; if none did, a stored
-    /// node was changed and the log is refused. After the commit the stored entries must chain
-    /// onto the tail.
+    /// `checkpoint_entries` (SPEC §5.3, §5.5): computed by the log core on the tail it computed
+    /// from entries, committed by the store if the log's tail is still that one.
     private func append(_ rows: [LedgerAppend]) async throws -> [LedgerEntry] {
-        guard let checkpointer else { return try await store.appendLedger(rows, checkpoints: nil) }
-        var originsRefreshed = false
-        for _ in 0..<Self.prepareAttempts {
-            let prepared = try await checkpointer.prepare()
-            let stored: [LedgerEntry]
-            do {
-                stored = try await store.appendLedger(rows, checkpoints: checkpointer.appendSigner(prepared: prepared, rows: rows))
-            } catch is LogOriginsStale where !originsRefreshed {
-                checkpointer.appendFailed()
-                originsRefreshed = true
-                try await checkpointer.refreshOrigins()
-                continue
-            } catch let disagreement as LogRootDisagrees {
-                checkpointer.appendFailed()
-                try await checkpointer.rootDisagreed(size: disagreement.size)
-                continue
-            } catch {
-                checkpointer.appendFailed()
-                throw error
-            }
-            try await checkpointer.didCommit(stored, rows: rows, prepared: prepared)
-            return stored
-        }
-        throw StepSignError(.busy, "the log grew under every try of this batch: ask again")
+        let appended = try await core.append(rows)
+        checkpointer?.didCommit(appended.entries, made: appended.checkpoint)
+        return appended.entries
     }
-
-    /// How many times a batch is prepared again when other daemons' entries came first.
-    private static let prepareAttempts = 8
 }
 
 /// The ledger writer's own failures, which mean a store broke its contract.

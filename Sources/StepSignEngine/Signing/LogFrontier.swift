@@ -20,18 +20,6 @@ final class LogFrontier: Sendable {
         var tree: MerkleFrontier
 
         static let empty = Tail(size: 0, chainHash: LedgerChain.genesisHash, tree: MerkleFrontier())
-
-        /// The root of the tree after `leafHashes` are appended, at each size from `size + 1`
-        /// on that `wanted` asks for.
-        func roots(after leafHashes: [[UInt8]], wanted: (Int64) -> Bool) -> [Int64: [UInt8]] {
-            var tree = tree
-            var roots: [Int64: [UInt8]] = [:]
-            for leaf in leafHashes {
-                _ = tree.append(leafHash: leaf)
-                if wanted(tree.size) { roots[tree.size] = tree.root }
-            }
-            return roots
-        }
     }
 
     /// Something stored disagrees with the entries (or with what this daemon computed of them).

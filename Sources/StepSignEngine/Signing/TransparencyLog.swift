@@ -38,7 +38,7 @@ final class TransparencyLog: Sendable {
     private let keyring: Keyring
     private let alarm: LogAlarm
     private let logger: Logger
-    /// The last checkpoint this daemon signed, and one pending in an append's transaction.
+    /// The last checkpoint this daemon signed, and one pending with a batch not yet committed.
     private let kept: KeptCheckpoint
     /// The hash of the entry at a kept checkpoint's size, as this daemon chained it.
     private let head: KeptChainHead
@@ -112,8 +112,8 @@ final class TransparencyLog: Sendable {
     }
 
     /// A checkpoint of the whole log as stored now (SPEC §5.3's moments: timed, on shutdown,
-    /// `getCheckpoint`; those after `checkpoint_entries` entries are made in the append's
-    /// transaction, ``appendSigner(every:)``).
+    /// `getCheckpoint`; those after `checkpoint_entries` entries are made with the batch that
+    /// reaches them, ``signForCommit(roots:prepared:proof:)``).
     func checkpointHead(reason: String) async throws -> Signed {
         try await sign(size: nil, reason: reason)
     }
@@ -128,7 +128,7 @@ final class TransparencyLog: Sendable {
     /// Checks, signing nothing, that the log as stored extends the last checkpoint this daemon
     /// signed: its origin is the log's at its size, the log has at least its entries, and the
     /// tree of its size has its root. Refuses (and raises the alarm) otherwise. A checkpoint a
-    /// crash left pending (signed in an append's transaction) is kept first if that
+    /// crash left pending (signed for a batch whose commit it interrupted) is kept first if that
     /// transaction committed (the store has its root), else forgotten.
     func checkKept() async throws {
         try await making.run { [self] in
@@ -223,15 +223,13 @@ final class TransparencyLog: Sendable {
         }
     }
 
-    /// A batch's checkpoint was refused because the store's root at `size` is not the one the
-    /// batch's entries make on the prepared tail: other daemons' entries are read (then the
-    /// batch is prepared again) or, when there were none, the stored tree was changed.
-    func appendRootDisagreed(size: Int64) async throws {
-        let read = try await fromEntries { [self] in
-            try await frontier.catchUp(kept: try lastSigned()?.checkpoint, head: head.current())
-        }
-        if read == 0 {
-            throw refuse("a stored node disagrees with the entries: the stored tree of \(size) entries has another root than its entries")
+    /// The log's tail moved under a batch (SPEC §5.5): the entries after the tail computed from
+    /// entries are read and hashed (a log that no longer extends it is refused). One read, as
+    /// the writer's catch-up always was: the nodes they complete are compared by the proofs
+    /// of the next checkpoints, not here (two daemons on one database take this path each batch).
+    func catchUpForAppend() async throws {
+        _ = try await fromEntries { [self] in
+            try await frontier.catchUp(kept: try lastSigned()?.checkpoint, head: head.current(), checkNodes: false)
         }
     }
 
@@ -253,7 +251,7 @@ final class TransparencyLog: Sendable {
     }
 
     /// How many times a checkpoint is proven again when another was kept meanwhile (by an
-    /// append's transaction) before the caller is told to try again (14).
+    /// batch's commit) before the caller is told to try again (14).
     private static let signingAttempts = 8
 
     /// The checkpoint of `requested` entries (nil: the whole log as stored now), on `making`:
@@ -343,52 +341,81 @@ final class TransparencyLog: Sendable {
         publisher?.checkpointSigned(signed)
     }
 
-    // MARK: Checkpoints signed in an append's transaction
+    // MARK: Checkpoints of a batch (the log core's, SPEC §5.3, §5.5)
 
-    /// The signer of the checkpoints an append's transaction makes at multiples of `every`
-    /// (SPEC §5.3, §5.5; ``LedgerStore/appendLedger(_:checkpoints:)``).
-    func appendSigner(every: Int, prepared: LogFrontier.Tail, rows: [LedgerAppend]) -> any LogCheckpointSigner {
-        let every64 = Int64(every)
-        // Hashed only when a checkpoint falls in the batch (one in `checkpoint_entries` batches, or so).
-        let due = every64 > 0 && (prepared.size + Int64(rows.count)) / every64 > prepared.size / every64
-        return AppendCheckpointSigner(log: self, every: every,
-                                      roots: due ? prepared.roots(after: rows.map(\.leafHash), wanted: { $0 % every64 == 0 }) : [:])
-    }
-
-    /// The size the next checkpoint of an append must be proven from.
-    fileprivate func appendFromSize() -> Int64? {
-        (try? kept.newest())??.checkpoint.size
-    }
-
-    /// Signs the checkpoint of `size` entries inside an append's transaction, after `proof`
-    /// (from `fromSize`) proved it extends the newest checkpoint, and writes it as pending.
-    fileprivate func signInAppend(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]],
-                                  epochs: Int) throws -> LogCheckpointRecord? {
-        // The origin a checkpoint names depends on the epochs; one stored since this daemon
-        // last read them (another daemon's `admin.recover`) is read before signing.
-        guard epochs == knownOrigins.epochs.count else { throw LogOriginsStale() }
-        let signed: Signed?
+    /// The consistency proof from the newest checkpoint this daemon signed (pending or kept) to
+    /// the first checkpoint `commit` makes (SPEC §5.5: a new checkpoint only after a proof from
+    /// the kept one), computed from the stored tree below the batch's tail and the batch's own
+    /// nodes: read before the transaction, once per batch that reaches a multiple of
+    /// `checkpoint_entries`. Nil when there is nothing to prove from, or when that checkpoint is
+    /// past the batch's tail (the core reads on, and the signing refuses to sign).
+    func proofForCommit(_ commit: LedgerCommit) async throws -> (from: Int64, proof: [[UInt8]])? {
+        let newest: Signed?
         do {
-            signed = try kept.signPending { [self] newest in
-                guard newest?.checkpoint.size == fromSize else { return nil }
-                if let newest {
-                    try requireOrigin(of: newest)
-                    let keptSize = newest.checkpoint.size
-                    guard size > keptSize else {
-                        throw refuse(Self.appendedBelow(index: size - 1, keptSize: keptSize))
+            newest = try kept.newest()
+        } catch let error as KeptCheckpoint.Unreadable {
+            throw refuse(error.description)
+        }
+        guard let from = newest?.checkpoint.size, from > 0, from <= commit.expected.seq,
+              let size = commit.roots.keys.min(), size > from else { return nil }
+        let plan = MerkleTree.consistencyPlan(from: from, to: size)
+        var hashes: [MerkleNode: [UInt8]] = [:]
+        for (node, hash) in commit.nodes { hashes[node] = hash }
+        let stored = try await store.ledgerTreeHashes(plan.nodes.filter { hashes[$0] == nil })
+        hashes.merge(stored) { mine, _ in mine }
+        do {
+            return (from, try plan.hashes(hashes))
+        } catch {
+            throw refuse("the stored tree lacks a node of the consistency proof from the checkpoint of \(from) this daemon signed to \(size) entries: \(error)")
+        }
+    }
+
+    /// Signs the checkpoints of a batch before its commit, at each size of `roots` (the roots
+    /// the batch's entries make on the tail `prepared`, which the log core computed from
+    /// entries), each after the newest checkpoint, and writes the last as pending (with
+    /// `fsync`). The first is signed only once `proof` (``proofForCommit(_:)``, from the newest
+    /// checkpoint's size) proves that the log extends the newest checkpoint; the next ones in
+    /// the batch extend it on the same tail. Their origin is the one the epochs this daemon read
+    /// give; the store commits them only if the log still has that many epochs (`epochs`). Nil,
+    /// signing nothing, when another checkpoint was kept since the proof was read (the core
+    /// reads on and computes again).
+    func signForCommit(roots: [Int64: [UInt8]], prepared: LogFrontier.Tail, proof: (from: Int64, proof: [[UInt8]])?) throws
+        -> (records: [LogCheckpointRecord], epochs: Int)? {
+        let epochs = knownOrigins.epochs.count
+        var records: [LogCheckpointRecord] = []
+        var previous: Int64?
+        do {
+            for size in roots.keys.sorted() {
+                guard let root = roots[size] else { continue }
+                let signed = try kept.signPending { [self] newest in
+                    guard let newest else { return try makeSigned(size: size, root: root) }
+                    if let previous {
+                        // After the batch's own checkpoint: the same tail, one tree.
+                        guard newest.checkpoint.size == previous else { return nil }
+                    } else {
+                        let keptSize = newest.checkpoint.size
+                        guard keptSize <= prepared.size, keptSize == (proof?.from ?? 0) || keptSize == 0 else { return nil }
+                        try requireOrigin(of: newest)
+                        guard size > keptSize else { throw refuse(Self.appendedBelow(index: size - 1, keptSize: keptSize)) }
+                        if let proof, keptSize > 0,
+                           !MerkleProof.verifyConsistency(oldSize: keptSize, newSize: size, oldRoot: newest.checkpoint.rootHash,
+                                                          newRoot: root, proof: proof.proof) {
+                            throw refuse(Self.notExtending(size: size, keptSize: keptSize))
+                        }
                     }
-                    guard MerkleProof.verifyConsistency(oldSize: keptSize, newSize: size, oldRoot: newest.checkpoint.rootHash,
-                                                        newRoot: root, proof: proof) else {
-                        throw refuse(Self.notExtending(size: size, keptSize: keptSize))
-                    }
+                    return try makeSigned(size: size, root: root)
                 }
-                return try makeSigned(size: size, root: root)
+                guard let signed else {
+                    kept.drop()
+                    return nil
+                }
+                previous = size
+                records.append(LogCheckpointRecord(size: size, instance: instance, note: signed.note.serialized, createdAt: Date()))
             }
         } catch let error as KeptCheckpoint.Unreadable {
             throw refuse(error.description)
         }
-        guard let signed else { return nil }
-        return LogCheckpointRecord(size: size, instance: instance, note: signed.note.serialized, createdAt: Date())
+        return (records, epochs)
     }
 
     /// After the append's commit: its checkpoint, if it made one, is kept (and logged and
@@ -583,34 +610,6 @@ final class TransparencyLog: Sendable {
         alarm.report(why)
         return StorageError.ledgerTreeBroken(why)
     }
-}
-
-/// An append found log epochs stored that this daemon has not read (SPEC §5.5: another
-/// daemon's `admin.recover`): the append is tried again after they are read.
-struct LogOriginsStale: Error {}
-
-/// The ``LogCheckpointSigner`` of a daemon's appends: its ``TransparencyLog``.
-private struct AppendCheckpointSigner: LogCheckpointSigner {
-    let log: TransparencyLog
-    let every: Int
-    /// The roots the batch's entries make on the tail it was prepared on, at each size a
-    /// checkpoint falls on (SPEC §5.5: roots from entries).
-    let roots: [Int64: [UInt8]]
-
-    func keptSize() -> Int64? { log.appendFromSize() }
-
-    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
-        // The store's root (from its nodes) must be the entries'; otherwise nothing is signed and
-        // the transaction rolls back: the log moved (another daemon's entries) or a node was changed.
-        guard roots[size] == root else { throw LogRootDisagrees(size: size) }
-        return try log.signInAppend(size: size, root: root, from: fromSize, proof: proof, epochs: epochs)
-    }
-}
-
-/// A batch's checkpoint found the store's root at `size` other than the one its entries make
-/// on the tail it was prepared on (``TransparencyLog/appendRootDisagreed(size:)`` tells why).
-struct LogRootDisagrees: Error {
-    var size: Int64
 }
 
 /// A daemon configured with another `ledger.origin` than the one its log was made with

@@ -9,19 +9,21 @@ import StepSignFormat
 public protocol LedgerStore: Sendable {
     // MARK: Ledger
 
-    /// Appends a batch of signatures in one durable transaction (group commit).
+    /// Commits a batch the log core computed (``LedgerCommit``: rows, tree nodes, checkpoint
+    /// notes) in one durable transaction, if the log's tail is still the one it was computed on
+    /// (SPEC §5, §5.5): the store takes the ledger's lock, compares the last entry's seq and hash
+    /// with ``LedgerCommit/expected`` (and the number of log epochs with
+    /// ``LedgerCommit/expectedEpochs`` when set), and then only inserts. Answers
+    /// ``LedgerCommitOutcome/committed(_:)`` with the entries as stored, only after the commit
+    /// is durable, or ``LedgerCommitOutcome/tailMoved(_:epochs:)`` with the log's tail, having
+    /// stored nothing. Nothing is stored if it throws.
     ///
-    /// Assigns consecutive sequence numbers after the last entry and chains the hashes
-    /// with ``LedgerChain/entryHash(previous:jws:)``. Returns the stored entries, in batch
-    /// order, only after the commit is durable. Nothing is stored if it throws.
-    ///
-    /// With `checkpoints`, every tree size in the batch that is a multiple of its
-    /// ``LogCheckpointSigner/every`` gets the log's checkpoint (SPEC §5.3, §5.5), signed and
-    /// stored in the same transaction (``LogCheckpointSigner``): no crash and no reader ever
-    /// sees such an entry without its checkpoint.
+    /// The records of the users the batch's events name, and the requests for approval they
+    /// name (``LedgerAppend/usersNamedByEvents(_:)``, ``LedgerAppend/approvalsNamedByEvents(_:)``),
+    /// are sealed again, bound to those events, in the same transaction (SPEC §5.4).
     ///
     /// A store whose commit blocks (SQLite: a local `fsync`) runs it on ``ledgerExecutor``.
-    func appendLedger(_ batch: [LedgerAppend], checkpoints: (any LogCheckpointSigner)?) async throws -> [LedgerEntry]
+    func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome
 
     /// The executor on which this store's ledger appends run without a hop, for the task that
     /// calls them to prefer: SQLite's own ledger thread, where its blocking commits run (no
@@ -73,9 +75,38 @@ public protocol LedgerStore: Sendable {
 }
 
 extension LedgerStore {
-    /// Appends a batch without checkpoints.
+    /// Appends a batch without checkpoints, computed on the log's tail as stored (its tree
+    /// read from the stored nodes), and computed again while other writers move the tail: for
+    /// tools and tests, and for the one row the daemon appends to a log it refuses
+    /// (`admin.recover`'s event). The daemon's appends go through its log core, which computes
+    /// from entries (SPEC §5.5).
     public func appendLedger(_ batch: [LedgerAppend]) async throws -> [LedgerEntry] {
-        try await appendLedger(batch, checkpoints: nil)
+        guard !batch.isEmpty else { return [] }
+        while true {
+            let head = try await ledgerHead()
+            let commit = LedgerCommit(items: batch, after: head, tree: try await ledgerFrontier(size: head.seq), createdAt: Date())
+            switch try await commitLedger(commit) {
+            case .committed(let entries): return entries
+            case .tailMoved: continue
+            }
+        }
+    }
+
+    /// The right edge of the stored tree of `size` entries; ``StorageError/ledgerTreeBroken(_:)``
+    /// when the store lacks one of its hashes.
+    public func ledgerFrontier(size: Int64) async throws -> MerkleFrontier {
+        let nodes = MerkleTree.subtrees(of: 0..<size)
+        let stored = try await ledgerTreeHashes(nodes)
+        var hashes: [[UInt8]] = []
+        for node in nodes {
+            guard let hash = stored[node] else { throw StorageError.ledgerTreeBroken("the hash of the subtree \(node) is missing") }
+            hashes.append(hash)
+        }
+        do {
+            return try MerkleFrontier(size: size, hashes: hashes)
+        } catch {
+            throw StorageError.ledgerTreeBroken("\(error)")
+        }
     }
 
     /// The root of the log's Merkle tree of `size` entries (the first `size`), from the stored

@@ -59,9 +59,11 @@ final class LedgerWriterTests: Sendable {
 
     @Test("SQLite's commit blocks on the store's own ledger thread, never on the cooperative pool")
     func commitRunsOnTheLedgerThread() async throws {
-        let signer = ThreadRecordingSigner()
-        _ = try await store.appendLedger([row(1), row(2)], checkpoints: signer)
-        #expect(signer.threads.withLockedValue { $0 } == ["stepsign-ledger", "stepsign-ledger"])
+        let writer = LedgerWriter(store: store)
+        #expect(try await writer.append(all: [row(1), row(2)]).map(\.seq) == [1, 2])
+        // The store's ledger executor (where its commit runs and the writer's drain prefers) is that thread.
+        let thread = await Task(executorPreference: store.ledgerExecutor) { currentThreadName() }.value
+        #expect(thread == "stepsign-ledger")
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
         #expect(names.contains("stepsign-ledger\n"))
@@ -130,17 +132,4 @@ final class LedgerWriterTests: Sendable {
 private func currentThreadName() -> String {
     let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
     return comm.hasSuffix("\n") ? String(comm.dropLast()) : comm
-}
-
-/// Signs a stand-in checkpoint at every size, recording the thread each is signed on.
-private final class ThreadRecordingSigner: LogCheckpointSigner {
-    let every = 1
-    let threads = NIOLockedValueBox<[String]>([])
-
-    func keptSize() -> Int64? { nil }
-
-    func sign(size: Int64, root: [UInt8], from fromSize: Int64?, proof: [[UInt8]], epochs: Int) throws -> LogCheckpointRecord? {
-        threads.withLockedValue { $0.append(currentThreadName()) }
-        return LogCheckpointRecord(size: size, instance: "test", note: "note \(size)\n", createdAt: Date())
-    }
 }
