@@ -7,7 +7,8 @@ extension PostgresStore {
     /// The tables that must be empty before an import; the schema's other tables hold either
     /// store-wide secrets or short-lived counters.
     static let importedTables = ["users", "password_history", "device_keys", "signing_keys", "ledger", "ledger_checkpoints",
-                                 "log_checkpoints", "log_origin", "log_cosignatures", "log_epochs"]
+                                 "log_checkpoints", "log_origin", "log_cosignatures", "log_epochs", "group_members",
+                                 "approvals", "approval_votes", "approval_events", "idempotency_keys"]
 
     /// Runs `body` with the import primitives in one transaction: committed only if `body`
     /// returns, rolled back (nothing written) if anything throws.
