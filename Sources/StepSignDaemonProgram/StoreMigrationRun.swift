@@ -12,7 +12,8 @@ import StepSignStorage
 
 /// `stepsignd --config FILE --migrate-to postgresql [--json]`, which `stepsign admin migrate
 /// --to postgresql` runs: this daemon's SQLite store (`state_dir/stepsign.sqlite`) copied into
-/// the database of its `[storage.postgresql]`, whatever `backend` says, then the process exits.
+/// the database of its `[storage.postgresql]`, whatever `backend` says, then the process exits
+/// (what is copied: ``SQLiteToPostgresMigration``).
 ///
 /// The configuration is read and checked as at the daemon's start (strict modes, the state
 /// directory included, so it runs as the daemon's user), and the database password comes from

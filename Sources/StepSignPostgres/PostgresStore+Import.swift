@@ -16,7 +16,8 @@ extension PostgresStore {
     /// First it takes the ledger's and the signing keys' advisory locks (a daemon that appends
     /// or makes a key meanwhile waits for the commit) and refuses with
     /// ``PostgresImportError/notEmpty(tables:)`` a database that holds users, device keys,
-    /// signing keys, ledger entries or checkpoints already.
+    /// signing keys, ledger entries, checkpoints, group memberships, requests for approval or
+    /// idempotency keys already (``importedTables``).
     public func importing<T: Sendable>(_ body: (PostgresImport) async throws -> T) async throws -> T {
         do {
             return try await transaction(body)
