@@ -248,3 +248,26 @@ extension SQLiteToPostgresMigrationTests {
         }
     }
 }
+
+extension SQLiteToPostgresMigrationTests {
+    @Test func aTargetWithAGroupMembershipOrAnIdempotencyKeyIsNotEmpty() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        try await sqlite.addUser(newUser("alice"))
+        try await sqlite.close()
+        try await withPostgresDatabase { database in
+            let target = try await database.open()
+            try await target.addGroupMember(GroupMember(group: "treasury", user: "bob", addedSeq: 1))
+            #expect(try await target.claimIdempotencyKey(Self.claim("k-1", ids: [1]), now: epoch) == .claimed)
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal,
+                                                        sealUnsealed: false)
+            await #expect(throws: PostgresImportError.notEmpty(tables: ["group_members", "idempotency_keys"])) {
+                try await SQLiteToPostgresMigration(source: source, target: target, checkpointEntries: nil).run()
+            }
+            #expect(try await target.listUsers().isEmpty)
+            try await source.close()
+            try await target.close()
+        }
+    }
+}
