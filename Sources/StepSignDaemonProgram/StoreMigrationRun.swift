@@ -12,7 +12,8 @@ import StepSignStorage
 
 /// `stepsignd --config FILE --migrate-to postgresql [--json]`, which `stepsign admin migrate
 /// --to postgresql` runs: this daemon's SQLite store (`state_dir/stepsign.sqlite`) copied into
-/// the database of its `[storage.postgresql]`, whatever `backend` says, then the process exits.
+/// the database of its `[storage.postgresql]`, whatever `backend` says, then the process exits
+/// (what is copied: ``SQLiteToPostgresMigration``).
 ///
 /// The configuration is read and checked as at the daemon's start (strict modes, the state
 /// directory included, so it runs as the daemon's user), and the database password comes from
@@ -141,6 +142,15 @@ struct StoreMigrationRun {
                 "signingKeys": summary.signingKeys.jsonValue,
                 "ledgerEntries": summary.ledgerEntries.jsonValue,
                 "checkpoints": summary.checkpoints.jsonValue,
+                "groupMembers": summary.groupMembers.jsonValue,
+                "approvals": summary.approvals.jsonValue,
+                "pendingApprovals": summary.pendingApprovals.jsonValue,
+                "approvalVotes": summary.approvalVotes.jsonValue,
+                "idempotencyKeys": summary.idempotencyKeys.jsonValue,
+                "failingSeal": [
+                    "groupMembers": .array(summary.unsealedGroupMembers.map { ["group": .string($0.group), "user": .string($0.user)] }),
+                    "approvals": .array(summary.unsealedApprovals.map(JSONValue.string)),
+                ],
                 "head": ["seq": summary.head.seq.jsonValue, "entryHash": .string(head)],
                 "signaturesChecked": .bool(summary.signaturesChecked),
                 "sourceAudit": Self.json(summary.sourceAudit),
@@ -150,6 +160,12 @@ struct StoreMigrationRun {
             return
         }
         let checked = summary.signaturesChecked ? "signatures, chain and checkpoints" : "the chain only (a key record has no public half)"
+        // Records that failed their seal in the source are copied failing (never sealed again).
+        let unsealed = summary.unsealedGroupMembers.map { "group \($0.group): \($0.user)" }
+            + summary.unsealedApprovals.map { "request \($0)" }
+        let failing = unsealed.isEmpty ? ""
+            : "\nfailing their seal in the source, copied unsealed (they do not hold and are never acted on, as before): "
+                + unsealed.joined(separator: ", ")
         let audit = summary.audit.ok
             ? "passes (\(Self.count(summary.audit.entries, "entry", "entries")), \(checked))"
             : "reports what the source's reports: \(Self.describe(summary.audit))"
@@ -158,7 +174,10 @@ struct StoreMigrationRun {
                 into database \(pg.database) on \(target) as \(pg.user)
             copied: \(Self.count(summary.users, "user", "users")) (\(Self.count(summary.passwordHistoryEntries, "earlier password hash", "earlier password hashes"))), \
             \(Self.count(summary.deviceKeys, "device key", "device keys")), \(Self.count(summary.signingKeys, "signing key", "signing keys")), \
-            \(Self.count(Int(summary.ledgerEntries), "ledger entry", "ledger entries")), \(Self.count(summary.checkpoints, "checkpoint", "checkpoints"))
+            \(Self.count(Int(summary.ledgerEntries), "ledger entry", "ledger entries")), \(Self.count(summary.checkpoints, "checkpoint", "checkpoints")), \
+            \(Self.count(summary.groupMembers, "group membership", "group memberships")), \
+            \(Self.count(summary.approvals, "request for approval", "requests for approval")) (\(summary.pendingApprovals) pending) \
+            with \(Self.count(summary.approvalVotes, "approval", "approvals")), \(Self.count(summary.idempotencyKeys, "idempotency key", "idempotency keys"))\(failing)
             ledger head: seq \(summary.head.seq), entry hash \(head) (the same in both)
             verified: every row read back equal before the commit; the audit on PostgreSQL \(audit)
             next: set [storage] backend = "postgresql" and start stepsignd with the same state directory (its keys/) and instance

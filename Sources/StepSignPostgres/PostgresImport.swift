@@ -233,7 +233,7 @@ public struct PostgresImport: Sendable {
         return (checkpoints, origin)
     }
 
-    private func insert<Row>(_ rows: [Row], into table: String, columns: String, count: Int,
+    func insert<Row>(_ rows: [Row], into table: String, columns: String, count: Int,
                              bind: (inout PostgresBindings, Row) throws -> Void) async throws {
         var start = 0
         while start < rows.count {

@@ -57,6 +57,13 @@ extension PostgresStore {
     /// `row`'s request (selected with ``approvalSelect``) with its votes whose own seals check,
     /// and its check against both seals and the log.
     private func checked(_ connection: AnsweredConnection, _ row: PostgresRow) async throws -> ApprovalRecord {
+        try await Self.checked(connection, row, seal: credentialSeal, logger: logger)
+    }
+
+    /// `row`'s request checked under `credentialSeal` (also the import's read back, which has
+    /// no store instance).
+    static func checked(_ connection: AnsweredConnection, _ row: PostgresRow, seal credentialSeal: CredentialSeal,
+                        logger: Logger) async throws -> ApprovalRecord {
         var (record, seal) = try Self.decodeApproval(row)
         let stored = try await Self.storedVotes(connection, record.id, logger: logger)
         for (vote, voteSeal) in stored where credentialSeal.matches(voteSeal, credentialSeal.seal(vote, approvalID: record.id)) {
@@ -78,7 +85,7 @@ extension PostgresStore {
     }
 
     /// Every vote row of request `id` as stored, with its seal.
-    private static func storedVotes(_ connection: AnsweredConnection, _ id: String, logger: Logger) async throws
+    static func storedVotes(_ connection: AnsweredConnection, _ id: String, logger: Logger) async throws
         -> [(ApprovalVote, [UInt8])] {
         let rows = try await connection.query("""
             SELECT approver, auth_level, authenticator, at, seal FROM approval_votes WHERE approval_id = \(id)

@@ -7,7 +7,8 @@ extension PostgresStore {
     /// The tables that must be empty before an import; the schema's other tables hold either
     /// store-wide secrets or short-lived counters.
     static let importedTables = ["users", "password_history", "device_keys", "signing_keys", "ledger", "ledger_checkpoints",
-                                 "log_checkpoints", "log_origin", "log_cosignatures", "log_epochs"]
+                                 "log_checkpoints", "log_origin", "log_cosignatures", "log_epochs", "group_members",
+                                 "approvals", "approval_votes", "approval_events", "idempotency_keys"]
 
     /// Runs `body` with the import primitives in one transaction: committed only if `body`
     /// returns, rolled back (nothing written) if anything throws.
@@ -15,7 +16,8 @@ extension PostgresStore {
     /// First it takes the ledger's and the signing keys' advisory locks (a daemon that appends
     /// or makes a key meanwhile waits for the commit) and refuses with
     /// ``PostgresImportError/notEmpty(tables:)`` a database that holds users, device keys,
-    /// signing keys, ledger entries or checkpoints already.
+    /// signing keys, ledger entries, checkpoints, group memberships, requests for approval or
+    /// idempotency keys already (``importedTables``).
     public func importing<T: Sendable>(_ body: (PostgresImport) async throws -> T) async throws -> T {
         do {
             return try await transaction(body)

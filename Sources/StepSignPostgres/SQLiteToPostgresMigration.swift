@@ -18,6 +18,14 @@ import StepSignStorage
 /// the keys' public halves when every record has one); after the commit the store's own audit
 /// runs over it.
 ///
+/// Also copied (SPEC §3.4, §3): group memberships, requests for approval in every state with
+/// their votes and the log's index of their events, sealed again under the target's key and
+/// bound as the store binds them (a membership to its event's seq, a request's state to its
+/// latest event); and the `idempotencyKey`s as they are, so a retry after the move replays
+/// the first signature. A membership or request that fails its seal in the source is copied
+/// with no valid seal (it does not hold, and is never acted on, there as here) and reported
+/// in the summary; a user that fails is refused (``PostgresImportError/unsealedRecords(users:)``).
+///
 /// Not copied: the counters of names that are not users and the forgot-password budgets (kept
 /// under a keyed hash whose key belongs to the source), open activation codes and used-once
 /// values (they answer challenges that lived in the stopped daemon's memory).
@@ -79,6 +87,12 @@ public struct SQLiteToPostgresMigration: Sendable {
         for size in Set(logCheckpoints.map(\.size)).sorted() {
             cosignatures += try await store.logCosignatures(size: size)
         }
+        let groupMembers = try source.groupMembers()
+        let approvals = try await store.allApprovals()
+        let votes = try source.approvalVotes()
+        let approvalEvents = try source.approvalEvents()
+        let sound = Set(approvals.filter { $0.sealFailure == nil }.map(\.id))
+        let idempotencyKeys = try source.idempotencyKeys().map(Self.asStored)
         let head = try await store.ledgerHead()
         let verification = Self.verificationOptions(for: signingKeys, checkpointEntries: checkpointEntries)
         // The copy must verify exactly as the source does (a source with entries of a revoked
@@ -108,6 +122,11 @@ public struct SQLiteToPostgresMigration: Sendable {
             // Last: the database refuses rows signed with a key it knows as revoked.
             try await copy.insertSigningKeys(signingKeys)
             try await copy.sealRecords()
+            try await copy.insertGroupMembers(groupMembers)
+            try await copy.insertApprovals(approvals, votes: votes, sound: sound)
+            try await copy.insertApprovalEvents(approvalEvents)
+            try await copy.sealApprovals(approvals.map(\.id).filter(sound.contains))
+            try await copy.insertIdempotencyKeys(idempotencyKeys)
 
             // Read back in the same transaction: nothing is committed unless it all matches.
             try Self.expect(try await copy.users(), users.map(Self.asStored), "users")
@@ -125,6 +144,9 @@ public struct SQLiteToPostgresMigration: Sendable {
             guard copiedLog.origin == origin else {
                 throw PostgresImportError.mismatch("the log's origin is \(copiedLog.origin ?? "none"), the source's \(origin ?? "none")")
             }
+            try await Self.expectApprovals(copy, groupMembers: groupMembers, approvals: approvals, votes: votes,
+                                           events: approvalEvents, sound: sound)
+            try Self.expect(try await copy.idempotencyKeys(), idempotencyKeys, "idempotency keys")
             var verifier = LedgerVerifier(options: verification)
             for checkpoint in checkpoints { verifier.addCheckpoint(checkpoint.jws) }
             for checkpoint in logCheckpoints { verifier.addLogCheckpoint(checkpoint.note) }
@@ -153,6 +175,11 @@ public struct SQLiteToPostgresMigration: Sendable {
         return MigrationSummary(users: users.count, passwordHistoryEntries: history.count, deviceKeys: deviceKeys.count,
                                 signingKeys: signingKeys.count, ledgerEntries: copied,
                                 checkpoints: checkpoints.count + logCheckpoints.count,
+                                groupMembers: groupMembers.count, approvals: approvals.count,
+                                pendingApprovals: approvals.filter { $0.state == .pending }.count,
+                                approvalVotes: votes.values.map(\.count).reduce(0, +), idempotencyKeys: idempotencyKeys.count,
+                                unsealedGroupMembers: groupMembers.filter { !$0.sealed }.map(\.member),
+                                unsealedApprovals: approvals.filter { !sound.contains($0.id) }.map(\.id),
                                 head: head, signaturesChecked: verification.trustedKeys != nil,
                                 sourceAudit: sourceAudit, audit: audit)
     }
@@ -168,6 +195,47 @@ public struct SQLiteToPostgresMigration: Sendable {
         if let index = copied.indices.first(where: { copied[$0] != original[$0] }) {
             throw PostgresImportError.mismatch("\(what): row \(index + 1) differs")
         }
+    }
+
+    /// Reads back the memberships, requests, their vote rows and the events' index, and
+    /// compares them with the source: each as stored, and each checking (or failing) under the
+    /// target's key as it did under the source's.
+    private static func expectApprovals(_ copy: PostgresImport, groupMembers: [(member: GroupMember, sealed: Bool)],
+                                        approvals: [ApprovalRecord], votes: [String: [(vote: ApprovalVote, sealed: Bool)]],
+                                        events: [ApprovalEventIndex], sound: Set<String>) async throws {
+        let members = try await copy.groupMembers()
+        try expect(members.map(\.member), groupMembers.map(\.member), "group memberships")
+        guard members.map(\.sealed) == groupMembers.map(\.sealed) else {
+            throw PostgresImportError.mismatch("group memberships do not check as they did in the source")
+        }
+        try expect(try await copy.approvalEvents(), events, "the index of requests' events")
+        let byID = { (records: [ApprovalRecord]) in records.sorted { Array($0.id.utf8).lexicographicallyPrecedes(Array($1.id.utf8)) } }
+        let expected = byID(approvals.map { record in
+            var record = asStored(record)
+            if sound.contains(record.id) {
+                record.sealFailure = nil
+            } else {
+                // Written with no seals: it fails as a record that has none.
+                record.votes = []
+                record.sealFailure = .missing
+            }
+            return record
+        })
+        let copied = byID(try await copy.approvals()).map { record in
+            var record = record
+            record.votes = sortedByApprover(record.votes)
+            return record
+        }
+        try expect(copied, expected, "requests for approval")
+        for record in approvals {
+            let stored = sortedByApprover(try await copy.storedVotes(of: record.id))
+            try expect(stored, sortedByApprover((votes[record.id] ?? []).map { asStored($0.vote) }),
+                       "the approvals of request \(record.id)")
+        }
+    }
+
+    private static func sortedByApprover(_ votes: [ApprovalVote]) -> [ApprovalVote] {
+        votes.sorted { Array($0.approver.utf8).lexicographicallyPrecedes(Array($1.approver.utf8)) }
     }
 
     /// The entry with every column the verifier checks against the JWS.
@@ -228,6 +296,30 @@ public struct SQLiteToPostgresMigration: Sendable {
         var checkpoint = checkpoint
         checkpoint.createdAt = checkpoint.createdAt.postgresRounded
         return checkpoint
+    }
+
+    private static func asStored(_ record: ApprovalRecord) -> ApprovalRecord {
+        var record = record
+        record.createdAt = record.createdAt.postgresRounded
+        record.expiresAt = record.expiresAt.postgresRounded
+        record.decidedAt = record.decidedAt?.postgresRounded
+        record.votes = sortedByApprover(record.votes.map(asStored))
+        return record
+    }
+
+    private static func asStored(_ vote: ApprovalVote) -> ApprovalVote {
+        var vote = vote
+        vote.at = vote.at.postgresRounded
+        return vote
+    }
+
+    /// Times PostgreSQL can hold: a claim given up in SQLite (pending until -1e300 seconds)
+    /// is pending until `Date.distantPast`, before any now as the store's `-infinity` is.
+    private static func asStored(_ key: IdempotencyKeyRecord) -> IdempotencyKeyRecord {
+        var key = key
+        key.pendingUntil = min(max(key.pendingUntil, .distantPast), .distantFuture).postgresRounded
+        key.expiresAt = min(max(key.expiresAt, .distantPast), .distantFuture).postgresRounded
+        return key
     }
 
     private static func asStored(_ entry: LedgerEntry) -> LedgerEntry {

@@ -91,6 +91,85 @@ public final class SQLiteMigrationSource: Sendable {
         }
     }
 
+    /// Every group membership as stored (SPEC §3.4), by group and user (byte order), with
+    /// whether its seal checks under the source's key.
+    public func groupMembers() throws -> [(member: GroupMember, sealed: Bool)] {
+        let seal = store.credentialSeal
+        return try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT group_name, user_name, added_seq, seal FROM group_members ORDER BY group_name, user_name")
+                .map { row in
+                    do {
+                        let member = GroupMember(group: try row.decode(forColumn: "group_name"), user: try row.decode(forColumn: "user_name"),
+                                                 addedSeq: try row.decode(forColumn: "added_seq"))
+                        let stored: Data? = try row.decode(forColumn: "seal")
+                        return (member, seal.matches(stored.map { [UInt8]($0) }, seal.seal(member)))
+                    } catch {
+                        throw StorageError.malformedRow(table: "group_members", detail: "\(error)")
+                    }
+                }
+        }
+    }
+
+    /// Every approval (vote) row of every request as stored, by request ID, with whether its
+    /// own seal checks under the source's key. ``SQLiteStore/allApprovals()`` reads the
+    /// requests themselves, checked.
+    public func approvalVotes() throws -> [String: [(vote: ApprovalVote, sealed: Bool)]] {
+        let seal = store.credentialSeal
+        return try store.pool.read { db in
+            var votes: [String: [(vote: ApprovalVote, sealed: Bool)]] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT approval_id, approver, auth_level, authenticator, at, seal FROM approval_votes ORDER BY approval_id, at, rowid
+                """) {
+                do {
+                    let id: String = try row.decode(forColumn: "approval_id")
+                    let vote = ApprovalVote(approver: try row.decode(forColumn: "approver"), authLevel: try row.decode(forColumn: "auth_level"),
+                                            authenticator: try row.decode(forColumn: "authenticator"),
+                                            at: Date(storageSeconds: try row.decode(forColumn: "at")))
+                    let stored: Data? = try row.decode(forColumn: "seal")
+                    votes[id, default: []].append((vote, seal.matches(stored.map { [UInt8]($0) }, seal.seal(vote, approvalID: id))))
+                } catch {
+                    throw StorageError.malformedRow(table: "approval_votes", detail: "\(error)")
+                }
+            }
+            return votes
+        }
+    }
+
+    /// The log's index of events that name a request (`approval_events`): request ID and seq,
+    /// by request ID (byte order) and seq. The requests' state seals are bound to their latest.
+    public func approvalEvents() throws -> [ApprovalEventIndex] {
+        try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT approval_id, seq FROM approval_events ORDER BY approval_id, seq").map { row in
+                do {
+                    return ApprovalEventIndex(approvalID: try row.decode(forColumn: "approval_id"), seq: try row.decode(forColumn: "seq"))
+                } catch {
+                    throw StorageError.malformedRow(table: "approval_events", detail: "\(error)")
+                }
+            }
+        }
+    }
+
+    /// Every stored `idempotencyKey` (SPEC §3), by peer uid and key (byte order), as it is.
+    public func idempotencyKeys() throws -> [IdempotencyKeyRecord] {
+        try store.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT peer_uid, key, digest, signature_ids, done, pending_until, expires_at FROM idempotency_keys ORDER BY peer_uid, key
+                """).map { row in
+                do {
+                    let ids: String = try row.decode(forColumn: "signature_ids")
+                    return IdempotencyKeyRecord(peerUID: try row.decode(forColumn: "peer_uid"), key: try row.decode(forColumn: "key"),
+                                                digest: try row.decode(forColumn: "digest"),
+                                                signatureIDs: ids.split(separator: " ").map(String.init),
+                                                done: try row.decode(forColumn: "done"),
+                                                pendingUntil: Date(storageSeconds: try row.decode(forColumn: "pending_until")),
+                                                expiresAt: Date(storageSeconds: try row.decode(forColumn: "expires_at")))
+                } catch {
+                    throw StorageError.malformedRow(table: "idempotency_keys", detail: "\(error)")
+                }
+            }
+        }
+    }
+
     /// Ends the transaction (nothing was written in it), releasing the lock, and closes the store.
     public func close() async throws {
         try? lock.inDatabase { db in try db.execute(sql: "ROLLBACK") }

@@ -324,3 +324,136 @@ extension PostgresMigrationTests {
         #expect(daemon.stop() == 0)
     }
 }
+
+extension PostgresMigrationTests {
+    static let approvalRule = """
+        [[approval]]
+        reason_prefix = "payment:"
+        approvers = ["group:treasury"]
+        required = 2
+        """
+
+    struct Refused: Error, CustomStringConvertible { var description: String }
+
+    static func login(_ user: String, on daemon: DaemonHarness) throws -> StepSignConnection {
+        let connection = try daemon.connect()
+        _ = try connection.call("setUser", ["user": user])
+        let reply = try connection.call("setPassword", ["password": DaemonHarness.password, "challengeMode": 0])
+        guard reply.event("onUserLoggedIn") != nil else { throw Refused(description: "\(user) not logged in: \(reply.object)") }
+        return connection
+    }
+
+    /// `user`'s approval of request `id`, stepped up with the password: the `onApprovalResponse` event.
+    static func approve(_ id: String, as user: String, on daemon: DaemonHarness) throws -> JSONValue? {
+        let connection = try login(user, on: daemon)
+        let challenge = try connection.call("approveRequest", ["approvalID": id])
+        guard challenge.code == 0 else { throw Refused(description: "approveRequest: \(challenge.object)") }
+        return try connection.call("setPassword", ["password": DaemonHarness.password, "challengeMode": 12]).event("onApprovalResponse")
+    }
+
+    /// alice's request for `payload` under the approval rule: its approval ID.
+    static func requestApproval(_ payload: String, on daemon: DaemonHarness) throws -> String {
+        let requester = try daemon.connect()
+        _ = try requester.call("authenticateUserAndSignData", [
+            "user": "alice", "payload": payload, "reason": "payment: PO-7", "authLevel": 1, "authenticatorType": 0,
+        ])
+        let pending = try requester.call("setPassword", ["password": DaemonHarness.password, "challengeMode": 12])
+        return try #require(pending.event("onApprovalPending")?["approvalID"]?.stringValue, "not pending: \(pending.object)")
+    }
+
+    static func keyedRequest() -> KeyValuePairs<String, any JSONValueConvertible> {
+        ["user": "alice", "payload": "pay 10 EUR to Bob", "reason": "refund", "authLevel": 1, "authenticatorType": 0,
+         "idempotencyKey": "refund-2026-0001"]
+    }
+
+    @Test("groups, requests for approval (pending and signed) and idempotency keys move; a tampered membership does not hold after")
+    func approvalsGroupsAndIdempotencyKeysMove() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let daemon = try DaemonHarness(config: Self.sqliteConfig(database, extra: Self.approvalRule))
+        for user in ["alice", "bob", "carol", "dave", "erin"] { try daemon.addUser(user) }
+        let admin = try daemon.connect()
+        for (group, user) in [("treasury", "bob"), ("treasury", "carol"), ("treasury", "erin"), ("audit", "dave")] {
+            #expect(try admin.call("admin.addGroupMember", ["group": group, "user": user]).code == 0)
+        }
+        // A request signed after two approvals, and one pending with bob's.
+        let signed = try Self.requestApproval("pay 5000 EUR to ACME", on: daemon)
+        #expect(try Self.approve(signed, as: "bob", on: daemon)?["state"]?.stringValue == "pending")
+        #expect(try Self.approve(signed, as: "erin", on: daemon)?["state"]?.stringValue == "signed")
+        let signedBefore = try daemon.connect().call("getApproval", ["approvalID": signed])
+        let signedJWS = try #require(signedBefore.event("onAuthenticateUserAndSignData")?["details"]?["payloadSignature"]?.stringValue)
+        let pending = try Self.requestApproval("pay 7000 EUR to ACME", on: daemon)
+        #expect(try Self.approve(pending, as: "bob", on: daemon)?["state"]?.stringValue == "pending")
+        // A signature made with an idempotencyKey (SPEC §3).
+        let keyed = try daemon.connect()
+        #expect(try keyed.call("authenticateUserAndSignData", Self.keyedRequest()).eventNames == ["getPassword"])
+        let first = try #require(try keyed.call("setPassword", ["password": DaemonHarness.password, "challengeMode": 12])
+            .event("onAuthenticateUserAndSignData")?["details"])
+        let signaturesBefore = try #require(try daemon.connect().call("status").result?["signatures"]?.int)
+        #expect(daemon.stop() == 0)
+        // Someone without the seal key moves dave from audit into treasury.
+        let tampered = try Tools.python(LedgerAttackTests.tamperScript, daemon.stateDirectory + "/stepsign.sqlite",
+                                        "UPDATE group_members SET group_name = 'treasury' WHERE user_name = 'dave'", "no")
+        try #require(tampered.status == 0, "\(tampered.stderr)")
+
+        let result = try Self.migrate(daemon, json: true)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let summary = try #require(try JSONParser.parse(Array(result.stdout.utf8)).members.map { JSONValue.object($0) },
+                                   "\(result.stdout)")
+        #expect(summary["groupMembers"]?.int == 4)
+        #expect(summary["approvals"]?.int == 2 && summary["pendingApprovals"]?.int == 1 && summary["approvalVotes"]?.int == 3)
+        #expect(summary["idempotencyKeys"]?.int == 1)
+        let failing = try #require(summary["failingSeal"], "\(summary)")
+        #expect(failing["groupMembers"]?.arrayValue?.map { "\($0["group"]?.stringValue ?? ""):\($0["user"]?.stringValue ?? "")" }
+            == ["treasury:dave"], "\(failing)")
+        #expect(failing["approvals"]?.arrayValue?.isEmpty == true, "\(failing)")
+        let prose = try Self.migrateAgainForProse(database, daemon)
+        #expect(prose.contains("4 group memberships") && prose.contains("2 requests for approval (1 pending)"), "\(prose)")
+        #expect(prose.contains("1 idempotency key") && prose.contains("treasury: dave"), "\(prose)")
+
+        try DaemonHarness.writeConfig(
+            DaemonHarness.config("instance = \"host-a\"\n" + database.config + "\n" + Self.approvalRule), to: daemon.configPath)
+        try daemon.start()
+        #expect(daemon.log.contains("storage=postgresql"), "\(daemon.log)")
+        let connection = try daemon.connect()
+        let groups = try #require(try connection.call("admin.listGroups").result?["groups"]?.arrayValue)
+        #expect(groups.map { $0["group"]?.stringValue } == ["treasury"], "\(groups)")
+        #expect(groups.first?["members"]?.arrayValue?.compactMap(\.stringValue) == ["bob", "carol", "erin"], "\(groups)")
+        // The signed request is there as it was.
+        let signedAfter = try connection.call("getApproval", ["approvalID": signed])
+        #expect(signedAfter.result?["state"]?.stringValue == "signed", "\(signedAfter.object)")
+        #expect(signedAfter.event("onAuthenticateUserAndSignData")?["details"]?["payloadSignature"]?.stringValue == signedJWS)
+        // The pending one is listed, and carol's approval completes it beside bob's.
+        let listed = try Self.login("carol", on: daemon).call("listApprovals").result?["approvals"]?.arrayValue ?? []
+        #expect(listed.map { $0["approvalID"]?.stringValue } == [pending], "\(listed)")
+        // dave's forged membership does not count.
+        #expect(throws: Refused.self) { try Self.approve(pending, as: "dave", on: daemon) }
+        let completed = try Self.approve(pending, as: "carol", on: daemon)
+        #expect(completed?["state"]?.stringValue == "signed" && completed?["approvals"]?.int == 2, "\(String(describing: completed))")
+        // The retry with the same key gets the first signature again: no second ledger entry.
+        let retry = try daemon.connect().call("authenticateUserAndSignData", Self.keyedRequest())
+        #expect(retry.eventNames == ["onAuthenticateUserAndSignData"], "\(retry.object)")
+        let again = try #require(retry.event("onAuthenticateUserAndSignData")?["details"])
+        #expect(again["replayed"]?.boolValue == true)
+        for member in ["dataSignatureID", "payloadSignature", "logIndex"] { #expect(again[member] == first[member], "\(member)") }
+        // One more signature: the pending request's, none for the retry.
+        #expect(try daemon.connect().call("status").result?["signatures"]?.int == signaturesBefore + 1)
+        let audit = try #require(try connection.call("admin.auditVerify").result)
+        #expect(audit["ok"]?.boolValue == true, "\(audit)")
+        #expect(daemon.stop() == 0)
+    }
+
+    /// The prose summary of the same copy: into a second, fresh database.
+    static func migrateAgainForProse(_ database: PostgresServer.Database, _ daemon: DaemonHarness) throws -> String {
+        let other = try PostgresServer.createDatabase()
+        defer { other.drop() }
+        let config = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try DaemonHarness.writeConfig(
+            config.replacingOccurrences(of: "database = \"\(database.name)\"", with: "database = \"\(other.name)\""), to: daemon.configPath)
+        defer { try? DaemonHarness.writeConfig(config, to: daemon.configPath) }
+        let result = try Self.migrate(daemon, json: false)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        return result.stdout
+    }
+}

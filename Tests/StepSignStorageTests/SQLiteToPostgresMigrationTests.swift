@@ -139,3 +139,135 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
+
+/// What approval by several people rests on (SPEC §3.4) and the idempotencyKeys of signing
+/// requests (SPEC §3) move too: groups, requests with their votes and their binding to the
+/// log, sealed again under the target's key; a record that fails its seal in the source is
+/// carried over failing, never sealed again, and reported.
+extension SQLiteToPostgresMigrationTests {
+    static let rule = ApprovalRuleSnapshot(approvers: ["group:treasury"], required: 2, level: 1, type: 0, key: "rule-1")
+
+    static func request(_ id: String) -> ApprovalRecord {
+        ApprovalRecord(id: id, requester: "alice", payload: "pay 100 EUR", payloadLength: 11, reason: "payment: invoice 7",
+                       authLevel: 1, authenticatorType: 0, authenticatorUsed: "password",
+                       peer: LedgerPeer(uid: 1000, pid: 42, comm: "payroll"), rule: rule,
+                       createdAt: epoch.addingTimeInterval(0.123456789), expiresAt: epoch.addingTimeInterval(3600))
+    }
+
+    static func vote(_ approver: String, seconds: Double) -> ApprovalVote {
+        ApprovalVote(approver: approver, authLevel: 1, authenticator: "password", at: epoch.addingTimeInterval(seconds))
+    }
+
+    static func claim(_ key: String, ids: [Int], pendingSeconds: Double = 60) -> IdempotencyClaim {
+        IdempotencyClaim(peerUID: 1000, key: key, digest: Data(repeating: UInt8(key.count), count: 32),
+                         signatureIDs: ids.map { ledgerAppend($0).signatureID },
+                         pendingUntil: epoch.addingTimeInterval(pendingSeconds), expiresAt: epoch.addingTimeInterval(86_400))
+    }
+
+    @Test func groupsRequestsForApprovalAndIdempotencyKeysMoveSealedAgain() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        for name in ["alice", "bob", "carol", "dave"] { try await sqlite.addUser(newUser(name)) }
+        _ = try await sqlite.appendLedger(ledgerBatch(0..<3))
+        // Which groups hold: bob and carol in treasury; dave in audit, moved into treasury by
+        // someone without the seal key.
+        for (group, user) in [("treasury", "bob"), ("treasury", "carol"), ("audit", "dave")] {
+            try await sqlite.addGroupMember(GroupMember(group: group, user: user, addedSeq: 2))
+        }
+        try await sqlite.executeRawSQL("UPDATE group_members SET group_name = 'treasury' WHERE user_name = 'dave'")
+        // A pending request with one approval; a denied one bound to its event in the log; one
+        // whose payload was changed behind the daemon's back.
+        let pending = "0190a0b0-0000-7000-8000-00000000aaa1", denied = "0190a0b0-0000-7000-8000-00000000aaa2"
+        let forged = "0190a0b0-0000-7000-8000-00000000aaa3"
+        for id in [pending, denied, forged] { try await sqlite.createApproval(Self.request(id)) }
+        guard case .counted = try await sqlite.addApprovalVote(id: pending, vote: Self.vote("bob", seconds: 10.5), now: epoch)
+        else { throw StorageError.malformedRow(table: "approval_votes", detail: "bob's vote not counted") }
+        #expect(try await sqlite.endApproval(id: denied, as: .denied, by: "carol", reason: "no", now: epoch.addingTimeInterval(20)))
+        var event = ledgerAppend(3)
+        event.authLevel = LedgerAppend.eventAuthLevel
+        event.approvalID = denied
+        _ = try await sqlite.appendLedger([event])
+        try await sqlite.executeRawSQL("UPDATE approvals SET payload = 'pay 100000 EUR' WHERE id = '\(forged)'")
+        // A key done (its signature in the ledger), one given up by its owner, one still pending.
+        let done = Self.claim("done-1", ids: [1]), released = Self.claim("released-1", ids: [7])
+        let open = Self.claim("open-1", ids: [8], pendingSeconds: 1_000_000)
+        for claim in [done, released, open] { #expect(try await sqlite.claimIdempotencyKey(claim, now: epoch) == .claimed) }
+        try await sqlite.completeIdempotencyKey(done)
+        #expect(try await sqlite.releaseIdempotencyKey(released))
+        try await sqlite.close()
+
+        try await withPostgresDatabase { database in
+            let target = try await database.open()
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal,
+                                                        sealUnsealed: false)
+            let summary: MigrationSummary
+            do {
+                summary = try await SQLiteToPostgresMigration(source: source, target: target, checkpointEntries: nil).run()
+            } catch {
+                try? await source.close()
+                try? await target.close()
+                throw error
+            }
+            try await source.close()
+            #expect(summary.groupMembers == 3 && summary.approvals == 3 && summary.pendingApprovals == 2)
+            #expect(summary.approvalVotes == 1 && summary.idempotencyKeys == 3)
+            #expect(summary.unsealedGroupMembers == [GroupMember(group: "treasury", user: "dave", addedSeq: 2)])
+            #expect(summary.unsealedApprovals == [forged])
+
+            // The tampered membership is carried over failing: not a member on PostgreSQL either.
+            #expect(try await target.groupMembers() == [GroupMember(group: "treasury", user: "bob", addedSeq: 2),
+                                                        GroupMember(group: "treasury", user: "carol", addedSeq: 2)])
+            let requests = try await target.allApprovals()
+            try #require(requests.map(\.id) == [pending, denied, forged])
+            #expect(requests.map(\.sealFailure) == [nil, nil, .missing])
+            #expect(requests[0].state == .pending && requests[0].votes == [Self.vote("bob", seconds: 10.5)])
+            // Times as PostgreSQL keeps them (whole microseconds).
+            #expect(abs(requests[0].createdAt.timeIntervalSince(Self.request(pending).createdAt)) < 0.000_001)
+            #expect(requests[1].state == .denied && requests[1].decidedBy == "carol" && requests[1].decisionReason == "no")
+            // The pending request goes on: carol's approval counts beside bob's.
+            guard case let .counted(counted) = try await target.addApprovalVote(id: pending, vote: Self.vote("carol", seconds: 30),
+                                                                                now: epoch.addingTimeInterval(30)) else {
+                throw StorageError.malformedRow(table: "approval_votes", detail: "carol's vote not counted")
+            }
+            #expect(counted.distinctApprovers == ["bob", "carol"])
+            #expect(try await target.approval(id: pending)?.sealFailure == nil)
+            // The forged request is never acted on there either.
+            await #expect(throws: StorageError.self) {
+                _ = try await target.endApproval(id: forged, as: .denied, by: "bob", reason: "x", now: epoch.addingTimeInterval(40))
+            }
+
+            // Keys: a retry of the done one replays its signature; the given-up one is taken over
+            // under its signature IDs; the pending one is still in flight.
+            let later = epoch.addingTimeInterval(120)
+            #expect(try await target.claimIdempotencyKey(done, now: later) == .replay(signatureIDs: done.signatureIDs))
+            #expect(try await target.claimIdempotencyKey(Self.claim("released-1", ids: [9]), now: later)
+                == .takenOver(signatureIDs: released.signatureIDs))
+            #expect(try await target.claimIdempotencyKey(open, now: later) == .inFlight)
+            try await target.close()
+        }
+    }
+}
+
+extension SQLiteToPostgresMigrationTests {
+    @Test func aTargetWithAGroupMembershipOrAnIdempotencyKeyIsNotEmpty() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let sqlite = try directory.open()
+        try await sqlite.addUser(newUser("alice"))
+        try await sqlite.close()
+        try await withPostgresDatabase { database in
+            let target = try await database.open()
+            try await target.addGroupMember(GroupMember(group: "treasury", user: "bob", addedSeq: 1))
+            #expect(try await target.claimIdempotencyKey(Self.claim("k-1", ids: [1]), now: epoch) == .claimed)
+            let source = try SQLiteMigrationSource.open(path: directory.path + "/" + SQLiteStore.fileName, seal: TestSeal.seal,
+                                                        sealUnsealed: false)
+            await #expect(throws: PostgresImportError.notEmpty(tables: ["group_members", "idempotency_keys"])) {
+                try await SQLiteToPostgresMigration(source: source, target: target, checkpointEntries: nil).run()
+            }
+            #expect(try await target.listUsers().isEmpty)
+            try await source.close()
+            try await target.close()
+        }
+    }
+}
