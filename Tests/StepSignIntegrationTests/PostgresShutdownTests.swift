@@ -1,5 +1,6 @@
 import Foundation
 import StepSignClient
+import StepSignTestSupport
 import Synchronization
 import Testing
 
@@ -79,5 +80,34 @@ struct PostgresShutdownTests {
         #expect(audit["ok"]?.boolValue == true, "\(audit)")
         #expect(try daemon.ledgerSignatures().count == answered, "ledger signatures vs replies received")
         #expect(daemon.stop() == 0)
+    }
+
+    @Test("""
+        a service that fails on PostgreSQL (a socket path too long to listen on) shuts the group down in order: \
+        the engine's end before the pool's; exit 78 as before
+        """)
+    func failingServiceStopsThePoolLast() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let directory = try TemporaryDirectory("pgpool")
+        defer { directory.remove() }
+        let config = directory.appending("stepsignd.toml")
+        try DaemonHarness.writeConfig(DaemonHarness.config(database.config), to: config)
+        let socket = directory.appending(String(repeating: "s", count: 120) + ".sock")
+        let result = try Tools.run([Binaries.path("stepsignd"), "--config", config, "--socket", socket,
+                                    "--state-dir", directory.appending("state")], timeout: 60)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot listen there"), "\(result.stderr)")
+        // The engine's last checkpoint still reaches PostgreSQL (a cancelled group ended the pool
+        // under it: "cannot make the shutdown checkpoint … poolShutdown").
+        #expect(!result.stderr.contains("level=error"), "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        func position(_ text: String) -> Int? { lines.firstIndex { $0.contains(text) } }
+        let order = ["msg=\"ledger checkpointed and store closed\"", "msg=\"PostgreSQL connections closed\""]
+            .map { (text: $0, at: position($0)) }
+        #expect(order.allSatisfy { $0.at != nil }, "\(order)\n\(result.stderr)")
+        let positions = order.compactMap(\.at)
+        #expect(positions == positions.sorted(), "\(order)\n\(result.stderr)")
     }
 }
