@@ -50,7 +50,8 @@ public final class PostgresStore: StepSignStore {
         /// command that opens the store, uses it and closes it (`stepsignd --migrate-to`, tests).
         case store
         /// The caller, with ``runPool()``: stepsignd, as a service of its service group. Calls
-        /// wait until the pool runs; ``close()`` leaves the pool to the caller.
+        /// made before it runs wait for it, as for a busy pool (at most the lease timeout);
+        /// ``close()`` leaves the pool to the caller.
         case caller
     }
 
