@@ -187,6 +187,16 @@ struct StepSignDaemon: AsyncParsableCommand {
             }
         }
         let store = try await openStore(settings, logger: logger)
+        // The daemon's one service group (issue 40). On PostgreSQL it begins here with the store's
+        // connection pool alone, since the start's work below uses the store; the other services
+        // join it once the start has succeeded, after the pool, so that a graceful shutdown stops
+        // them first and the pool last. A start that fails leaves this scope, which cancels the
+        // group (the pool closes its connections) and waits for it.
+        let storeServices: [ServiceGroupConfiguration.ServiceConfiguration] = (store as? PostgresStore).map {
+            [.init(service: PostgresPoolService(store: $0, logger: logger))]
+        } ?? []
+        let group = ServiceGroup(configuration: .init(services: storeServices, logger: logger))
+        async let groupRun: Void = Self.run(group, if: !storeServices.isEmpty)
         let keyring: Keyring
         do {
             keyring = try await Keyring.open(directory: settings.server.stateDir + "/keys", instance: settings.instance,
@@ -284,20 +294,26 @@ struct StepSignDaemon: AsyncParsableCommand {
                 throw ExitCode(78)  // EX_CONFIG
             }
         }
-        // One group; its order is the shutdown order, reversed: the signals stop first, then
-        // the socket server (every request in flight is answered), the watchdog, the
-        // summary and approval-expiry timers, and last the engine (final checkpoint) and the store.
+        // The group's order, after the store's pool, is the shutdown order, reversed: the signals
+        // stop first, then the socket server (every request in flight is answered), the watchdog,
+        // the summary and approval-expiry timers, the engine (final checkpoint) and the store, and
+        // last the pool. A service that fails shuts the group down gracefully in this order too
+        // (a cancelled group would end the pool while the engine writes its last checkpoint),
+        // and the group then throws its error.
+        func service(_ service: some Service) -> ServiceGroupConfiguration.ServiceConfiguration {
+            .init(service: service, failureTerminationBehavior: .gracefullyShutdownGroup)
+        }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: EngineService(engine: engine, store: store, logger: logger)),
-            .init(service: SigningSummaryService(engine: engine)),
-            .init(service: ApprovalExpiryService(engine: engine)),
+            service(EngineService(engine: engine, store: store, logger: logger)),
+            service(SigningSummaryService(engine: engine)),
+            service(ApprovalExpiryService(engine: engine)),
         ]
         if let notifier, notifier.watchdogInterval != nil {
-            services.append(.init(service: WatchdogService(notifier: notifier, logger: logger)))
+            services.append(service(WatchdogService(notifier: notifier, logger: logger)))
         }
-        if let metricsServer { services.append(.init(service: metricsServer)) }
-        services.append(.init(service: server))
-        if let agentServer { services.append(.init(service: agentServer)) }
+        if let metricsServer { services.append(service(metricsServer)) }
+        services.append(service(server))
+        if let agentServer { services.append(service(agentServer)) }
         services.append(.init(
             service: SignalService(
                 signals: signals,
@@ -310,14 +326,15 @@ struct StepSignDaemon: AsyncParsableCommand {
                     logger.notice("shutting down", metadata: ["signal": "\(signal)"])
                     notify(["STOPPING=1", "STATUS=stopping"])
                 }),
-            successTerminationBehavior: .gracefullyShutdownGroup))
-        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
+            successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
         logger.notice("starting", metadata: ["version": "\(Engine.version)", "stateDir": "\(settings.server.stateDir)",
                                              "storage": "\(settings.storage.backend.rawValue)",
                                              "activeKid": "\(keyring.active.kid)",
                                              "keysEncrypted": "\(passphrase != nil)"])
+        for service in services { await group.addServiceUnlessShutdown(service) }
         do {
-            try await group.run()
+            if storeServices.isEmpty { try await group.run() }
+            try await groupRun
         } catch let error as ServerError {
             // The socket cannot be made where the configuration says: a restart cannot fix it.
             logger.critical("cannot listen", metadata: ["error": "\(error)"])
@@ -325,6 +342,12 @@ struct StepSignDaemon: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         logger.notice("stopped")
+    }
+
+    /// Runs `group` if `now`: the daemon's group when it begins before the start's work (on
+    /// PostgreSQL, with the store's pool); otherwise the group runs once the start is done.
+    private static func run(_ group: ServiceGroup, if now: Bool) async throws {
+        if now { try await group.run() }
     }
 
     /// Opens the configured store (SPEC §5, `[storage]`). PostgreSQL: settings that cannot
@@ -373,7 +396,9 @@ struct StepSignDaemon: AsyncParsableCommand {
             let target = pg.usesUnixSocket ? configuration.unixSocketPath : "\(pg.host):\(pg.port)"
             let metadata: Logger.Metadata = ["server": "\(target)", "database": "\(pg.database)", "user": "\(pg.user)"]
             do {
-                let store = try await PostgresStore.open(configuration, seal: seal, logger: Logger(label: "stepsign.postgres"))
+                // The pool runs as the first service of the daemon's group (PostgresPoolService).
+                let store = try await PostgresStore.open(configuration, seal: seal, logger: Logger(label: "stepsign.postgres"),
+                                                         pool: .caller)
                 logger.notice("PostgreSQL store open", metadata: metadata)
                 return store
             } catch let error as PostgresStoreError {

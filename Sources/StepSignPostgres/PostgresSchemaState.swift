@@ -11,7 +11,7 @@ package struct PostgresSchemaState: Sendable, Equatable {
     package var supported: Int
 
     /// Connects as the daemon would (password file, TLS, connect timeout) and reads the
-    /// schema's version. Throws ``PostgresStoreError`` as ``PostgresStore/open(_:seal:logger:)``
+    /// schema's version. Throws ``PostgresStoreError`` as ``PostgresStore/open(_:seal:logger:pool:)``
     /// does: `unavailable` when the server cannot be reached, `server` for a refused login or a
     /// missing database, `tls`, `passwordFile`, `configuration`.
     package static func read(_ configuration: PostgresStoreConfiguration,

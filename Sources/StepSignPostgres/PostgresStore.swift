@@ -14,10 +14,13 @@ import StepSignMetrics
 /// change: the ledger's tail is read under a transaction-scoped advisory lock in the
 /// transaction that extends it.
 ///
-/// Life cycle: ``open(_:logger:)`` brings the schema up to date on one connection of its own,
-/// then starts the connection pool (PostgresNIO's `PostgresClient`, at most `poolSize`
-/// connections) in a task of its own and returns the store; ``close()`` ends the pool. Calls
-/// after `close()` fail.
+/// Life cycle: ``open(_:seal:logger:pool:)`` brings the schema up to date on one connection of
+/// its own, then makes the connection pool (PostgresNIO's `PostgresClient`, at most `poolSize`
+/// connections) and returns the store. Who runs the pool is ``PoolRunner``: a command that
+/// opens the store, uses it and closes it lets the store run it in a task of its own until
+/// ``close()``; stepsignd runs it with ``runPool()`` as the first service of its service group,
+/// so the group starts it before anything uses the store and stops it after everything that
+/// does (issue 40). Calls after the pool ends fail.
 public final class PostgresStore: StepSignStore {
     /// Every daemon on the database changes credentials here.
     public var isShared: Bool { true }
@@ -36,11 +39,23 @@ public final class PostgresStore: StepSignStore {
     private let lastLease = NIOLockedValueBox<ContinuousClock.Instant>(.now)
     /// ``PostgresStoreConfiguration/commitResolutionTimeout``.
     let commitResolutionTimeout: Duration
-    private let runTask: Task<Void, Never>
+    /// The pool's run when the store runs it (``PoolRunner/store``); nil when the caller does.
+    private let runTask: Task<Void, Never>?
     /// The pooled connections' closings, which answer statements PostgresNIO would not.
     let closings = ConnectionClosings()
 
-    private init(client: PostgresClient, runTask: Task<Void, Never>, logger: Logger, nameKey: [UInt8],
+    /// Who runs a store's connection pool.
+    public enum PoolRunner: Sendable {
+        /// The store, in a task of its own from ``open(_:seal:logger:pool:)`` to ``close()``: for a
+        /// command that opens the store, uses it and closes it (`stepsignd --migrate-to`, tests).
+        case store
+        /// The caller, with ``runPool()``: stepsignd, as a service of its service group. Calls
+        /// made before it runs wait for it, as for a busy pool (at most the lease timeout);
+        /// ``close()`` leaves the pool to the caller.
+        case caller
+    }
+
+    private init(client: PostgresClient, runTask: Task<Void, Never>?, logger: Logger, nameKey: [UInt8],
                  seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration) {
         self.client = client
         self.runTask = runTask
@@ -60,7 +75,8 @@ public final class PostgresStore: StepSignStore {
     /// ``PostgresStoreError/passwordFile(path:reason:)`` for unusable settings, and
     /// ``PostgresStoreError/unavailable(_:)`` when the server cannot be reached.
     public static func open(_ configuration: PostgresStoreConfiguration, seal: CredentialSeal,
-                            logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStore {
+                            logger: Logger = Logger(label: "stepsign.postgres", factory: { _ in SwiftLogNoOpLogHandler() }),
+                            pool: PoolRunner = .store) async throws -> PostgresStore {
         try configuration.validate()
         let password = try configuration.readPassword()
         // The schema is brought up to date on one connection of its own, before any pool
@@ -102,7 +118,10 @@ public final class PostgresStore: StepSignStore {
         clientConfiguration.options.minimumConnections = 0
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
-        let runTask = Task { await client.run() }
+        let runTask: Task<Void, Never>? = switch pool {
+        case .store: Task { await client.run() }
+        case .caller: nil
+        }
         return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey, seal: seal,
                              leaseTimeout: configuration.leaseTimeout,
                              commitResolutionTimeout: configuration.commitResolutionTimeout)
@@ -167,9 +186,21 @@ public final class PostgresStore: StepSignStore {
         }
     }
 
+    /// Ends the pool the store runs (``PoolRunner/store``) once its connections are closed; a
+    /// pool the caller runs is left to the caller, whose run of ``runPool()`` ends it.
     public func close() async throws {
+        guard let runTask else { return }
         runTask.cancel()
         await runTask.value
+    }
+
+    /// Runs the connection pool of a store opened with ``PoolRunner/caller``, once, until the
+    /// calling task is cancelled or, in a swift-service-lifecycle `ServiceGroup`, told to shut
+    /// down gracefully (PostgresNIO's `PostgresClient.run()`, which is a `Service`'s): then it
+    /// closes every connection, so nothing may use the store after it.
+    package func runPool() async {
+        precondition(runTask == nil, "the store runs its pool itself (PoolRunner.store)")
+        await client.run()
     }
 
     // MARK: - Running statements
