@@ -36,6 +36,27 @@ struct JSONWriterTests {
             == #"{"a":1,"b":{"c":"d\n"},"e":[{"f":true},2],"g":false,"h":{"i":[null]}}"#)
     }
 
+    @Test("integers are written as their decimal description, at the ends of their ranges too")
+    func integers() {
+        let values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_234_567_890, -987_654_321, .max, .min, .max - 1, .min + 1]
+        for value in values {
+            var writer = JSONWriter(capacity: 32)
+            writer.beginObject()
+            writer.member("n", value)
+            writer.endObject()
+            writer.value(.int(value))
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "{\"n\":\(value)},\(value)")
+        }
+        var writer = JSONWriter(capacity: 64)
+        writer.beginObject()
+        writer.member("u", UInt64.max)
+        writer.member("i", Int8.min)
+        writer.member("d", JSONValue.double(-42))
+        writer.member("f", JSONValue.double(0.5))
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"u":18446744073709551615,"i":-128,"d":-42,"f":0.5}"#)
+    }
+
     @Test("strings: quotes, backslashes and control characters escaped; other text copied as UTF-8")
     func escaping() {
         #expect(JSONString.quoted("a\"b\\c\u{01}\t\r\né€😀") == #""a\"b\\c\u0001\t\r\né€😀""#)
