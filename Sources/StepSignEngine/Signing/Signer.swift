@@ -31,9 +31,11 @@ struct Signer: Sendable {
             approvals: approvals,
             ssh: request.ssh
         )
-        let jws = try await threads.run(inToken: key.tokenID != nil) {
-            try StepSignSignature.make(claims: claims, key: key, kid: kid)
-        }
+        // A key file signs right here, without an async call (issue 43: each one is a task
+        // switch check); a token key on the token's threads.
+        let jws = key.tokenID == nil
+            ? try StepSignSignature.make(claims: claims, key: key, kid: kid)
+            : try await threads.run(inToken: true) { try StepSignSignature.make(claims: claims, key: key, kid: kid) }
         let entry: LedgerEntry
         do {
             entry = try await ledger.append(LedgerAppend(
