@@ -178,7 +178,7 @@ public final class SocketServer: Service, Sendable {
         }
     }
 
-    private func handle(_ frame: Frame, session: inout Session) async -> Reply {
+    private nonisolated(nonsending) func handle(_ frame: Frame, session: inout Session) async -> Reply {
         switch frame {
         case .tooLong:
             return Reply(id: .null, error: StepSignError(.invalidArguments, "request line longer than \(Self.maxLineLength) bytes"),
