@@ -26,8 +26,21 @@ public enum Base64URL {
     }
 
     static func encodeBytes(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        let outCount = (input.count * 4 + 2) / 3
-        return [UInt8](unsafeUninitializedCapacity: outCount) { out, initialized in
+        [UInt8](unsafeUninitializedCapacity: encodedLength(input.count)) { out, initialized in
+            initialized = encode(input, into: out.baseAddress!)
+        }
+    }
+
+    /// The length of the unpadded base64url text of `count` bytes.
+    static func encodedLength(_ count: Int) -> Int {
+        (count * 4 + 2) / 3
+    }
+
+    /// Writes the unpadded base64url text of `input` at `out`, which has room for
+    /// `encodedLength(input.count)` bytes, and returns that count. No array is made, so a
+    /// caller can encode straight into the storage of what it builds (a JWS).
+    static func encode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
             var i = 0, o = 0
             while i + 3 <= input.count {
                 let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
@@ -52,7 +65,7 @@ public enum Base64URL {
             default:
                 break
             }
-            initialized = o
+            return o
         }
     }
 

@@ -13,14 +13,30 @@ public enum JWS {
     /// `BASE64URL(headerJSON) "." BASE64URL(payload) "." BASE64URL(signature)`, signed with
     /// ES256 by `key`. `headerJSON` is used byte for byte; the caller makes it say ES256.
     public static func signES256(headerJSON: [UInt8], payload: [UInt8], key: P256PrivateKey) throws(OpenSSLError) -> String {
-        var text = Base64URL.encodeToBytes(headerJSON)
-        text.reserveCapacity(text.count + (payload.count * 4 + 2) / 3 + 88)
-        text.append(UInt8(ascii: "."))
-        text.append(contentsOf: Base64URL.encodeToBytes(payload))
-        let signature = try key.signatureES256(for: text)
-        text.append(UInt8(ascii: "."))
-        text.append(contentsOf: Base64URL.encodeToBytes(signature))
-        return String(decoding: text, as: UTF8.self)
+        let headerLength = Base64URL.encodedLength(headerJSON.count)
+        let inputLength = headerLength + 1 + Base64URL.encodedLength(payload.count)
+        let signatureLength = Base64URL.encodedLength(2 * ECDSASignature.halfLength)
+        // The text is written once, into the string's own storage: the signing input, then
+        // (once it is signed) the signature. No intermediate arrays (issue 43).
+        do {
+            return try String(unsafeUninitializedCapacity: inputLength + 1 + signatureLength) { text in
+                let base = text.baseAddress!
+                headerJSON.withUnsafeBufferPointer { _ = Base64URL.encode($0, into: base) }
+                base[headerLength] = UInt8(ascii: ".")
+                payload.withUnsafeBufferPointer { _ = Base64URL.encode($0, into: base + headerLength + 1) }
+                let signature = try key.signatureES256(for: UnsafeBufferPointer(start: base, count: inputLength))
+                guard signature.count == 2 * ECDSASignature.halfLength else {
+                    throw OpenSSLError(operation: "EVP_PKEY_sign", queue: ["an ES256 signature of \(signature.count) bytes"])
+                }
+                base[inputLength] = UInt8(ascii: ".")
+                signature.withUnsafeBufferPointer { _ = Base64URL.encode($0, into: base + inputLength + 1) }
+                return inputLength + 1 + signatureLength
+            }
+        } catch let error as OpenSSLError {
+            throw error
+        } catch {
+            throw OpenSSLError(operation: "EVP_PKEY_sign", queue: ["\(error)"])
+        }
     }
 
     /// Splits and decodes a compact JWS. Surrounding whitespace is not accepted; every part

@@ -20,7 +20,7 @@ extension Engine {
     /// reason each), level and type are given; `batch` tells the two operations apart. An
     /// invalid key or one used for other parameters is 4, one whose first request has not
     /// finished is 14 (never a second signature).
-    func claimIdempotencyKey(_ key: String?, batch: Bool, user: String, items: [(payload: String, reason: String)],
+    nonisolated(nonsending) func claimIdempotencyKey(_ key: String?, batch: Bool, user: String, items: [(payload: String, reason: String)],
                              level: Int, type: Int, session: Session, context: RequestContext) async throws -> IdempotencyStart {
         guard let key else { return .none }
         guard IdempotencyClaim.isValidKey(key) else {
@@ -131,7 +131,7 @@ extension Engine {
 
     /// Marks `claim` done once its signatures are committed. A failure is only logged: the
     /// ledger's entries under its signature IDs mark it done anyway.
-    func completeIdempotency(_ claim: IdempotencyClaim?) async {
+    nonisolated(nonsending) func completeIdempotency(_ claim: IdempotencyClaim?) async {
         guard let claim else { return }
         do { try await signing.store.completeIdempotencyKey(claim) } catch {
             logger.warning("idempotencyKey not marked done (its ledger entries mark it)", metadata: ["error": "\(error)"])

@@ -14,7 +14,7 @@ extension Engine {
     ///
     /// - Parameter blocked: the code for a user blocked while the credentials did not change
     ///   (`enrollDeviceKey` answers 148 there, SPEC §3.2); the login ends either way.
-    func currentLogin(_ session: inout Session, context: RequestContext,
+    nonisolated(nonsending) func currentLogin(_ session: inout Session, context: RequestContext,
                       blocked: StepSignError.Code = .sessionExpired) async throws -> Session.Login? {
         guard let login = session.login else { return nil }
         return try checkLogin(login, user: try await credentials.store.user(named: login.user), session: &session,

@@ -8,7 +8,7 @@ import StepSignMetrics
 
 extension Engine {
     /// `authenticateUserAndSignData` (SPEC §3.2): checks, then one step-up challenge or the result.
-    func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, context: RequestContext) async throws -> Reply {
+    nonisolated(nonsending) func authenticateUserAndSignData(_ parameters: SignDataParameters, session: inout Session, context: RequestContext) async throws -> Reply {
         let payload = parameters.payload, reason = parameters.reason
         let level = parameters.authLevel, type = parameters.authenticatorType
         let payloadLength = try SigningRequest.validate(text: payload, name: "payload", limit: SigningRequest.payloadLimit)
@@ -43,7 +43,7 @@ extension Engine {
     /// The user a signing request signs for: the session's login's (the request may only name
     /// it again), or the one it names when the session is not logged in. No authentication
     /// may be open in the session (213).
-    func signingUser(named: String?, session: inout Session, context: RequestContext) async throws -> String {
+    nonisolated(nonsending) func signingUser(named: String?, session: inout Session, context: RequestContext) async throws -> String {
         let user: String
         if let login = try await currentLogin(&session, context: context) {
             guard named == nil || named == login.user else {
@@ -201,7 +201,7 @@ extension Engine {
     /// or, for a request an `[[approval]]` rule matches, stores it to wait for its approvers.
     /// `steppedUp`: the user has just stepped up for it, which opens a reuse window when
     /// `[stepup]` allows one; `reusedFrom`: it reused the window of that signature.
-    func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
+    nonisolated(nonsending) func finishSigning(_ signing: SigningRequest, authenticatorUsed: String, steppedUp: Bool = false,
                                reusedFrom: String? = nil, session: inout Session, context: RequestContext) async throws -> Reply {
         if let rule = signing.approvalRule {
             // Not signed yet: the request waits for its approvers (SPEC §3.4).

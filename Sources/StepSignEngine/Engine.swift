@@ -264,7 +264,12 @@ public final class Engine: Sendable {
     /// admin right) applies to its open connections too: a refused peer's request is answered
     /// with error 13 and the connection is to be closed. The whole request sees one snapshot of
     /// the settings, from this decision to its reply.
-    public func handle(line: some Collection<UInt8>, session: inout Session, now: Date = Date()) async -> Reply {
+    ///
+    /// It and the functions of the level-0 path below it are `nonisolated(nonsending)`: they
+    /// run on their caller's executor (the connection's event loop), where a plain `nonisolated`
+    /// async function first asks the runtime for the task's preferred executor, under a lock,
+    /// at every call (issue 43).
+    public nonisolated(nonsending) func handle(line: some Collection<UInt8>, session: inout Session, now: Date = Date()) async -> Reply {
         let settings = self.settings
         let decoded = Request.decode(line)
         let decision = settings.access.decide(session.peer)
@@ -286,7 +291,7 @@ public final class Engine: Sendable {
         }
     }
 
-    private func handle(_ request: Request, session: inout Session, settings: Settings, now: Date) async -> Reply {
+    private nonisolated(nonsending) func handle(_ request: Request, session: inout Session, settings: Settings, now: Date) async -> Reply {
         var reply: Reply
         do {
             reply = try await dispatch(request, session: &session, settings: settings, now: now)
@@ -330,7 +335,7 @@ public final class Engine: Sendable {
 
     /// Expires a stale challenge, refuses admin operations to other peers (13) before reading
     /// their parameters, decodes the operation once, and runs it.
-    private func dispatch(_ request: Request, session: inout Session, settings: Settings, now: Date) async throws -> Reply {
+    private nonisolated(nonsending) func dispatch(_ request: Request, session: inout Session, settings: Settings, now: Date) async throws -> Reply {
         try expireChallenge(request, session: &session, timeout: settings.config.server.challengeTimeoutSeconds, now: now)
         if Operation.isAdmin(request.op), !session.isAdmin {
             throw StepSignError(.permissionDenied, "\(request.op) is for admin peers only")

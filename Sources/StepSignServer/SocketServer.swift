@@ -142,6 +142,9 @@ public final class SocketServer: Service, Sendable {
                 idleConnections.increment()
                 defer { idleConnections.decrement() }
                 var session = Session(peer: peer)
+                // The connection's reply bytes, reused for every reply (see `Reply.buffer(scratch:)`).
+                var replyBytes: [UInt8] = []
+                replyBytes.reserveCapacity(2048)
                 // Set when the grace is over: the requests read and not yet started are not.
                 let graceOver = Atomic<Bool>(false)
                 // An idempotencyKey claimed by a signing challenge still open is given up when
@@ -155,7 +158,7 @@ public final class SocketServer: Service, Sendable {
                             let reply = await handle(frame, session: &session)
                             workingConnections.decrement()
                             idleConnections.increment()
-                            try await outbound.write(reply.buffer())
+                            try await outbound.write(reply.buffer(scratch: &replyBytes))
                             if reply.closesConnection { return }
                         }
                     } onGracefulShutdown: {
@@ -175,7 +178,7 @@ public final class SocketServer: Service, Sendable {
         }
     }
 
-    private func handle(_ frame: Frame, session: inout Session) async -> Reply {
+    private nonisolated(nonsending) func handle(_ frame: Frame, session: inout Session) async -> Reply {
         switch frame {
         case .tooLong:
             return Reply(id: .null, error: StepSignError(.invalidArguments, "request line longer than \(Self.maxLineLength) bytes"),

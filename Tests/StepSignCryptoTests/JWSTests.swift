@@ -42,6 +42,23 @@ struct JWSTests {
         #expect(compact.hasPrefix(String(decoding: jws.signingInput, as: UTF8.self) + "."))
     }
 
+    @Test("the compact text is the base64url of header and payload, a dot between, then 86 characters of signature, for every payload length mod 3")
+    func compactTextLayout() throws {
+        let key = try P256PrivateKey.generate()
+        for header in [Array(#"{"alg":"ES256"}"#.utf8), Array(#"{"alg":"ES256","kid":"k"}"#.utf8), Array(#"{"alg":"ES256","x":1}"#.utf8)] {
+            for length in 0..<7 {
+                let payload = (0..<length).map { UInt8(truncatingIfNeeded: 0xF0 + $0) }
+                let compact = try JWS.signES256(headerJSON: header, payload: payload, key: key)
+                let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+                #expect(compact.hasPrefix(input + "."), "header \(header.count) payload \(length)")
+                #expect(compact.utf8.count == input.utf8.count + 1 + 86)
+                let jws = try JWS.parse(compact)
+                #expect(jws.payload == payload)
+                #expect(jws.isValidES256(key: key.publicKey))
+            }
+        }
+    }
+
     @Test("an empty payload is allowed")
     func emptyPayload() throws {
         let key = try P256PrivateKey.generate()

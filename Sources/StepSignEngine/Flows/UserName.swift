@@ -15,13 +15,32 @@ enum UserName {
     /// only the user spelled exactly so.
     static func validate(_ name: String, new: Bool = false) throws(StepSignError) {
         guard !name.isEmpty else { throw .invalid("\"user\" must not be empty") }
-        guard name.count <= limit else { throw .invalid("\"user\" must be at most \(limit) characters") }
-        guard !name.unicodeScalars.contains(where: isRefused) else {
+        let ascii = asciiCheck(name)
+        guard (ascii?.count ?? name.count) <= limit else { throw .invalid("\"user\" must be at most \(limit) characters") }
+        guard !(ascii?.refused ?? name.unicodeScalars.contains(where: isRefused)) else {
             throw .invalid("\"user\" must not contain whitespace, control or format (zero-width, bidi) characters")
         }
-        guard !new || UserIDForm.isNFC(name) else {
+        guard !new || ascii != nil || UserIDForm.isNFC(name) else {
             throw .invalid("\"user\" must be in Unicode NFC (composed characters: \"\\u00E9\", not \"e\\u0301\")")
         }
+    }
+
+    /// For an ASCII `name` (contiguous), its `count` and whether it has a scalar ``isRefused(_:)``
+    /// refuses, without Unicode property lookups (a level-0 request checks its user's name
+    /// every time): in ASCII those are the controls, whitespace and space, 0x00–0x20 and 0x7F;
+    /// every character is one byte except `"\r\n"`; and ASCII is in NFC. Nil for other text.
+    static func asciiCheck(_ name: String) -> (count: Int, refused: Bool)? {
+        let checked = name.utf8.withContiguousStorageIfAvailable { bytes -> (count: Int, refused: Bool)? in
+            var refused = false, pairs = 0, previous: UInt8 = 0
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte <= 0x20 || byte == 0x7F { refused = true }
+                if byte == 0x0A && previous == 0x0D { pairs += 1 }
+                previous = byte
+            }
+            return (bytes.count - pairs, refused)
+        }
+        return checked ?? nil
     }
 
     /// Whether `scalar` may not appear in a user ID.

@@ -71,7 +71,7 @@ final class LedgerWriter: Sendable {
     /// Appends `entry` and returns it as stored (with its sequence number and hashes), once
     /// the transaction that holds it is durable. Refused (``StorageError/ledgerTreeBroken(_:)``)
     /// while the log is refused.
-    func append(_ entry: LedgerAppend) async throws -> LedgerEntry {
+    nonisolated(nonsending) func append(_ entry: LedgerAppend) async throws -> LedgerEntry {
         guard let stored = try await append(all: [entry]).first else { throw LedgerWriterError.shortBatch }
         return stored
     }
@@ -79,7 +79,7 @@ final class LedgerWriter: Sendable {
     /// Appends `entries` in order, in one transaction (all of them are in the ledger, next to
     /// each other, or none), and returns them as stored once it is durable (SPEC §3.4: a
     /// batch is committed together or not at all).
-    func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
+    nonisolated(nonsending) func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
         if let why = logAlarm?.current { throw StorageError.ledgerTreeBroken(why) }
         guard !entries.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { (waiter: Waiter) in

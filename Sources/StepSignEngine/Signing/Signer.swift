@@ -15,7 +15,7 @@ struct Signer: Sendable {
     /// UUIDv7 signature ID) and returns the reply details once the row is committed.
     /// `signatureID`: the ID reserved for it (an approved request's, SPEC §3.4), else a new
     /// one; `approvals`: the approvals it waited for, as the claims record them.
-    func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
+    nonisolated(nonsending) func sign(_ request: SigningRequest, instance: String, authenticatorUsed: String, peer: Peer,
               now: Date, reusedFrom: String? = nil, signatureID reserved: String? = nil,
               approvals: [ApprovalClaim]? = nil) async throws -> (SigningDetails, LedgerEntry) {
         let (kid, key) = keyring.signer
@@ -31,9 +31,11 @@ struct Signer: Sendable {
             approvals: approvals,
             ssh: request.ssh
         )
-        let jws = try await threads.run(inToken: key.tokenID != nil) {
-            try StepSignSignature.make(claims: claims, key: key, kid: kid)
-        }
+        // A key file signs right here, without an async call (issue 43: each one is a task
+        // switch check); a token key on the token's threads.
+        let jws = key.tokenID == nil
+            ? try StepSignSignature.make(claims: claims, key: key, kid: kid)
+            : try await threads.run(inToken: true) { try StepSignSignature.make(claims: claims, key: key, kid: kid) }
         let entry: LedgerEntry
         do {
             entry = try await ledger.append(LedgerAppend(

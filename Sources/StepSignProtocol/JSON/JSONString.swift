@@ -15,11 +15,22 @@ public enum JSONString {
         out.appendByte(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
-            var start = 0
-            for index in bytes.indices where needsEscape(bytes[index]) || (escapingDelete && bytes[index] == 0x7F) {
-                if index > start { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
-                appendEscaped(bytes[index], to: &out)
-                start = index + 1
+            guard let base = bytes.baseAddress else { return }
+            var start = 0, index = 0
+            while index < bytes.count {
+                // Eight bytes at a time while none of them needs escaping.
+                if index + 8 <= bytes.count,
+                   !wordNeedsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self), escapingDelete: escapingDelete) {
+                    index += 8
+                    continue
+                }
+                let byte = base[index]
+                if needsEscape(byte) || (escapingDelete && byte == 0x7F) {
+                    if index > start { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
+                    appendEscaped(byte, to: &out)
+                    start = index + 1
+                }
+                index += 1
             }
             if start < bytes.count { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[start...])) }
         }
@@ -38,6 +49,21 @@ public enum JSONString {
     @inlinable
     static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Whether any of the eight bytes in `word` needs escaping (or is DEL, with
+    /// `escapingDelete`): the bit tricks that find a byte below 0x20 or equal to a given one in
+    /// a whole word at once (exact: a borrow reaches a higher byte only from a byte that
+    /// matched). Bytes of 0x80 and up never match.
+    @inlinable
+    static func wordNeedsEscape(_ word: UInt64, escapingDelete: Bool) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        var found = (word &- ones &* 0x20) & ~word & highs // a byte below 0x20
+        found |= hasZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
+        found |= hasZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
+        if escapingDelete { found |= hasZeroByte(word ^ (ones &* 0x7F)) }
+        return found != 0
     }
 
     @usableFromInline

@@ -1,8 +1,8 @@
 /// The one JSON writer: compact (no whitespace), members in the order written, strings
 /// escaped by ``JSONString``.
 ///
-/// It streams into any ``JSONOutput``: the signature claims and headers into a `[UInt8]`, a
-/// reply straight into the server's `ByteBuffer`. Keys are literals that need no escaping.
+/// It streams into any ``JSONOutput``: the signature claims, headers and reply lines into a
+/// `[UInt8]`. Keys are literals that need no escaping.
 public struct JSONWriter<Output: JSONOutput> {
     /// What has been written.
     public var output: Output
@@ -57,7 +57,11 @@ public struct JSONWriter<Output: JSONOutput> {
     @inlinable
     public mutating func member(_ key: StaticString, _ value: some BinaryInteger) {
         writeKey(key)
-        output.appendRaw(String(value))
+        if let small = Int64(exactly: value) {
+            output.appendDecimal(small)
+        } else {
+            output.appendRaw(String(value))
+        }
         needsComma = true
     }
 
@@ -102,10 +106,10 @@ public struct JSONWriter<Output: JSONOutput> {
         switch value {
         case .null: output.appendLiteral("null")
         case let .bool(flag): output.appendLiteral(flag ? "true" : "false")
-        case let .int(number): output.appendRaw(String(number))
+        case let .int(number): output.appendDecimal(number)
         case let .double(number):
             if number.rounded() == number, abs(number) < 9.0e15 {
-                output.appendRaw(String(Int64(number)))
+                output.appendDecimal(Int64(number))
             } else {
                 output.appendRaw(String(number))
             }

@@ -22,6 +22,28 @@ struct UserNameTests {
         #expect(throws: StepSignError.self) { try UserName.validate(name) }
     }
 
+    @Test("every ASCII character is refused exactly when the Unicode rule refuses it, and counts as one character")
+    func asciiAgreesWithTheUnicodeRule() throws {
+        for value in UInt8(0)..<0x80 {
+            let scalar = Unicode.Scalar(value)
+            let name = "a\(Character(scalar))b"
+            if UserName.isRefused(scalar) {
+                #expect(throws: StepSignError.self, "0x\(String(value, radix: 16))") { try UserName.validate(name) }
+            } else {
+                try UserName.validate(name)
+                try UserName.validate(name, new: true)
+            }
+        }
+        // "\r\n" is one character: 65 bytes, 64 characters, refused for its controls, not its length.
+        do {
+            try UserName.validate(String(repeating: "u", count: 63) + "\r\n")
+            Issue.record("a name with a line break was accepted")
+        } catch {
+            #expect(error.message.contains("whitespace, control or format"))
+        }
+        #expect(throws: StepSignError.self) { try UserName.validate(String(repeating: "u", count: 64) + "\r\n") }
+    }
+
     @Test("ordinary names pass", arguments: [
         "alice", "Émilie", "佐藤", "ops.bot-7@example", "😀dev", String(repeating: "u", count: 64),
     ])
