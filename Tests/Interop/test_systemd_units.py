@@ -512,9 +512,17 @@ def test_a_passed_agent_socket_without_ssh_agent_socket_is_refused_with_78():
             while not os.path.exists(main):
                 assert process.poll() is None, open(log.name).read()
                 time.sleep(0.01)
-            # The first connection starts the daemon (no --accept: the launcher execs it).
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                probe.connect(main)
+            # The first connection starts the daemon (no --accept: the launcher execs it). The
+            # path exists from the launcher's bind(), before its listen(): refused until then.
+            deadline = time.monotonic() + 30
+            while True:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                    try:
+                        probe.connect(main)
+                        break
+                    except ConnectionRefusedError:
+                        assert process.poll() is None and time.monotonic() < deadline, open(log.name).read()
+                        time.sleep(0.01)
             assert process.wait(timeout=60) == 78
             assert "[ssh_agent] socket is empty" in open(log.name).read()
         finally:
