@@ -1,0 +1,90 @@
+import Foundation
+import NIOConcurrencyHelpers
+@testable import StepSignEngine
+import StepSignFormat
+import StepSignStorage
+import Testing
+import StepSignTestSupport
+
+/// The log core's compare-and-swap loop (docs/architecture.md, "The log core") against a store
+/// whose tail another writer moves before each of the first `losses` commits: the batch is
+/// computed again after each lost race and commits in the end, as long as the races end within
+/// ``LogCore/retryBudget``; its callers never see 14 for a race they would win a moment later.
+@Suite("Log core: lost races")
+final class LogCoreRaceTests: Sendable {
+    let directory = TemporaryDirectory.path("log-core-race")
+    let store: SQLiteStore
+
+    init() throws {
+        store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func row(_ index: Int, user: String = "alice") -> LedgerAppend {
+        LedgerAppend(signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index), user: user,
+                     iat: 1_750_000_000, kid: "kid-1", jws: "header.claims\(index).sig",
+                     peer: LedgerPeer(uid: 1000, pid: 42, comm: "tester"), authLevel: 0)
+    }
+
+    @Test("a batch that loses 100 races in a row (more than the 64 tries it once had) still commits, after the other writer's rows")
+    func manyLostRaces() async throws {
+        let racing = RacingStore(store: store, losses: 100) { [self] n in row(10_000 + n, user: "other") }
+        let writer = LedgerWriter(store: racing)
+        let entry = try await writer.append(row(1))
+        #expect(racing.lost == 100)
+        #expect(entry.seq == 101)
+        #expect(try await store.ledgerCount() == 101)
+        let audit = try await store.auditLedger()
+        #expect(audit.ok)
+    }
+}
+
+/// A ``LedgerStore`` whose tail another writer moves (one row appended straight to the store)
+/// just before each of the first `losses` commits, so that each of them answers `tailMoved`.
+private final class RacingStore: LedgerStore, Sendable {
+    let store: SQLiteStore
+    let losses: Int
+    let competitor: @Sendable (Int) -> LedgerAppend
+    private let count = NIOLockedValueBox(0)
+
+    init(store: SQLiteStore, losses: Int, competitor: @escaping @Sendable (Int) -> LedgerAppend) {
+        self.store = store
+        self.losses = losses
+        self.competitor = competitor
+    }
+
+    var lost: Int { count.withLockedValue { min($0, losses) } }
+
+    func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
+        let n = count.withLockedValue { value in
+            value += 1
+            return value
+        }
+        if n <= losses { _ = try await store.appendLedger([competitor(n)]) }
+        return try await store.commitLedger(commit)
+    }
+
+    var ledgerExecutor: (any TaskExecutor)? { store.ledgerExecutor }
+    func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws { try await store.appendLogCheckpoint(checkpoint) }
+    func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord] {
+        try await store.logCheckpoints(afterSize: afterSize, throughSize: throughSize)
+    }
+    func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws { try await store.addLogCosignatures(cosignatures) }
+    func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord] { try await store.logCosignatures(size: size) }
+    func ledgerHead() async throws -> LedgerHead { try await store.ledgerHead() }
+    func ledgerCount() async throws -> Int64 { try await store.ledgerCount() }
+    func ledgerEntries(afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await store.ledgerEntries(afterSeq: afterSeq, limit: limit)
+    }
+    func ledgerTreeHashes(_ nodes: [MerkleNode]) async throws -> [MerkleNode: [UInt8]] { try await store.ledgerTreeHashes(nodes) }
+    func ledgerInclusionRead(signatureID: String, treeSize: @escaping @Sendable (LedgerEntry) -> Int64?) async throws
+        -> LedgerInclusionRead? {
+        try await store.ledgerInclusionRead(signatureID: signatureID, treeSize: treeSize)
+    }
+    func ledgerConsistencyRead(from oldSize: Int64, to newSize: Int64) async throws -> LedgerConsistencyRead {
+        try await store.ledgerConsistencyRead(from: oldSize, to: newSize)
+    }
+}
