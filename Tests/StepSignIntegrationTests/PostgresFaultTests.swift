@@ -214,6 +214,21 @@ struct PostgresFaultTests {
         }
     }
 
+    /// Runs `change` (an `ALTER SYSTEM` of `synchronous_standby_names`), reloads the server's
+    /// configuration and waits until a new session sees `value`: `pg_reload_conf()` only signals
+    /// the postmaster, and a commit sent before it has read the file ran without the standby
+    /// (CI saw the test's first commit never wait). Once the postmaster has the new value it
+    /// has signalled every backend, which reads it before its next command.
+    private static func reload(_ server: ThrowawayPostgres, _ change: String, until value: String) throws {
+        try server.administer(change)
+        try server.administer("SELECT pg_reload_conf()")
+        let deadline = Date().addingTimeInterval(30)
+        while try server.administer("SHOW synchronous_standby_names").trimmingCharacters(in: .whitespacesAndNewlines) != value {
+            guard Date() < deadline else { throw ThrowawayPostgres.Failure(description: "the server did not reload: \(change)") }
+            usleep(20_000)
+        }
+    }
+
     /// The backends of `database` waiting on `waitEvent`, once there is one (or none after 30 s).
     private static func backends(_ server: ThrowawayPostgres, database: String, waitingOn waitEvent: String) throws -> [String] {
         let deadline = Date().addingTimeInterval(30)
@@ -247,14 +262,13 @@ struct PostgresFaultTests {
         // Committed, answer lost: a synchronous standby that never connects holds every COMMIT
         // after it is durable on the server; terminating the waiting backend ends the wait with
         // the transaction committed and the connection closed before any answer.
-        try server.administer("ALTER SYSTEM SET synchronous_standby_names = 'stepsign_absent_standby'")
-        try server.administer("SELECT pg_reload_conf()")
+        try Self.reload(server, "ALTER SYSTEM SET synchronous_standby_names = 'stepsign_absent_standby'",
+                        until: "stepsign_absent_standby")
         let committed = Self.inBackground { try Self.signLevel0(a, payload: "commit answer lost") }
         let waiting = try Self.backends(server, database: database, waitingOn: "SyncRep")
         #expect(!waiting.isEmpty, "a ledger COMMIT waits for the standby")
         for pid in waiting { try server.administer("SELECT pg_terminate_backend(\(pid))") }
-        try server.administer("ALTER SYSTEM RESET synchronous_standby_names")
-        try server.administer("SELECT pg_reload_conf()")
+        try Self.reload(server, "ALTER SYSTEM RESET synchronous_standby_names", until: "")
         let reply = try committed().get()
         let details = reply.event("onAuthenticateUserAndSignData")?["details"]
         let signatureID = try #require(details?["dataSignatureID"]?.stringValue,
