@@ -43,6 +43,8 @@ public final class PostgresStore: StepSignStore {
     private let runTask: Task<Void, Never>?
     /// The pooled connections' closings, which answer statements PostgresNIO would not.
     let closings = ConnectionClosings()
+    /// The log's turns this store holds (schema v18).
+    let ledgerTurns = PostgresLedgerTurns()
 
     /// Who runs a store's connection pool.
     public enum PoolRunner: Sendable {
@@ -276,6 +278,37 @@ public final class PostgresStore: StepSignStore {
     func transaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         try await retryingAbortedByServer {
             try await withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                let value: T
+                do {
+                    value = try await body(connection)
+                } catch {
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    throw error
+                }
+                try await Self.committing(connection) { try await connection.query("COMMIT", logger: logger) }
+                return value
+            }
+        }
+    }
+
+    /// `body` on `held` (a connection the caller keeps, such as the log's turn's), or on a
+    /// pooled one (``withConnection(_:)``) when it is nil.
+    func onConnection<T: Sendable>(_ held: AnsweredConnection?, _ body: (AnsweredConnection) async throws -> T) async throws -> T {
+        guard let held else { return try await withConnection(body) }
+        do {
+            return try await body(held)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// ``transaction(_:)`` on `held` when it is not nil (see ``onConnection(_:_:)``).
+    func transaction<T: Sendable>(on held: AnsweredConnection?, _ body: (AnsweredConnection) async throws -> T) async throws -> T {
+        guard held != nil else { return try await transaction(body) }
+        return try await retryingAbortedByServer {
+            try await onConnection(held) { connection in
+                try Self.ensureOpen(connection)
                 try await connection.query("BEGIN", logger: logger)
                 let value: T
                 do {
