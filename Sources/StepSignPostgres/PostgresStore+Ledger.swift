@@ -41,7 +41,8 @@ extension PostgresStore {
     /// A commit that claims the log's turn (``LedgerCommit/claimTurn``, schema v18) runs on
     /// the connection that holds it (``PostgresLedgerTurns``), kept for the batch's next
     /// commit when the tail moved, else given back; an empty commit with a claim gives back
-    /// the turn kept for it.
+    /// the turn kept for it. A store with a pool of one connection claims no turn (the batch
+    /// could not read the other daemons' entries while its turn keeps the connection).
     ///
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
@@ -61,7 +62,7 @@ extension PostgresStore {
             }
         }
         do {
-            if let claim = commit.claimTurn {
+            if let claim = commit.claimTurn, claimsTurns {
                 if let kept = ledgerTurns.take(claim) {
                     turn = kept
                 } else {

@@ -45,6 +45,9 @@ public final class PostgresStore: StepSignStore {
     let closings = ConnectionClosings()
     /// The log's turns this store holds (schema v18).
     let ledgerTurns = PostgresLedgerTurns()
+    /// Whether a commit may claim the log's turn: a pool of two connections at least, since a
+    /// turn keeps one while the batch reads the other daemons' entries on another.
+    let claimsTurns: Bool
 
     /// Who runs a store's connection pool.
     public enum PoolRunner: Sendable {
@@ -58,8 +61,9 @@ public final class PostgresStore: StepSignStore {
     }
 
     private init(client: PostgresClient, runTask: Task<Void, Never>?, logger: Logger, nameKey: [UInt8],
-                 seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration) {
+                 seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration, poolSize: Int) {
         self.client = client
+        self.claimsTurns = poolSize >= 2
         self.runTask = runTask
         self.logger = logger
         self.nameKey = nameKey
@@ -126,7 +130,7 @@ public final class PostgresStore: StepSignStore {
         }
         return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey, seal: seal,
                              leaseTimeout: configuration.leaseTimeout,
-                             commitResolutionTimeout: configuration.commitResolutionTimeout)
+                             commitResolutionTimeout: configuration.commitResolutionTimeout, poolSize: configuration.poolSize)
     }
 
     /// The settings of one connection (not a pool's) to the configured server, with the
