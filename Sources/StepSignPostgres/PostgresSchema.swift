@@ -26,6 +26,10 @@ enum PostgresSchema {
     static let ledgerLockKey: Int64 = 0x7374_6570_6C65_6467
     /// `pg_advisory_xact_lock` key that serializes signing-key changes ("stepkeys").
     static let signingKeysLockKey: Int64 = 0x7374_6570_6B65_7973
+    /// The advisory key of the log's turn ("stepturn", schema v18): every ledger insert takes it
+    /// shared for its transaction; a batch that lost the race for the tail twice takes it
+    /// exclusive for its session until it commits (``PostgresLedgerTurns``).
+    static let ledgerTurnKey: Int64 = 0x7374_6570_7475_726E
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -47,6 +51,7 @@ enum PostgresSchema {
         Migration(version: 15, name: "v15-idempotency-keys", statements: v15),
         Migration(version: 16, name: "v16-fido2-credentials", statements: v16),
         Migration(version: 17, name: "v17-log-core-compare-and-swap", statements: v17),
+        Migration(version: 18, name: "v18-log-turn", statements: v18),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -914,6 +919,60 @@ enum PostgresSchema {
                 RAISE EXCEPTION 'signing key % is revoked', revoked USING ERRCODE = '\(revokedKeySQLState)', DETAIL = revoked;
             END IF;
             RETURN NULL;
+        END
+        $$
+        """,
+    ]
+
+    /// The log's turn (issue 40; docs/decisions.md, "One log core"): v17's insert, which first
+    /// takes the turn's advisory lock shared, for its transaction, before the ledger lock. A
+    /// batch that lost the race for the tail twice holds it exclusive on its own connection
+    /// (a session lock; PostgreSQL queues later shared requests behind a waiting exclusive
+    /// one, and a session's own exclusive lock does not block its shared request) until it
+    /// commits: no other daemon's batch commits meanwhile, so it waits behind at most one.
+    /// `stepsign_ledger_commit` calls the function and keeps its definition.
+    private static let v18: [String] = [
+        """
+        CREATE OR REPLACE FUNCTION stepsign_ledger_insert(
+            expected_size bigint, expected_hash bytea, expected_epochs integer,
+            seqs bigint[], signature_ids text[], user_names text[], iats bigint[], kids text[], jwss text[],
+            prev_hashes bytea[], entry_hashes bytea[], peer_uids bigint[], peer_pids integer[], peer_comms text[],
+            auth_levels integer[], created timestamptz,
+            node_ids bigint[], node_hashes bytea[],
+            checkpoint_sizes bigint[], checkpoint_instances text[], checkpoint_notes text[]
+        ) RETURNS TABLE (tail_seq bigint, tail_hash bytea, epoch_count integer, moved boolean)
+        LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock_shared(\(ledgerTurnKey));
+            PERFORM pg_advisory_xact_lock(\(ledgerLockKey));
+            SELECT l.seq, l.entry_hash INTO tail_seq, tail_hash FROM ledger l ORDER BY l.seq DESC LIMIT 1;
+            IF NOT FOUND THEN
+                tail_seq := 0;
+                tail_hash := decode(repeat('00', 32), 'hex');
+            END IF;
+            moved := tail_seq <> expected_size OR tail_hash IS DISTINCT FROM expected_hash;
+            IF expected_epochs IS NOT NULL OR moved THEN
+                SELECT count(*)::integer INTO epoch_count FROM log_epochs;
+                moved := moved OR (expected_epochs IS NOT NULL AND epoch_count <> expected_epochs);
+            END IF;
+            IF NOT moved THEN
+                INSERT INTO ledger (seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash,
+                                    peer_uid, peer_pid, peer_comm, auth_level, created_at)
+                SELECT r.seq, r.signature_id, r.user_name, r.iat, r.kid, r.jws, r.prev_hash, r.entry_hash,
+                       r.peer_uid, r.peer_pid, r.peer_comm, r.auth_level, created
+                  FROM unnest(seqs, signature_ids, user_names, iats, kids, jwss, prev_hashes, entry_hashes,
+                              peer_uids, peer_pids, peer_comms, auth_levels)
+                       AS r(seq, signature_id, user_name, iat, kid, jws, prev_hash, entry_hash,
+                            peer_uid, peer_pid, peer_comm, auth_level)
+                 ORDER BY r.seq;
+                INSERT INTO ledger_tree (id, hash)
+                SELECT n.id, n.hash FROM unnest(node_ids, node_hashes) AS n(id, hash) ORDER BY n.id;
+                INSERT INTO log_checkpoints (size, instance, note, created_at)
+                SELECT c.size, c.instance, c.note, created
+                  FROM unnest(checkpoint_sizes, checkpoint_instances, checkpoint_notes) AS c(size, instance, note)
+                ON CONFLICT (size, instance) DO NOTHING;
+            END IF;
+            RETURN NEXT;
         END
         $$
         """,

@@ -38,25 +38,49 @@ extension PostgresStore {
     /// `stepsign_ledger_insert`, the records sealed again, `COMMIT`). A daemon that dies
     /// mid-batch holds no lock.
     ///
+    /// A commit that claims the log's turn (``LedgerCommit/claimTurn``, schema v18) runs on
+    /// the connection that holds it (``PostgresLedgerTurns``), kept for the batch's next
+    /// commit when the tail moved, else given back; an empty commit with a claim gives back
+    /// the turn kept for it. A store with a pool of one connection claims no turn (the batch
+    /// could not read the other daemons' entries while its turn keeps the connection).
+    ///
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
     public func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
-        guard !commit.entries.isEmpty else { return .committed([]) }
+        guard !commit.entries.isEmpty else {
+            if let claim = commit.claimTurn { ledgerTurns.release(claim) }
+            return .committed([])
+        }
         // Returned entries carry the time as it will read back from the row.
         let createdAt = commit.createdAt.postgresRounded
+        var turn: PostgresLedgerTurns.Held?
+        var keepTurn = false
+        defer {
+            if let turn, let claim = commit.claimTurn {
+                if keepTurn { ledgerTurns.keep(turn, for: claim, logger: logger) } else { turn.release() }
+            }
+        }
         do {
+            if let claim = commit.claimTurn, claimsTurns {
+                if let kept = ledgerTurns.take(claim) {
+                    turn = kept
+                } else {
+                    turn = try await PostgresLedgerTurns.claim(on: self, logger: logger)
+                }
+            }
+            let held = turn?.connection
             let moved: LedgerCommitOutcome?
             if LedgerAppend.usersNamedByEvents(commit.items).isEmpty, LedgerAppend.approvalsNamedByEvents(commit.items).isEmpty {
                 moved = try await retryingAbortedByServer {
-                    try await withConnection { connection in
+                    try await onConnection(held) { connection in
                         try await Self.committing(connection) {
                             try await Self.insert(commit, createdAt: createdAt, procedure: true, connection, logger: logger)
                         }
                     }
                 }
             } else {
-                moved = try await transaction { connection in
+                moved = try await transaction(on: held) { connection in
                     if let moved = try await Self.insert(commit, createdAt: createdAt, procedure: false, connection, logger: logger) {
                         return moved
                     }
@@ -65,6 +89,7 @@ extension PostgresStore {
                     return nil
                 }
             }
+            keepTurn = moved != nil
             return moved ?? .committed(commit.entries(createdAt: createdAt))
         } catch let interrupted as CommitInterrupted {
             return .committed(try await resolveInterruptedCommit(commit.items, cause: interrupted.error))

@@ -43,6 +43,11 @@ public final class PostgresStore: StepSignStore {
     private let runTask: Task<Void, Never>?
     /// The pooled connections' closings, which answer statements PostgresNIO would not.
     let closings = ConnectionClosings()
+    /// The log's turns this store holds (schema v18).
+    let ledgerTurns = PostgresLedgerTurns()
+    /// Whether a commit may claim the log's turn: a pool of two connections at least, since a
+    /// turn keeps one while the batch reads the other daemons' entries on another.
+    let claimsTurns: Bool
 
     /// Who runs a store's connection pool.
     public enum PoolRunner: Sendable {
@@ -56,8 +61,9 @@ public final class PostgresStore: StepSignStore {
     }
 
     private init(client: PostgresClient, runTask: Task<Void, Never>?, logger: Logger, nameKey: [UInt8],
-                 seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration) {
+                 seal: CredentialSeal, leaseTimeout: Duration, commitResolutionTimeout: Duration, poolSize: Int) {
         self.client = client
+        self.claimsTurns = poolSize >= 2
         self.runTask = runTask
         self.logger = logger
         self.nameKey = nameKey
@@ -124,7 +130,7 @@ public final class PostgresStore: StepSignStore {
         }
         return PostgresStore(client: client, runTask: runTask, logger: logger, nameKey: nameKey, seal: seal,
                              leaseTimeout: configuration.leaseTimeout,
-                             commitResolutionTimeout: configuration.commitResolutionTimeout)
+                             commitResolutionTimeout: configuration.commitResolutionTimeout, poolSize: configuration.poolSize)
     }
 
     /// The settings of one connection (not a pool's) to the configured server, with the
@@ -276,6 +282,37 @@ public final class PostgresStore: StepSignStore {
     func transaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
         try await retryingAbortedByServer {
             try await withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                let value: T
+                do {
+                    value = try await body(connection)
+                } catch {
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    throw error
+                }
+                try await Self.committing(connection) { try await connection.query("COMMIT", logger: logger) }
+                return value
+            }
+        }
+    }
+
+    /// `body` on `held` (a connection the caller keeps, such as the log's turn's), or on a
+    /// pooled one (``withConnection(_:)``) when it is nil.
+    func onConnection<T: Sendable>(_ held: AnsweredConnection?, _ body: (AnsweredConnection) async throws -> T) async throws -> T {
+        guard let held else { return try await withConnection(body) }
+        do {
+            return try await body(held)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// ``transaction(_:)`` on `held` when it is not nil (see ``onConnection(_:_:)``).
+    func transaction<T: Sendable>(on held: AnsweredConnection?, _ body: (AnsweredConnection) async throws -> T) async throws -> T {
+        guard held != nil else { return try await transaction(body) }
+        return try await retryingAbortedByServer {
+            try await onConnection(held) { connection in
+                try Self.ensureOpen(connection)
                 try await connection.query("BEGIN", logger: logger)
                 let value: T
                 do {

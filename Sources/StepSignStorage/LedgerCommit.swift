@@ -30,6 +30,13 @@ public struct LedgerCommit: Sendable {
     public let roots: [Int64: [UInt8]]
     /// When the rows were made (each store keeps it at its own precision).
     public let createdAt: Date
+    /// Set by the log core on a batch that lost the race for the tail twice in a row: the
+    /// commit claims the log's turn for this batch, so that it waits behind at most one batch
+    /// of another daemon. A store shared by several daemons (PostgreSQL) holds the turn from
+    /// this commit until one with the same claim commits or fails (or a safety timeout); a
+    /// store of one daemon (SQLite) ignores it. An empty commit with a claim gives back a turn
+    /// still held (the core gave up). docs/decisions.md, "One log core".
+    public var claimTurn: LedgerTurnClaim?
 
     /// The batch `items` after the tail `expected`, whose tree is `tree` (of `expected.seq`
     /// leaves): sequence numbers, hash chain (SPEC §5: entry hash = SHA-256(previous ‖
@@ -62,6 +69,7 @@ public struct LedgerCommit: Sendable {
         self.entries = entries
         self.nodes = nodes
         self.checkpoints = []
+        self.claimTurn = nil
         self.tree = tree
         self.roots = roots
         self.createdAt = createdAt
@@ -74,6 +82,17 @@ public struct LedgerCommit: Sendable {
             entry.createdAt = createdAt
             return entry
         }
+    }
+}
+
+/// One batch's claim on the log's turn (``LedgerCommit/claimTurn``): the commits of one batch
+/// carry the same claim, so that a store can give the turn it holds for it to the next one.
+public struct LedgerTurnClaim: Sendable, Hashable {
+    let id: UInt64
+
+    /// A claim of its own, unlike any other.
+    public init() {
+        id = UInt64.random(in: .min ... .max)
     }
 }
 

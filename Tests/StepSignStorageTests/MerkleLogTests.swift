@@ -190,8 +190,9 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v17.
-            for statement in ["DROP PROCEDURE stepsign_ledger_commit", "DROP FUNCTION stepsign_ledger_insert",
+            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v18.
+            for statement in ["DELETE FROM stepsign_schema_migrations WHERE version = 18",
+                              "DROP PROCEDURE stepsign_ledger_commit", "DROP FUNCTION stepsign_ledger_insert",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 17",
                               "ALTER TABLE device_keys DROP COLUMN fido2_credential_id",
                               "ALTER TABLE device_keys DROP COLUMN fido2_sign_count",

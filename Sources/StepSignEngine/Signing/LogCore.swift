@@ -17,10 +17,12 @@ import struct Foundation.Date
 /// entries after the tail are read and hashed (a log that does not extend the tail is refused)
 /// and the batch is computed again, as a compare-and-swap.
 final class LogCore: Sendable {
-    /// A committed batch: its entries as stored, and the checkpoint it made, if any.
+    /// A committed batch: its entries as stored, the checkpoint it made, if any, and how many
+    /// commits it took (1: no race lost).
     struct Appended: Sendable {
         var entries: [LedgerEntry]
         var checkpoint: TransparencyLog.Signed?
+        var tries: Int = 1
     }
 
     private let store: any LedgerStore
@@ -47,6 +49,11 @@ final class LogCore: Sendable {
     /// a wait its callers would rather have than a refusal. docs/decisions.md, "One log core".
     static let retryBudget: Duration = .seconds(5)
 
+    /// After this many races lost in a row, a batch's commits claim the log's turn
+    /// (``LedgerCommit/claimTurn``): another daemon's batches then wait for it, so that no
+    /// batch waits behind more than about one of theirs. docs/decisions.md, "One log core".
+    static let lossesBeforeTurn = 2
+
     /// Appends `rows` in one transaction (compare-and-swap on the log's tail), with the
     /// checkpoints at multiples of `checkpoint_entries` in it, and returns them as stored once
     /// the commit is durable.
@@ -58,12 +65,24 @@ final class LogCore: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: Self.retryBudget)
         var tries = 0
+        var lost = 0
+        let claim = LedgerTurnClaim()
+        var claimed = false
+        // A turn claimed and still held (the batch gives up, or fails between its tries) is
+        // given back at once: an empty commit with the claim.
+        defer {
+            if claimed { releaseTurn(claim) }
+        }
         while tries == 0 || clock.now < deadline {
             tries += 1
             let tail = try await prepare()
             let every = Int64(log == nil ? 0 : max(every(), 0))
             var commit = LedgerCommit(items: rows, after: LedgerHead(seq: tail.size, entryHash: tail.chainHash), tree: tail.tree,
                                       createdAt: Date(), rootsAt: { every > 0 && $0 % every == 0 })
+            if lost >= Self.lossesBeforeTurn {
+                commit.claimTurn = claim
+                claimed = true
+            }
             if let log, !commit.roots.isEmpty {
                 let proof = try await log.proofForCommit(commit)
                 guard let signed = try log.signForCommit(roots: commit.roots, prepared: tail, proof: proof) else {
@@ -78,11 +97,14 @@ final class LogCore: Sendable {
             do {
                 outcome = try await store.commitLedger(commit)
             } catch {
+                // The store gave the turn back with its failed commit.
+                claimed = false
                 log?.appendFailed()
                 throw error
             }
             switch outcome {
             case .committed(let entries):
+                claimed = false
                 guard entries.count == rows.count else {
                     log?.appendFailed()
                     throw LedgerWriterError.shortBatch
@@ -96,8 +118,9 @@ final class LogCore: Sendable {
                    let why = log.landedBelowCheckpoint(firstSeq: first.seq, keptSize: keptBefore) {
                     throw StorageError.ledgerTreeBroken(why)
                 }
-                return Appended(entries: entries, checkpoint: made)
+                return Appended(entries: entries, checkpoint: made, tries: tries)
             case .tailMoved(_, let epochs):
+                lost += 1
                 log?.appendFailed()
                 if let log, epochs != log.knownOrigins.epochs.count, !originsRefreshed {
                     // Another daemon's `admin.recover` started an epoch: its origin is read first.
@@ -111,6 +134,16 @@ final class LogCore: Sendable {
             "tries": "\(tries)", "rows": "\(rows.count)", "budgetSeconds": "\(Self.retryBudget.components.seconds)",
         ])
         throw StepSignError(.busy, "the log grew under every try of this batch: ask again")
+    }
+
+    /// Gives back the log's turn the store keeps for `claim` (an empty commit with it), without
+    /// waiting: its connection goes back to the pool and the other daemons commit again.
+    private func releaseTurn(_ claim: LedgerTurnClaim) {
+        var release = LedgerCommit(items: [], after: LedgerHead(seq: 0, entryHash: [UInt8](repeating: 0, count: 32)),
+                                   tree: MerkleFrontier(), createdAt: Date())
+        release.claimTurn = claim
+        let store = store
+        Task { [release] in _ = try? await store.commitLedger(release) }
     }
 
     /// The tail computed from entries that a batch is computed on (built first if it was not).

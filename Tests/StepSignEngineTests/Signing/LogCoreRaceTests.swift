@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 @testable import StepSignEngine
 import StepSignFormat
@@ -40,6 +41,22 @@ final class LogCoreRaceTests: Sendable {
         let audit = try await store.auditLedger()
         #expect(audit.ok)
     }
+
+    @Test("after two lost races a batch's commits claim the log's turn, all with one claim, and its result says how many it took")
+    func claimsTheTurn() async throws {
+        let racing = RacingStore(store: store, losses: 4) { [self] n in row(10_000 + n, user: "other") }
+        let core = LogCore(store: racing, log: nil, logger: .init(label: "test"), every: { 0 })
+        let appended = try await core.append([row(1)])
+        #expect(appended.tries == 5)
+        let claims = racing.claims
+        #expect(claims.count == 5)
+        #expect(claims[0] == nil && claims[1] == nil)
+        #expect(claims[2] != nil && claims[2] == claims[3] && claims[3] == claims[4])
+        // A batch that commits the first time claims nothing.
+        let next = try await core.append([row(2)])
+        #expect(next.tries == 1)
+        #expect(racing.claims.count == 6 && racing.claims[5] == nil)
+    }
 }
 
 /// A ``LedgerStore`` whose tail another writer moves (one row appended straight to the store)
@@ -49,6 +66,7 @@ private final class RacingStore: LedgerStore, Sendable {
     let losses: Int
     let competitor: @Sendable (Int) -> LedgerAppend
     private let count = NIOLockedValueBox(0)
+    private let claimsSeen = NIOLockedValueBox<[LedgerTurnClaim?]>([])
 
     init(store: SQLiteStore, losses: Int, competitor: @escaping @Sendable (Int) -> LedgerAppend) {
         self.store = store
@@ -57,12 +75,15 @@ private final class RacingStore: LedgerStore, Sendable {
     }
 
     var lost: Int { count.withLockedValue { min($0, losses) } }
+    /// Each commit's claim on the log's turn, in order.
+    var claims: [LedgerTurnClaim?] { claimsSeen.withLockedValue { $0 } }
 
     func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
         let n = count.withLockedValue { value in
             value += 1
             return value
         }
+        claimsSeen.withLockedValue { $0.append(commit.claimTurn) }
         if n <= losses { _ = try await store.appendLedger([competitor(n)]) }
         return try await store.commitLedger(commit)
     }
