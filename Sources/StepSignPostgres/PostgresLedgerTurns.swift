@@ -98,8 +98,17 @@ final class PostgresLedgerTurns: Sendable {
                             for await _ in released {}
                         }
                         if !connection.isClosed {
-                            _ = try? await connection.query("SELECT pg_advisory_unlock(\(PostgresSchema.ledgerTurnKey))",
-                                                            logger: logger)
+                            do {
+                                try await connection.query("SELECT pg_advisory_unlock(\(PostgresSchema.ledgerTurnKey))",
+                                                           logger: logger)
+                            } catch {
+                                // A connection back in the pool still holding the turn would
+                                // stall every other daemon's commit: closed instead, the
+                                // session's end releases the lock.
+                                logger.warning("the log's turn could not be given back; its connection is closed",
+                                               metadata: ["error": "\(error)"])
+                                try? await connection.connection.close()
+                            }
                         }
                     }
                 } catch {
