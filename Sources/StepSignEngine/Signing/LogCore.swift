@@ -49,6 +49,11 @@ final class LogCore: Sendable {
     /// a wait its callers would rather have than a refusal. docs/decisions.md, "One log core".
     static let retryBudget: Duration = .seconds(5)
 
+    /// The tries a batch always has, however long they take: a host so loaded that one try
+    /// outlasts ``retryBudget`` (a test run's first seconds saw it) must not turn the first lost
+    /// race into 14. A batch gives up only past both.
+    static let minimumTries = 64
+
     /// After this many races lost in a row, a batch's commits claim the log's turn
     /// (``LedgerCommit/claimTurn``): another daemon's batches then wait for it, so that no
     /// batch waits behind more than about one of theirs. docs/decisions.md, "One log core".
@@ -73,7 +78,7 @@ final class LogCore: Sendable {
         defer {
             if claimed { releaseTurn(claim) }
         }
-        while tries == 0 || clock.now < deadline {
+        while tries < Self.minimumTries || clock.now < deadline {
             tries += 1
             let tail = try await prepare()
             let every = Int64(log == nil ? 0 : max(every(), 0))
