@@ -280,20 +280,7 @@ public final class PostgresStore: StepSignStore {
     /// ``inTransaction(_:)``, but a `COMMIT` whose answer was lost with the connection
     /// throws ``CommitInterrupted``: the transaction may or may not have been committed.
     func transaction<T: Sendable>(_ body: (AnsweredConnection) async throws -> T) async throws -> T {
-        try await retryingAbortedByServer {
-            try await withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
-                let value: T
-                do {
-                    value = try await body(connection)
-                } catch {
-                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
-                    throw error
-                }
-                try await Self.committing(connection) { try await connection.query("COMMIT", logger: logger) }
-                return value
-            }
-        }
+        try await transaction(on: nil, body)
     }
 
     /// `body` on `held` (a connection the caller keeps, such as the log's turn's), or on a
@@ -307,12 +294,12 @@ public final class PostgresStore: StepSignStore {
         }
     }
 
-    /// ``transaction(_:)`` on `held` when it is not nil (see ``onConnection(_:_:)``).
+    /// ``transaction(_:)`` on `held` when it is not nil, else on a pooled connection (see
+    /// ``onConnection(_:_:)``).
     func transaction<T: Sendable>(on held: AnsweredConnection?, _ body: (AnsweredConnection) async throws -> T) async throws -> T {
-        guard held != nil else { return try await transaction(body) }
-        return try await retryingAbortedByServer {
+        try await retryingAbortedByServer {
             try await onConnection(held) { connection in
-                try Self.ensureOpen(connection)
+                if held != nil { try Self.ensureOpen(connection) }
                 try await connection.query("BEGIN", logger: logger)
                 let value: T
                 do {
