@@ -40,16 +40,28 @@ extension PostgresStore {
     ///
     /// A commit that claims the log's turn (``LedgerCommit/claimTurn``, schema v18) runs on
     /// the connection that holds it (``PostgresLedgerTurns``), kept for the batch's next
-    /// commit when the tail moved, else given back; an empty commit with a claim gives back
-    /// the turn kept for it. A store with a pool of one connection claims no turn (the batch
-    /// could not read the other daemons' entries while its turn keeps the connection).
+    /// commit when the tail moved, else given back. An empty commit with a claim takes the
+    /// turn and keeps it for the batch's next commit (``LedgerCommit/takingTurn(_:)``: the batch
+    /// then reads the entries that came first under it), or gives back the turn kept for it.
+    /// A store with a pool of one connection claims no turn (the batch could not read the other
+    /// daemons' entries while its turn keeps the connection).
     ///
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
     public func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
         guard !commit.entries.isEmpty else {
-            if let claim = commit.claimTurn { ledgerTurns.release(claim) }
+            if let claim = commit.claimTurn {
+                if commit.takesTurn, claimsTurns {
+                    if let kept = ledgerTurns.take(claim) {
+                        ledgerTurns.keep(kept, for: claim, logger: logger)
+                    } else {
+                        ledgerTurns.keep(try await PostgresLedgerTurns.claim(on: self, logger: logger), for: claim, logger: logger)
+                    }
+                } else {
+                    ledgerTurns.release(claim)
+                }
+            }
             return .committed([])
         }
         // Returned entries carry the time as it will read back from the row.

@@ -34,9 +34,35 @@ public struct LedgerCommit: Sendable {
     /// commit claims the log's turn for this batch, so that it waits behind at most one batch
     /// of another daemon. A store shared by several daemons (PostgreSQL) holds the turn from
     /// this commit until one with the same claim commits or fails (or a safety timeout); a
-    /// store of one daemon (SQLite) ignores it. An empty commit with a claim gives back a turn
-    /// still held (the core gave up). docs/decisions.md, "One log core".
+    /// store of one daemon (SQLite) ignores it. An empty commit with a claim takes the turn
+    /// (``takingTurn(_:)``) or gives back a turn still held (``givingBackTurn(_:)``).
+    /// docs/decisions.md, "One log core".
     public var claimTurn: LedgerTurnClaim?
+    /// An empty commit's errand: true takes the turn for ``claimTurn`` and keeps it for the
+    /// batch's next commit, false gives it back.
+    public private(set) var takesTurn = false
+
+    /// An empty commit that takes the log's turn for `claim` before the batch reads the entries
+    /// that came first and is computed again: nothing else commits meanwhile, so the commit
+    /// after it finds the tail it expects.
+    public static func takingTurn(_ claim: LedgerTurnClaim) -> LedgerCommit {
+        var commit = LedgerCommit.empty
+        commit.claimTurn = claim
+        commit.takesTurn = true
+        return commit
+    }
+
+    /// An empty commit that gives back the turn held for `claim`, if any.
+    public static func givingBackTurn(_ claim: LedgerTurnClaim) -> LedgerCommit {
+        var commit = LedgerCommit.empty
+        commit.claimTurn = claim
+        return commit
+    }
+
+    private static var empty: LedgerCommit {
+        LedgerCommit(items: [], after: LedgerHead(seq: 0, entryHash: [UInt8](repeating: 0, count: 32)),
+                     tree: MerkleFrontier(), createdAt: Date(timeIntervalSince1970: 0))
+    }
 
     /// The batch `items` after the tail `expected`, whose tree is `tree` (of `expected.seq`
     /// leaves): sequence numbers, hash chain (SPEC §5: entry hash = SHA-256(previous ‖

@@ -20,12 +20,13 @@ struct PostgresLedgerTurnTests {
     }
 
     /// Appends `items` as the log core does: computed on the tail, committed if it is still
-    /// the tail, else computed again; after two lost races the commits claim the turn. Returns
-    /// the number of commits it took.
+    /// the tail, else computed again; after two lost races the batch takes the turn, then reads
+    /// the tail, and its commits claim the turn. Returns the number of commits it took.
     static func append(_ items: [LedgerAppend], to store: PostgresStore, trees: Trees) async throws -> Int {
         let claim = LedgerTurnClaim()
         var tries = 0
         var lost = 0
+        var claimed = false
         while true {
             let head = try await store.ledgerHead()
             // The other writer's tree is recorded just after its commit answered.
@@ -35,13 +36,17 @@ struct PostgresLedgerTurnTests {
             }
             tries += 1
             var commit = LedgerCommit(items: items, after: head, tree: tree, createdAt: Date())
-            if lost >= 2 { commit.claimTurn = claim }
+            if claimed { commit.claimTurn = claim }
             switch try await store.commitLedger(commit) {
             case .committed:
                 trees.add(commit.tree)
                 return tries
             case .tailMoved:
                 lost += 1
+                if lost == 2 {
+                    _ = try await store.commitLedger(.takingTurn(claim))
+                    claimed = true
+                }
             }
         }
     }
@@ -80,9 +85,41 @@ struct PostgresLedgerTurnTests {
             try await busy.close()
             try await other.close()
             #expect(tries.count == 40)
-            // Two lost races, the claim (which may still find the tail moved, by a batch that
-            // held the turn or the lock before it), then the commit.
-            #expect(tries.max() ?? 0 <= 4, "tries per batch: \(tries)")
+            // Two lost races, the turn taken, the tail read under it, then the commit: nothing
+            // else commits between the read and the commit.
+            #expect(tries.max() ?? 0 <= 3, "tries per batch: \(tries)")
+        }
+    }
+
+    @Test("a turn taken before the read holds every other daemon's commit until the claimant's batch lands on the tail it read")
+    func turnTakenBeforeTheRead() async throws {
+        try await withPostgresDatabase { database in
+            let claimant = try await database.open()
+            let other = try await database.open()
+            let claim = LedgerTurnClaim()
+            _ = try await claimant.commitLedger(.takingTurn(claim))
+            // The other daemon's batch, computed on the empty log, waits for the turn.
+            let head = try await claimant.ledgerHead()
+            let waiting = Task {
+                try await other.commitLedger(LedgerCommit(items: [ledgerAppend(2)], after: head, tree: MerkleFrontier(),
+                                                          createdAt: Date()))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await claimant.ledgerCount() == 0, "another daemon committed while the turn was held")
+            var mine = LedgerCommit(items: [ledgerAppend(1)], after: head, tree: MerkleFrontier(), createdAt: Date())
+            mine.claimTurn = claim
+            guard case .committed = try await claimant.commitLedger(mine) else {
+                Issue.record("the claimant's batch, read under its turn, did not commit")
+                return
+            }
+            // Given back with that commit: the waiting batch is answered (its tail has moved).
+            guard case .tailMoved(let tail, _) = try await waiting.value else {
+                Issue.record("the waiting batch committed on a tail that had moved")
+                return
+            }
+            #expect(tail.seq == 1)
+            try await claimant.close()
+            try await other.close()
         }
     }
 
@@ -134,9 +171,7 @@ struct PostgresLedgerTurnTests {
                 Issue.record("a stale batch committed")
                 return
             }
-            var giveBack = LedgerCommit(items: [], after: empty, tree: MerkleFrontier(), createdAt: Date())
-            giveBack.claimTurn = claim
-            _ = try await claimant.commitLedger(giveBack)
+            _ = try await claimant.commitLedger(.givingBackTurn(claim))
             let clock = ContinuousClock()
             let start = clock.now
             let next = LedgerCommit(items: [ledgerAppend(3)], after: try await other.ledgerHead(), tree: first.tree, createdAt: Date())

@@ -84,10 +84,7 @@ final class LogCore: Sendable {
             let every = Int64(log == nil ? 0 : max(every(), 0))
             var commit = LedgerCommit(items: rows, after: LedgerHead(seq: tail.size, entryHash: tail.chainHash), tree: tail.tree,
                                       createdAt: Date(), rootsAt: { every > 0 && $0 % every == 0 })
-            if lost >= Self.lossesBeforeTurn {
-                commit.claimTurn = claim
-                claimed = true
-            }
+            if claimed { commit.claimTurn = claim }
             if let log, !commit.roots.isEmpty {
                 let proof = try await log.proofForCommit(commit)
                 guard let signed = try log.signForCommit(roots: commit.roots, prepared: tail, proof: proof) else {
@@ -132,6 +129,12 @@ final class LogCore: Sendable {
                     originsRefreshed = true
                     try await log.refreshOriginsForAppend()
                 }
+                if lost >= Self.lossesBeforeTurn, !claimed {
+                    // The turn first, then the read: the entries read under it are all there
+                    // will be, so the next commit finds the tail it expects.
+                    claimed = true
+                    _ = try await store.commitLedger(.takingTurn(claim))
+                }
                 try await catchUp()
             }
         }
@@ -144,11 +147,8 @@ final class LogCore: Sendable {
     /// Gives back the log's turn the store keeps for `claim` (an empty commit with it), without
     /// waiting: its connection goes back to the pool and the other daemons commit again.
     private func releaseTurn(_ claim: LedgerTurnClaim) {
-        var release = LedgerCommit(items: [], after: LedgerHead(seq: 0, entryHash: [UInt8](repeating: 0, count: 32)),
-                                   tree: MerkleFrontier(), createdAt: Date())
-        release.claimTurn = claim
         let store = store
-        Task { [release] in _ = try? await store.commitLedger(release) }
+        Task { _ = try? await store.commitLedger(.givingBackTurn(claim)) }
     }
 
     /// The tail computed from entries that a batch is computed on (built first if it was not).

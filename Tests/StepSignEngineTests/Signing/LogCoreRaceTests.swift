@@ -42,12 +42,15 @@ final class LogCoreRaceTests: Sendable {
         #expect(audit.ok)
     }
 
-    @Test("after two lost races a batch's commits claim the log's turn, all with one claim, and its result says how many it took")
+    @Test("after two lost races a batch takes the log's turn before it reads the other writer's rows, its commits claim it, all with one claim, and its result says how many it took")
     func claimsTheTurn() async throws {
         let racing = RacingStore(store: store, losses: 4) { [self] n in row(10_000 + n, user: "other") }
         let core = LogCore(store: racing, log: nil, logger: .init(label: "test"), every: { 0 })
         let appended = try await core.append([row(1)])
         #expect(appended.tries == 5)
+        // The turn is taken once, between the second lost race and the catch-up read; the
+        // commit that lands gives it back (nothing more to give back after it).
+        #expect(racing.errands == ["commit", "commit", "take", "commit+turn", "commit+turn", "commit+turn"])
         let claims = racing.claims
         #expect(claims.count == 5)
         #expect(claims[0] == nil && claims[1] == nil)
@@ -67,6 +70,7 @@ private final class RacingStore: LedgerStore, Sendable {
     let competitor: @Sendable (Int) -> LedgerAppend
     private let count = NIOLockedValueBox(0)
     private let claimsSeen = NIOLockedValueBox<[LedgerTurnClaim?]>([])
+    private let errandsSeen = NIOLockedValueBox<[String]>([])
 
     init(store: SQLiteStore, losses: Int, competitor: @escaping @Sendable (Int) -> LedgerAppend) {
         self.store = store
@@ -77,8 +81,16 @@ private final class RacingStore: LedgerStore, Sendable {
     var lost: Int { count.withLockedValue { min($0, losses) } }
     /// Each commit's claim on the log's turn, in order.
     var claims: [LedgerTurnClaim?] { claimsSeen.withLockedValue { $0 } }
+    /// Every commit in order: "commit" (with "+turn" when it claims the log's turn), and the
+    /// empty ones that only "take" or "give back" the turn.
+    var errands: [String] { errandsSeen.withLockedValue { $0 } }
 
     func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
+        guard !commit.entries.isEmpty else {
+            errandsSeen.withLockedValue { $0.append(commit.takesTurn ? "take" : "give back") }
+            return try await store.commitLedger(commit)
+        }
+        errandsSeen.withLockedValue { $0.append(commit.claimTurn == nil ? "commit" : "commit+turn") }
         let n = count.withLockedValue { value in
             value += 1
             return value
