@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import StepSignFormat
 import StepSignStorage
@@ -7,8 +8,9 @@ import StepSignStorage
 /// Rows written as they are, inside the one transaction of ``PostgresStore/importing(_:)``:
 /// the primitives of `stepsign admin migrate` (issue 14).
 ///
-/// Nothing is computed: every column comes from the record given (sequence numbers, hashes,
-/// tokens, times, flags). The database's own rules still apply: the ledger's chain trigger
+/// Nothing is computed but the log's Merkle tree, made in Swift as the log core makes it
+/// (``insertLedgerEntries(_:)``): every column comes from the record given (sequence numbers,
+/// hashes, tokens, times, flags). The database's own rules still apply: the ledger's chain trigger
 /// checks each row against the one before it, so a source whose chain is broken is refused
 /// and the transaction rolled back. Reads see the transaction's own rows, so the copy can be
 /// compared with its source before anything is committed.
@@ -127,11 +129,17 @@ public struct PostgresImport: Sendable {
 
     /// Ledger rows exactly as given (seq, hashes, JWS, peer columns, times); each must follow
     /// the last row in the database, which the chain trigger checks, and hash to its entry hash,
-    /// which is checked here (the database no longer hashes rows, schema v17):
+    /// which is checked here (the database hashes nothing, schema v17 and v20):
     /// ``PostgresImportError/brokenChain(_:)`` otherwise. The log's Merkle tree (SPEC §5.5) is
-    /// extended by them by `stepsign_tree_append`.
+    /// extended by them as the log core extends it for a batch (``MerkleFrontier``, whose
+    /// right edge is read from the tree stored so far): their leaves and the subtrees they
+    /// complete, inserted as rows of `ledger_tree` under their storage indexes, the leaves
+    /// included, as the append stores them (``LedgerCommit/nodes``).
     public func insertLedgerEntries(_ entries: [LedgerEntry]) async throws {
         guard let first = entries.first else { return }
+        for (entry, next) in zip(entries, entries.dropFirst()) where next.seq != entry.seq + 1 {
+            throw PostgresImportError.brokenChain("ledger entry \(next.seq) does not follow an entry \(next.seq - 1)")
+        }
         for entry in entries where entry.entryHash != LedgerChain.entryHash(previous: entry.prevHash, jws: entry.jws) {
             throw PostgresImportError.brokenChain("ledger entry \(entry.seq) has a wrong entry_hash")
         }
@@ -150,8 +158,36 @@ public struct PostgresImport: Sendable {
             bindings.append(entry.authLevel)
             bindings.append(entry.createdAt)
         }
-        try await connection.query("SELECT stepsign_tree_append(\(first.seq - 1), \(entries.map(\.jws))::text[])",
-                                   logger: logger)
+        var tree = try await frontier(size: first.seq - 1)
+        var ids: [Int64] = []
+        var hashes: [ByteBuffer] = []
+        ids.reserveCapacity(2 * entries.count)
+        hashes.reserveCapacity(2 * entries.count)
+        for entry in entries {
+            for (node, hash) in tree.append(leafHash: MerkleHash.leaf(entry.jws.utf8)) {
+                ids.append(node.storageIndex)
+                hashes.append(ByteBuffer(bytes: hash))
+            }
+        }
+        try await connection.query("""
+            INSERT INTO ledger_tree (id, hash)
+            SELECT n.id, n.hash FROM unnest(\(ids)::bigint[], \(hashes)::bytea[]) AS n(id, hash) ORDER BY n.id
+            """, logger: logger)
+    }
+
+    /// The right edge of the tree of the first `size` entries, from the rows stored so far
+    /// (in this transaction); ``StorageError/ledgerTreeBroken(_:)`` when one is missing.
+    private func frontier(size: Int64) async throws -> MerkleFrontier {
+        let nodes = MerkleTree.subtrees(of: 0..<size)
+        let stored = try await PostgresStore.treeHashes(nodes, connection, logger: logger)
+        do {
+            return try MerkleFrontier(size: size, hashes: nodes.map { node in
+                guard let hash = stored[node] else { throw MerkleTreeError.missingNode(node) }
+                return hash
+            })
+        } catch let error as MerkleTreeError {
+            throw StorageError.ledgerTreeBroken("the tree of the \(size) entries copied so far: \(error)")
+        }
     }
 
     /// Stored checkpoints, in the order given.

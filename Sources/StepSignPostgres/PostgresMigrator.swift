@@ -45,28 +45,14 @@ struct PostgresMigrator {
         }
         for migration in PostgresSchema.migrations where migration.version > current {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
-            for statement in migration.statements {
-                do {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.insufficientPrivilege {
-                    // insufficient_privilege: "must be owner of table …" for the daemon role.
-                    throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
-                }
+            do {
+                try await apply(migration, connection)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.insufficientPrivilege {
+                // insufficient_privilege: "must be owner of table …" for the daemon role, or the
+                // version row it may not write (a migration whose statements find nothing to do,
+                // as v20's `DROP … IF EXISTS` on a database without those functions).
+                throw PostgresStoreError.migrationNotPermitted(found: current, needed: PostgresSchema.latestVersion)
             }
-            if migration.version == 14 {
-                try await PostgresStore.fillNameKeys(connection, logger: logger)
-                try await PostgresStore.indexApprovalEvents(connection, logger: logger)
-            }
-            if migration.version == 1 {
-                let nameKey = try SecureRandom.bytes(count: 32)
-                try await connection.query(
-                    "INSERT INTO store_secrets (name, value) VALUES ('name_key', \(Data(nameKey)))", logger: logger
-                )
-            }
-            try await connection.query(
-                "INSERT INTO stepsign_schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
-                logger: logger
-            )
         }
         let stored = try await connection.query(
             "SELECT value FROM store_secrets WHERE name = 'name_key'", logger: logger
@@ -75,5 +61,26 @@ struct PostgresMigrator {
             throw StorageError.malformedRow(table: "store_secrets", detail: "name_key is missing or not 32 bytes")
         }
         return stored
+    }
+
+    /// One migration's statements, what it fills in, and its version row.
+    private func apply(_ migration: PostgresSchema.Migration, _ connection: AnsweredConnection) async throws {
+        for statement in migration.statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        if migration.version == 14 {
+            try await PostgresStore.fillNameKeys(connection, logger: logger)
+            try await PostgresStore.indexApprovalEvents(connection, logger: logger)
+        }
+        if migration.version == 1 {
+            let nameKey = try SecureRandom.bytes(count: 32)
+            try await connection.query(
+                "INSERT INTO store_secrets (name, value) VALUES ('name_key', \(Data(nameKey)))", logger: logger
+            )
+        }
+        try await connection.query(
+            "INSERT INTO stepsign_schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+            logger: logger
+        )
     }
 }

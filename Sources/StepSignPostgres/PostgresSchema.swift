@@ -52,6 +52,8 @@ enum PostgresSchema {
         Migration(version: 16, name: "v16-fido2-credentials", statements: v16),
         Migration(version: 17, name: "v17-log-core-compare-and-swap", statements: v17),
         Migration(version: 18, name: "v18-log-turn", statements: v18),
+        // v19 is left to another change of issue 40 (the coordinator numbers them in a row).
+        Migration(version: 20, name: "v20-no-hashing-in-the-database", statements: v20),
     ]
 
     /// The SQLSTATE the triggers raise for a row signed with a revoked key.
@@ -976,5 +978,20 @@ enum PostgresSchema {
         END
         $$
         """,
+    ]
+
+    /// No hashing in the database (issue 40; docs/decisions.md, "One log core"): the log core
+    /// hashes rows, tree nodes and notes in Swift, the append (v17/v18) and the import
+    /// (`PostgresImport`) only insert, and the rules trigger (v17) checks links and revoked
+    /// keys. What hashed and nothing calls any more goes: v3/v8's `stepsign_ledger_append`
+    /// (it chained and hashed each row, and extended the tree), v8's `stepsign_tree_append`
+    /// (the tree's hashes; v8 still uses it to build an old ledger's tree during its own
+    /// upgrade, before this one), and v4's `stepsign_ledger_append_commit`, which only called
+    /// `stepsign_ledger_append`. `stepsign_tree_index` (a storage index, no hash) stays.
+    /// `IF EXISTS`: a database rolled back by hand to an older version may lack one.
+    private static let v20: [String] = [
+        "DROP PROCEDURE IF EXISTS stepsign_ledger_append_commit",
+        "DROP FUNCTION IF EXISTS stepsign_ledger_append",
+        "DROP FUNCTION IF EXISTS stepsign_tree_append",
     ]
 }

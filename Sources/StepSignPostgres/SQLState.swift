@@ -22,7 +22,7 @@ enum SQLState {
     static let serverShutdownPrefix = "57P"
     /// Class 53: the server ran out of a resource (connections, memory, disk).
     static let insufficientResourcesClass = "53"
-    /// XX001: `stepsign_tree_append` found the log's Merkle tree lacking a hash it needs.
+    /// XX001: data found corrupted (v8's upgrade: a ledger with a gap, or a tree lacking a hash).
     static let dataCorrupted = "XX001"
     /// SSK01 (stepsign's own): a ledger row or checkpoint signed with a revoked key; the key's
     /// id is the error's detail.

@@ -124,6 +124,8 @@ struct LeastPrivilegeDaemonTests {
             // As if the database were one version behind this daemon (an upgrade of the package).
             let latest = try Self.psql(["-c", "SELECT max(version) FROM stepsign_schema_migrations"], database: name)
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let applied = try Self.psql(["-c", "SELECT count(*) FROM stepsign_schema_migrations"], database: name)
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(try Self.psql(["-c", "DELETE FROM stepsign_schema_migrations WHERE version = \(latest)"], database: name).status == 0)
 
             let daemon = try DaemonHarness(config: Self.config(instance: "host-a", database: name, user: role), start: false)
@@ -131,7 +133,7 @@ struct LeastPrivilegeDaemonTests {
             #expect(daemon.stop() == 78, "\(daemon.log)")
             #expect(daemon.log.contains("run stepsignd once as the owner role"), "\(daemon.log)")
             let versions = try Self.psql(["-c", "SELECT count(*) FROM stepsign_schema_migrations"], database: name)
-            #expect(versions.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String((Int(latest) ?? 0) - 1))
+            #expect(versions.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String((Int(applied) ?? 0) - 1))
         }
     }
 }

@@ -120,6 +120,15 @@ struct PostgresMigrationTests {
         let audit = try #require(summary["audit"])
         #expect(audit["ok"]?.boolValue == true && audit["entries"]?.int == entriesBefore.count, "\(audit)")
         #expect(try Self.counts(database) == "2 1 1 2 5 \(checkpoints)")
+        // The log's tree came along as PostgreSQL's append stores it (SPEC §5.5; made in Swift,
+        // issue 40): a row per leaf, SHA-256(0x00 ‖ JWS), and one per complete subtree above.
+        let leaves = try Self.query(database, """
+            SELECT count(*) FROM ledger l JOIN ledger_tree t ON t.id = stepsign_tree_index(0, l.seq - 1)
+               AND t.hash = sha256('\\x00'::bytea || convert_to(l.jws, 'UTF8'))
+            """)
+        #expect(leaves == String(entriesBefore.count))
+        #expect(try Self.query(database, "SELECT count(*) FROM ledger_tree")
+            == String(2 * entriesBefore.count - entriesBefore.count.nonzeroBitCount))
 
         // The daemon on PostgreSQL, same state directory (its keys/), same instance.
         try DaemonHarness.writeConfig(

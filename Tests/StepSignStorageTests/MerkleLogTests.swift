@@ -190,8 +190,10 @@ import Testing
     func aPostgreSQLLedgerFromBeforeTheTreeGetsItOnUpgrade() async throws {
         try await withPostgresDatabase { database in
             let store = try await database.open()
-            // Back to schema v7 by hand, as that version left it: v3's append, no tree, no v9 to v18.
-            for statement in ["DELETE FROM stepsign_schema_migrations WHERE version = 18",
+            // Back to schema v7 by hand, as that version left it: v3's append (v20 dropped it, with
+            // v8's stepsign_tree_append), no tree, no v9 to v20.
+            for statement in ["DELETE FROM stepsign_schema_migrations WHERE version = 20",
+                              "DELETE FROM stepsign_schema_migrations WHERE version = 18",
                               "DROP PROCEDURE stepsign_ledger_commit", "DROP FUNCTION stepsign_ledger_insert",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 17",
                               "ALTER TABLE device_keys DROP COLUMN fido2_credential_id",
@@ -208,7 +210,7 @@ import Testing
                               "DROP TABLE log_cosignatures", "DELETE FROM stepsign_schema_migrations WHERE version = 10",
                               "DROP TABLE log_checkpoints", "DROP TABLE log_origin",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 9",
-                              "DROP TABLE ledger_tree", PostgresSchema.ledgerAppendV3, "DROP FUNCTION stepsign_tree_append(bigint, text[])",
+                              "DROP TABLE ledger_tree", PostgresSchema.ledgerAppendV3,
                               "DROP FUNCTION stepsign_tree_index(integer, bigint)",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 8"] {
                 try await PostgresTestServer.administer(statement, database: database.name)

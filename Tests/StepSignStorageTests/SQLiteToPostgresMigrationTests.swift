@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import StepSignCrypto
 import StepSignFormat
 import StepSignPostgres
 @testable import StepSignStorage
@@ -110,8 +112,41 @@ import Testing
             append.kid = "kid-2"
             let next = try await target.appendLedger([append])
             #expect(next.map(\.seq) == [Int64(total) + 1])
+            #expect(try await target.ledgerRoot(size: Int64(total)) == (try await original.ledgerRoot(size: Int64(total))))
             try await source.close()
+
+            // The tree (SPEC 5.5) is made in Swift, as the log core makes a batch's (issue 40):
+            // PostgreSQL keeps every complete subtree, its leaves included, under its storage
+            // index, as its append stores them; SQLite the same without the leaves. The
+            // import's chunks (more than two pages) and the append after it make one tree.
+            var tree = MerkleFrontier()
+            var made: [(node: MerkleNode, row: String)] = []
+            var roots: [Int64: [UInt8]] = [:]
+            for entry in entries + next {
+                for (node, hash) in tree.append(leafHash: MerkleHash.leaf(entry.jws.utf8)) {
+                    made.append((node, "\(node.storageIndex) \(Hex.encode(hash))"))
+                }
+                roots[tree.size] = tree.root
+            }
+            made.sort { $0.node.storageIndex < $1.node.storageIndex }
+            let stored = try await PostgresTestServer.administer(
+                "SELECT id::text || ' ' || encode(hash, 'hex') FROM ledger_tree ORDER BY id", database: database.name)
+            #expect(stored.count == made.count && stored == made.map(\.row), "\(stored.count) rows, \(made.count) made")
+            for size in [1, 999, 1000, 1001, 1024, 2000, 2001, total, total + 1] {
+                #expect(try await target.ledgerRoot(size: Int64(size)) == roots[Int64(size)], "root of \(size)")
+            }
             try await target.close()
+            let file = try DatabaseQueue(path: directory.path + "/" + SQLiteStore.fileName)
+            let sqliteRows = try await file.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, hash FROM ledger_tree ORDER BY id").map { row -> String in
+                    let id: Int64 = row[0]
+                    let hash: Data = row[1]
+                    return "\(id) \(Hex.encode([UInt8](hash)))"
+                }
+            }
+            try file.close()
+            let beforeAppend = MerkleNode(level: 0, index: Int64(total)).storageIndex
+            #expect(sqliteRows == made.filter { $0.node.level > 0 && $0.node.storageIndex < beforeAppend }.map(\.row))
         }
     }
 
