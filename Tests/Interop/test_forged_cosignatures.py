@@ -2,13 +2,15 @@
 are served", with a real `stepsign-witness serve`, a real stepsignd and `stepsign-witnessd`:
 whoever writes the database inserts a row of the witness's name and key ID for the size of the
 next checkpoint before the witness answers. The witness's genuine cosignature is still stored
-and served: `waitForProof` hands back a proof that carries it (and not the forged line), and
-`stepsign-verify --witness` accepts it; the audit still reports the forged row."""
+and served: `waitForProof` hands back a proof that carries it (and not the forged line),
+`stepsign-verify --witness` accepts it, and the published tiles' `checkpoint` carries it too;
+the audit still reports the forged row."""
 import base64
 import json
 import os
 import sqlite3
 import tempfile
+import time
 
 from conftest import CLI, Daemon, PASSWORD, USER
 from test_witnessed_proofs import sign_level_0_details
@@ -27,7 +29,9 @@ def test_a_row_forged_before_the_witness_answers_does_not_keep_its_cosignature_o
     with tempfile.TemporaryDirectory() as directory:
         witness = Witness(directory, "witness.test/f1", HOST, free_port(HOST), [])
         os.mkdir(os.path.join(directory, "a"))
-        daemon = Daemon(os.path.join(directory, "a"), extra=daemon_config([witness], 1))
+        tiles = os.path.join(directory, "tiles")
+        config = daemon_config([witness], 1).replace("[ledger]\n", f'[ledger]\ntiles_dir = "{tiles}"\n', 1)
+        daemon = Daemon(os.path.join(directory, "a"), extra=config)
         client = daemon.client()
         try:
             assert client.call("admin.addUser", user=USER, password=PASSWORD)["error"]["code"] == 0
@@ -55,6 +59,16 @@ def test_a_row_forged_before_the_witness_answers_does_not_keep_its_cosignature_o
             checkpoint = text.split("\n\n", 1)[1]
             assert checkpoint.split("\n")[1] == str(size)
             cosignature_by_hand(checkpoint, witness)
+            genuine = [line for line in checkpoint.splitlines() if line.startswith(f"\u2014 {witness.name} ")][0]
+            # The tiles are published off the signing path: the note with the genuine line comes.
+            deadline = time.monotonic() + 30
+            while True:
+                with open(os.path.join(tiles, "checkpoint")) as f:
+                    published = f.read()
+                if genuine in published or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert genuine in published and forged not in published, published
 
             proof = os.path.join(directory, "proof.tlog-proof")
             jws = os.path.join(directory, "entry.jws")

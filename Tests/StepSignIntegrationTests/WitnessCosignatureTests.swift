@@ -137,9 +137,12 @@ import Testing
     /// Signs an entry, writes a forged row of `witness` for the checkpoint's size behind the
     /// daemon's back (`inject` writes it, given the time's SQL) before the witness answers, then stores the
     /// witness's genuine line: it is stored and served, `waitForProof` and `stepsign-verify
-    /// --witness` accept the proof, and the audit still reports the forged row.
+    /// --witness` accept the proof, and the audit still reports the forged row. A second
+    /// cosignature of the size by the witness is taken but not stored (`count` runs an SQL
+    /// count), and one line of the witness is still served.
     static func forgedRowBeforeTheWitness(_ daemon: DaemonHarness, witness w1: Witness,
-                                          inject: ((String) -> String) throws -> Void) throws {
+                                          inject: ((String) -> String) throws -> Void,
+                                          count: (String) throws -> Int) throws {
         let connection = try daemon.connect()
         let signed = try TransparencyLogTests.signLevel0(connection, "witnessed")
         let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
@@ -167,21 +170,37 @@ import Testing
         #expect(audit["ok"]?.boolValue == false, "\(audit)")
         #expect(audit["problem"]?.stringValue?.contains("the stored cosignature of witness w1.example of the checkpoint of size \(size)") == true,
                 "\(audit)")
+
+        // The witness cosigns the size again (a new time, so a new line): taken, not stored
+        // (its stored line verifies), and the note still carries one line of it.
+        let again = try w1.line(checkpoint, at: 1_790_000_100)
+        let retaken = try connection.call("admin.addCosignatures", ["treeSize": size, "cosignatures": [again]])
+        #expect(retaken.code == 0, "\(retaken.message)")
+        #expect(try count("SELECT count(*) FROM log_cosignatures WHERE size = \(size)") == 2)
+        let servedAgain = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        #expect(servedAgain.signatures.filter { $0.name == w1.name }.map(\.line) == [genuine], "\(servedAgain.serialized)")
     }
 
     @Test("SQLite: a row forged before the witness answers does not keep its genuine cosignature out")
     func forgedRowBeforeTheWitnessOnSQLite() throws {
         let w1 = try Witness("w1.example")
         let daemon = try Self.daemon(witnesses: w1.config)
-        try Self.forgedRowBeforeTheWitness(daemon, witness: w1) { sql in
+        let database = daemon.stateDirectory + "/stepsign.sqlite"
+        try Self.forgedRowBeforeTheWitness(daemon, witness: w1, inject: { sql in
             let written = try Tools.python("""
                 import sqlite3, sys
                 db = sqlite3.connect(sys.argv[1])
                 db.execute(sys.argv[2])
                 db.commit()
-                """, daemon.stateDirectory + "/stepsign.sqlite", sql("0"))
+                """, database, sql("0"))
             #expect(written.status == 0, "\(written.stderr)")
-        }
+        }, count: { sql in
+            let counted = try Tools.python("""
+                import sqlite3, sys
+                print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])
+                """, database, sql)
+            return try #require(Int(counted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(counted.stderr)")
+        })
     }
 
     @Test("PostgreSQL: a row forged before the witness answers does not keep its genuine cosignature out",
@@ -193,7 +212,8 @@ import Testing
         let w1 = try Witness("w1.example")
         let daemon = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + w1.config)
         defer { _ = daemon.stop() }
-        try Self.forgedRowBeforeTheWitness(daemon, witness: w1) { sql in try database.execute(sql("now()")) }
+        try Self.forgedRowBeforeTheWitness(daemon, witness: w1, inject: { sql in try database.execute(sql("now()")) },
+                                           count: { sql in try #require(Int(try database.query(sql).first ?? "")) })
     }
 
     @Test("a witness key that is not a cosignature key, or whose key ID is not its key's, is exit 78")
