@@ -50,7 +50,8 @@ def test_a_row_forged_before_the_witness_answers_does_not_keep_its_cosignature_o
 
             code, outcomes, errors = push(daemon)
             assert code == 0, (outcomes, errors)
-            assert outcomes[witness.name]["outcome"] == "cosigned" and outcomes[witness.name]["treeSize"] == size, outcomes
+            outcome = outcomes[witness.name]
+            assert outcome["outcome"] == "cosigned" and outcome["treeSize"] == size, outcomes
 
             reply = client.call("waitForProof", signatureID=details["dataSignatureID"], quorum=1, timeoutSeconds=10)
             assert reply["error"]["code"] == 0, reply
@@ -85,7 +86,8 @@ def test_a_row_forged_before_the_witness_answers_does_not_keep_its_cosignature_o
 
             audit = client.call("admin.auditVerify")["result"]
             assert audit["ok"] is False, audit
-            assert f"the stored cosignature of witness {witness.name} of the checkpoint of size {size}" in audit["problem"], audit
+            reported = f"the stored cosignature of witness {witness.name} of the checkpoint of size {size}"
+            assert reported in audit["problem"], audit
         finally:
             client.close()
             daemon.stop()
