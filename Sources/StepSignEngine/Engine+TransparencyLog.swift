@@ -124,25 +124,19 @@ extension Engine {
     }
 
     /// The lines of `cosignatures` that are valid cosignatures of the checkpoint `text` by the
-    /// configured `[[witness]]` each row names (SPEC §5.5: a stored cosignature is a claim until
-    /// checked, again before it is served). A row that fails is left out and logged, so that a
-    /// row written into the database cannot spoil the daemon's genuine proofs.
+    /// configured `[[witness]]` each row names, one per witness (SPEC §5.5: a stored
+    /// cosignature is a claim until checked, again before it is served). A row that fails is
+    /// left out and logged, so that a row written into the database can neither spoil the
+    /// daemon's genuine proofs nor, stored beside the witness's genuine line, keep it out.
     func checkedLines(of text: String, _ cosignatures: [LogCosignatureRecord]) -> String {
         guard !cosignatures.isEmpty else { return "" }
-        let witnesses = settings.witnessKeys
-        var lines = ""
-        for record in cosignatures {
-            let named = witnesses.filter { $0.name == record.witness }
-            if let candidate = try? SignedNote(parsing: text + "\n" + record.line + "\n"), candidate.signatures.count == 1,
-               !named.isEmpty, !candidate.cosigners(named).isEmpty {
-                lines += record.line + "\n"
-            } else {
-                logger.warning("a stored cosignature does not check against the [[witness]] keys; not served", metadata: [
-                    "size": "\(record.size)", "witness": "\(record.witness)",
-                ])
-            }
+        let checked = CheckedCosignatures(text: text, rows: cosignatures, witnesses: settings.witnessKeys)
+        for record in checked.failed {
+            logger.warning("a stored cosignature does not check against the [[witness]] keys; not served", metadata: [
+                "size": "\(record.size)", "witness": "\(record.witness)",
+            ])
         }
-        return lines
+        return checked.lines
     }
 
     /// `admin.addCosignatures` (SPEC §5.6): stores witnesses' cosignature lines of the stored
@@ -164,7 +158,16 @@ extension Engine {
             }
             records.append(LogCosignatureRecord(size: treeSize, witness: cosigner.key.name, line: line, createdAt: context.now))
         }
-        try await signing.store.addLogCosignatures(records)
+        // The rows the daemon writes per size and witness stay few: a witness whose stored
+        // line of this size verifies already is not stored again (each new cosignature of a
+        // size has a new time, so a new line), and a batch stores one line per witness. Rows
+        // that do not verify (written behind the daemon's back) do not count, so they never
+        // keep the genuine line out; the store's key (size, witness, line) makes that one step.
+        let present = CheckedCosignatures(text: text, rows: try await signing.store.logCosignatures(size: treeSize),
+                                          witnesses: witnesses)
+        var cosigned = Set(present.served.map(\.witness))
+        let fresh = records.filter { cosigned.insert($0.witness).inserted }
+        if !fresh.isEmpty { try await signing.store.addLogCosignatures(fresh) }
         if signing.log.latest?.checkpoint.size == treeSize { signing.log.republishLatest() }
         StepSignMetric.witnessedTreeSize.set(Double(treeSize))
         signing.witnessWaits.cosigned(size: treeSize)

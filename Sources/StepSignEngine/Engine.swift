@@ -86,7 +86,9 @@ public final class Engine: Sendable {
                                   instance: configuration.instance, store: store, keyring: keyring, alarm: logAlarm,
                                   logger: logger,
                                   publisher: configuration.ledger.tilesDir.isEmpty ? nil
-                                      : TilePublisher(directory: configuration.ledger.tilesDir, store: store, logger: logger),
+                                      : TilePublisher(directory: configuration.ledger.tilesDir, store: store,
+                                                      witnesses: { settingsBox.withLockedValue { $0.witnessKeys } },
+                                                      logger: logger),
                                   threads: tokenThreads)
         log.republishLatest()
         let checkpointer = LedgerCheckpointer(log: log, logger: logger) {

@@ -247,11 +247,12 @@ public struct PostgresImport: Sendable {
         return epochs
     }
 
-    /// Every stored cosignature, by size and witness.
+    /// Every stored cosignature, by size, witness and line (byte order, as SQLite sorts them).
     public func logCosignatures() async throws -> [LogCosignatureRecord] {
         var cosignatures: [LogCosignatureRecord] = []
         let rows = try await connection.query(
-            "SELECT size, witness, line, created_at FROM log_cosignatures ORDER BY size, witness", logger: logger)
+            "SELECT size, witness, line, created_at FROM log_cosignatures ORDER BY size, witness COLLATE \"C\", line COLLATE \"C\"",
+            logger: logger)
         for try await row in rows { cosignatures.append(try PostgresStore.decodeLogCosignature(row)) }
         return cosignatures
     }

@@ -52,7 +52,7 @@ enum PostgresSchema {
         Migration(version: 16, name: "v16-fido2-credentials", statements: v16),
         Migration(version: 17, name: "v17-log-core-compare-and-swap", statements: v17),
         Migration(version: 18, name: "v18-log-turn", statements: v18),
-        // v19 is left to another change of issue 40 (the coordinator numbers them in a row).
+        Migration(version: 19, name: "v19-log-cosignatures-by-line", statements: v19),
         Migration(version: 20, name: "v20-no-hashing-in-the-database", statements: v20),
     ]
 
@@ -977,6 +977,16 @@ enum PostgresSchema {
             RETURN NEXT;
         END
         $$
+        """,
+    ]
+
+    /// Witnesses' cosignatures keyed by size, witness and line (SPEC §5.5–§5.6): a row written
+    /// for (size, witness) behind the daemon's back no longer keeps the witness's genuine line
+    /// out. The key is replaced in one statement; the append-only triggers stay as they are.
+    private static let v19: [String] = [
+        """
+        ALTER TABLE log_cosignatures DROP CONSTRAINT log_cosignatures_pkey,
+            ADD CONSTRAINT log_cosignatures_pkey PRIMARY KEY (size, witness, line)
         """,
     ]
 

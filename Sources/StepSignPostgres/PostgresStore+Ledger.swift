@@ -360,7 +360,7 @@ extension PostgresStore {
                 try await connection.query("""
                     INSERT INTO log_cosignatures (size, witness, line, created_at)
                     VALUES (\(cosignature.size), \(cosignature.witness), \(cosignature.line), \(cosignature.createdAt))
-                    ON CONFLICT (size, witness) DO NOTHING
+                    ON CONFLICT (size, witness, line) DO NOTHING
                     """, logger: logger)
             }
         }
@@ -374,7 +374,8 @@ extension PostgresStore {
 
     static func cosignatures(size: Int64, _ connection: AnsweredConnection, logger: Logger) async throws -> [LogCosignatureRecord] {
         let rows = try await connection.query("""
-            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = \(size) ORDER BY witness
+            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = \(size)
+             ORDER BY witness COLLATE "C", line COLLATE "C"
             """, logger: logger)
         var cosignatures: [LogCosignatureRecord] = []
         for try await row in rows { cosignatures.append(try decodeLogCosignature(row)) }

@@ -71,6 +71,9 @@ enum SQLiteSchema {
         migrator.registerMigration("v16-fido2-credentials") { db in
             try db.execute(sql: v16)
         }
+        migrator.registerMigration("v17-log-cosignatures-by-line") { db in
+            try db.execute(sql: v17)
+        }
         return migrator
     }
 
@@ -427,5 +430,28 @@ enum SQLiteSchema {
     private static let v16 = """
         ALTER TABLE device_keys ADD COLUMN fido2_credential_id TEXT;
         ALTER TABLE device_keys ADD COLUMN fido2_sign_count INTEGER;
+        """
+
+    /// Witnesses' cosignatures keyed by size, witness and line (SPEC §5.5–§5.6): a row written
+    /// for (size, witness) behind the daemon's back no longer keeps the witness's genuine line
+    /// out. SQLite cannot change a primary key, so the table is rebuilt (a new table, the rows
+    /// copied, the old one dropped, the new one renamed) and its append-only triggers made
+    /// again; the migration's transaction makes it one step.
+    private static let v17 = """
+        CREATE TABLE log_cosignatures_v17 (
+            size INTEGER NOT NULL CHECK (size >= 0),
+            witness TEXT NOT NULL,
+            line TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (size, witness, line)
+        ) STRICT;
+        INSERT INTO log_cosignatures_v17 (size, witness, line, created_at)
+            SELECT size, witness, line, created_at FROM log_cosignatures;
+        DROP TABLE log_cosignatures;
+        ALTER TABLE log_cosignatures_v17 RENAME TO log_cosignatures;
+        CREATE TRIGGER log_cosignatures_no_update BEFORE UPDATE ON log_cosignatures
+        BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
+        CREATE TRIGGER log_cosignatures_no_delete BEFORE DELETE ON log_cosignatures
+        BEGIN SELECT RAISE(ABORT, 'log cosignatures are append-only'); END;
         """
 }

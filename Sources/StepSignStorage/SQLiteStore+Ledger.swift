@@ -350,7 +350,7 @@ extension SQLiteStore {
                 for cosignature in cosignatures {
                     try db.execute(sql: """
                         INSERT INTO log_cosignatures (size, witness, line, created_at) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (size, witness) DO NOTHING
+                        ON CONFLICT (size, witness, line) DO NOTHING
                         """, arguments: [cosignature.size, cosignature.witness, cosignature.line,
                                          cosignature.createdAt.storageSeconds])
                 }
@@ -364,7 +364,7 @@ extension SQLiteStore {
 
     static func readCosignatures(size: Int64, _ db: Database) throws -> [LogCosignatureRecord] {
         try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = ? ORDER BY witness
+            SELECT size, witness, line, created_at FROM log_cosignatures WHERE size = ? ORDER BY witness, line
             """), arguments: [size]).map { row in
             do {
                 return LogCosignatureRecord(size: try row.decode(atIndex: 0), witness: try row.decode(atIndex: 1),

@@ -10,7 +10,8 @@ import Testing
 /// lines that verify under a configured `[[witness]]` key over the stored checkpoint, they are
 /// carried in `getCheckpoint`, proofs and exports, `status.witnessed` follows
 /// `ledger.witness_quorum`, and `stepsign-verify --witness … --quorum` accepts a proof file from
-/// `stepsign proof` with them.
+/// `stepsign proof` with them. A row forged for a size before the witness answers neither is
+/// served nor keeps the witness's genuine cosignature of that size out.
 @Suite(.blocking) struct WitnessCosignatureTests {
     struct Witness {
         var name: String
@@ -131,6 +132,88 @@ import Testing
 
         let verified = try Self.proofVerifier(daemon, connection, signed)(["--witness", w1.vkey.description, "--quorum", "1"])
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+    }
+
+    /// Signs an entry, writes a forged row of `witness` for the checkpoint's size behind the
+    /// daemon's back (`inject` writes it, given the time's SQL) before the witness answers, then stores the
+    /// witness's genuine line: it is stored and served, `waitForProof` and `stepsign-verify
+    /// --witness` accept the proof, and the audit still reports the forged row. A second
+    /// cosignature of the size by the witness is taken but not stored (`count` runs an SQL
+    /// count), and one line of the witness is still served.
+    static func forgedRowBeforeTheWitness(_ daemon: DaemonHarness, witness w1: Witness,
+                                          inject: ((String) -> String) throws -> Void,
+                                          count: (String) throws -> Int) throws {
+        let connection = try daemon.connect()
+        let signed = try TransparencyLogTests.signLevel0(connection, "witnessed")
+        let signatureID = try #require(signed["dataSignatureID"]?.stringValue)
+        let checkpoint = try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue)
+        let size = try LogCheckpoint(text: try SignedNote(parsing: checkpoint).text).size
+        let forged = LogAuditTests.forgedLine(w1)
+        try inject { now in "INSERT INTO log_cosignatures (size, witness, line, created_at) VALUES (\(size), '\(w1.name)', '\(forged)', \(now))" }
+
+        let genuine = try w1.line(checkpoint)
+        let stored = try connection.call("admin.addCosignatures", ["treeSize": size, "cosignatures": [genuine]])
+        #expect(stored.code == 0, "\(stored.message)")
+        // Served: the genuine line, once; never the forged one.
+        let served = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        #expect(served.cosigners([w1.vkey]).count == 1, "\(served.serialized)")
+        #expect(served.signatures.filter { $0.name == w1.name }.map(\.line) == [genuine], "\(served.serialized)")
+        let waited = try connection.call("waitForProof", ["signatureID": signatureID, "timeoutSeconds": 5], timeout: 60)
+        #expect(waited.code == 0, "\(waited.message)")
+        let proof = waited.result?["proof"]?.stringValue ?? ""
+        #expect(proof.contains(genuine) && !proof.contains(forged), "\(proof)")
+        let verified = try Self.proofVerifier(daemon, connection, signed)(["--witness", w1.vkey.description, "--quorum", "1"])
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        #expect(verified.stdout.contains("cosigned by w1.example"), "\(verified.stdout)")
+        // The audit still reports the forged row.
+        let audit = try LogAuditTests.audit(connection)
+        #expect(audit["ok"]?.boolValue == false, "\(audit)")
+        #expect(audit["problem"]?.stringValue?.contains("the stored cosignature of witness w1.example of the checkpoint of size \(size)") == true,
+                "\(audit)")
+
+        // The witness cosigns the size again (a new time, so a new line): taken, not stored
+        // (its stored line verifies), and the note still carries one line of it.
+        let again = try w1.line(checkpoint, at: 1_790_000_100)
+        let retaken = try connection.call("admin.addCosignatures", ["treeSize": size, "cosignatures": [again]])
+        #expect(retaken.code == 0, "\(retaken.message)")
+        #expect(try count("SELECT count(*) FROM log_cosignatures WHERE size = \(size)") == 2)
+        let servedAgain = try SignedNote(parsing: try #require(try connection.call("getCheckpoint").result?["checkpoint"]?.stringValue))
+        #expect(servedAgain.signatures.filter { $0.name == w1.name }.map(\.line) == [genuine], "\(servedAgain.serialized)")
+    }
+
+    @Test("SQLite: a row forged before the witness answers does not keep its genuine cosignature out")
+    func forgedRowBeforeTheWitnessOnSQLite() throws {
+        let w1 = try Witness("w1.example")
+        let daemon = try Self.daemon(witnesses: w1.config)
+        let database = daemon.stateDirectory + "/stepsign.sqlite"
+        try Self.forgedRowBeforeTheWitness(daemon, witness: w1, inject: { sql in
+            let written = try Tools.python("""
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute(sys.argv[2])
+                db.commit()
+                """, database, sql("0"))
+            #expect(written.status == 0, "\(written.stderr)")
+        }, count: { sql in
+            let counted = try Tools.python("""
+                import sqlite3, sys
+                print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])
+                """, database, sql)
+            return try #require(Int(counted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(counted.stderr)")
+        })
+    }
+
+    @Test("PostgreSQL: a row forged before the witness answers does not keep its genuine cosignature out",
+          .enabled(if: PostgresServer.enabled))
+    func forgedRowBeforeTheWitnessOnPostgreSQL() throws {
+        guard PostgresServer.socketDirectory != nil else { throw PostgresServer.NotConfigured() }
+        let database = try PostgresServer.createDatabase()
+        defer { database.drop() }
+        let w1 = try Witness("w1.example")
+        let daemon = try DaemonHarness(config: "instance = \"host-a\"\n" + database.config + "\n" + w1.config)
+        defer { _ = daemon.stop() }
+        try Self.forgedRowBeforeTheWitness(daemon, witness: w1, inject: { sql in try database.execute(sql("now()")) },
+                                           count: { sql in try #require(Int(try database.query(sql).first ?? "")) })
     }
 
     @Test("a witness key that is not a cosignature key, or whose key ID is not its key's, is exit 78")

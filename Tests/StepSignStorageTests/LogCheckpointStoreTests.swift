@@ -1,12 +1,14 @@
 import Foundation
+import GRDB
 import StepSignPostgres
-import StepSignStorage
+@testable import StepSignStorage
 import Testing
 
 /// The log's stored C2SP checkpoints and its one origin (SPEC §5.5), the same contract on both
 /// stores: one note per size and instance (a second is ignored, never replaces the first), read
 /// back by size; the first origin stored wins, also when daemons race to store theirs; one
-/// witness cosignature per size and witness, the first kept; one epoch per number and origin.
+/// witness cosignature row per size, witness and line (a forged row does not keep the genuine
+/// line out); one epoch per number and origin.
 @Suite struct LogCheckpointStoreTests {
     static let epoch = Date(timeIntervalSince1970: 1_750_000_000)
 
@@ -34,14 +36,23 @@ import Testing
         #expect(try await store.logCheckpoints(afterSize: 0, throughSize: 3).map(\.note) == ["note 3 a", "note 3 b"])
         #expect(try await store.logCheckpoints(afterSize: 3, throughSize: nil).map(\.size) == [7])
 
-        // Witnesses' cosignatures (SPEC §5.6): one per size and witness, the first stays.
+        // Witnesses' cosignatures (SPEC §5.6): one row per size, witness and line. A row
+        // written for (size, witness) before the witness answered (a forged line: the store
+        // does not check) does not keep its genuine line out: both are stored and read back,
+        // by witness and line, and the daemon serves the one that verifies. The same line
+        // again is one row, its first time kept.
         try await store.addLogCosignatures([
-            LogCosignatureRecord(size: 7, witness: "w2", line: "w2 first", createdAt: epoch),
-            LogCosignatureRecord(size: 7, witness: "w1", line: "w1 first", createdAt: epoch),
+            LogCosignatureRecord(size: 7, witness: "w2", line: "w2 genuine", createdAt: epoch),
+            LogCosignatureRecord(size: 7, witness: "w1", line: "w1 forged", createdAt: epoch),
             LogCosignatureRecord(size: 3, witness: "w1", line: "w1 at 3", createdAt: epoch),
         ])
-        try await store.addLogCosignatures([LogCosignatureRecord(size: 7, witness: "w1", line: "w1 again", createdAt: epoch)])
-        #expect(try await store.logCosignatures(size: 7).map(\.line) == ["w1 first", "w2 first"])
+        let later = epoch.addingTimeInterval(60)
+        try await store.addLogCosignatures([LogCosignatureRecord(size: 7, witness: "w1", line: "w1 genuine", createdAt: later),
+                                            LogCosignatureRecord(size: 7, witness: "w2", line: "w2 genuine", createdAt: later),
+                                            LogCosignatureRecord(size: 7, witness: "w1", line: "w1 genuine", createdAt: later)])
+        let atSeven = try await store.logCosignatures(size: 7)
+        #expect(atSeven.map(\.line) == ["w1 forged", "w1 genuine", "w2 genuine"])
+        #expect(atSeven.map(\.createdAt) == [epoch, later, epoch])
         #expect(try await store.logCosignatures(size: 3).map(\.line) == ["w1 at 3"])
         #expect(try await store.logCosignatures(size: 4).isEmpty)
 
@@ -77,6 +88,38 @@ import Testing
 
     @Test func sqlite() async throws {
         try await withStore { store, _ in try await Self.checkContract(store) }
+    }
+
+    /// SQLite schema v17 keys the cosignatures by size, witness and line: an upgraded ledger
+    /// keeps its rows (a forged one among them), stores the genuine line beside the forged
+    /// one, and the table stays append-only.
+    @Test func anSQLiteLogFromBeforeV17KeepsItsCosignaturesOnUpgrade() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let path = directory.path + "/" + SQLiteStore.fileName
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try SQLiteSchema.migrator.migrate(queue, upTo: "v16-fido2-credentials")
+            try await queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO log_cosignatures (size, witness, line, created_at)
+                    VALUES (5, 'w1', 'w1 forged', 1), (5, 'w2', 'w2 genuine', 2)
+                    """)
+            }
+            try queue.close()
+        }
+        let store = try directory.open()
+        try await store.addLogCosignatures([LogCosignatureRecord(size: 5, witness: "w1", line: "w1 genuine", createdAt: Self.epoch)])
+        #expect(try await store.logCosignatures(size: 5).map(\.line) == ["w1 forged", "w1 genuine", "w2 genuine"])
+        try await store.close()
+        let queue = try DatabaseQueue(path: path)
+        for sql in ["UPDATE log_cosignatures SET line = 'x'", "DELETE FROM log_cosignatures"] {
+            #expect(throws: DatabaseError.self, "\(sql)") { try queue.write { db in try db.execute(sql: sql) } }
+        }
+        let rows = try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM log_cosignatures") }
+        #expect(rows == 3)
+        try queue.close()
     }
 
     @Test(.enabled(if: PostgresTestServer.enabled))

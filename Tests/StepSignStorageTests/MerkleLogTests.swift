@@ -191,8 +191,10 @@ import Testing
         try await withPostgresDatabase { database in
             let store = try await database.open()
             // Back to schema v7 by hand, as that version left it: v3's append (v20 dropped it, with
-            // v8's stepsign_tree_append), no tree, no v9 to v20.
+            // v8's stepsign_tree_append), no tree, no v9 to v20 (v19 changed only log_cosignatures'
+            // key; the table goes with v10).
             for statement in ["DELETE FROM stepsign_schema_migrations WHERE version = 20",
+                              "DELETE FROM stepsign_schema_migrations WHERE version = 19",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 18",
                               "DROP PROCEDURE stepsign_ledger_commit", "DROP FUNCTION stepsign_ledger_insert",
                               "DELETE FROM stepsign_schema_migrations WHERE version = 17",

@@ -9,7 +9,8 @@ import StepSignSystem
 
 /// Publishes the log as C2SP tlog-tiles in `ledger.tiles_dir` (SPEC §5.6) for a static web
 /// server: after each checkpoint this daemon signs, the tiles and entry bundles the tree gained
-/// since the last publication, then `checkpoint` (the note with its stored cosignatures).
+/// since the last publication, then `checkpoint` (the note with its stored cosignatures that
+/// verify against the `[[witness]]` keys, one per witness, as the daemon serves them).
 ///
 /// Every file is replaced atomically (a temporary file, `fsync`, `rename`), and `checkpoint` is
 /// written last, so a reader never sees a half-written tile nor a checkpoint whose tiles are not
@@ -22,6 +23,8 @@ import StepSignSystem
 final class TilePublisher: Sendable {
     let directory: String
     private let store: any LedgerStore
+    /// The configured `[[witness]]` keys, read at each publication (a reload may change them).
+    private let witnesses: @Sendable () -> [NoteVerifierKey]
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
 
@@ -33,9 +36,10 @@ final class TilePublisher: Sendable {
         var published: (origin: String, size: Int64)?
     }
 
-    init(directory: String, store: any LedgerStore, logger: Logger) {
+    init(directory: String, store: any LedgerStore, witnesses: @escaping @Sendable () -> [NoteVerifierKey], logger: Logger) {
         self.directory = directory
         self.store = store
+        self.witnesses = witnesses
         self.logger = logger
     }
 
@@ -102,8 +106,9 @@ final class TilePublisher: Sendable {
             }
             try write(bytes, to: tile.path)
         }
-        let cosignatures = try await store.logCosignatures(size: size)
-        try write(Array((signed.note.serialized + cosignatures.map { $0.line + "\n" }.joined()).utf8), to: "checkpoint")
+        let cosignatures = CheckedCosignatures(text: signed.note.text, rows: try await store.logCosignatures(size: size),
+                                               witnesses: witnesses())
+        try write(Array((signed.note.serialized + cosignatures.lines).utf8), to: "checkpoint")
         state.withLockedValue { $0.published = (signed.checkpoint.origin, size) }
         logger.debug("log tiles published", metadata: ["size": "\(size)", "dir": "\(directory)"])
     }

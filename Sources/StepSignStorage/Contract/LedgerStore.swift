@@ -39,11 +39,13 @@ public protocol LedgerStore: Sendable {
     /// `throughSize` (nil: no upper bound), by size.
     func logCheckpoints(afterSize: Int64, throughSize: Int64?) async throws -> [LogCheckpointRecord]
 
-    /// Stores witnesses' cosignatures (SPEC §5.6), durably; a witness's cosignature of a size
-    /// already stored is kept (the first one stays).
+    /// Stores witnesses' cosignatures (SPEC §5.6), durably; one row per size, witness and line
+    /// (the same line again is kept as first stored). A row of another line for the same size
+    /// and witness (one written behind the daemon's back) does not keep a line out.
     func addLogCosignatures(_ cosignatures: [LogCosignatureRecord]) async throws
 
-    /// The stored cosignatures of the checkpoint of `size`, by witness name.
+    /// The stored cosignatures of the checkpoint of `size`, by witness name then line (byte
+    /// order): unchecked claims, possibly several per witness.
     func logCosignatures(size: Int64) async throws -> [LogCosignatureRecord]
 
     /// The last entry's seq and hash; (0, genesis) when the ledger is empty.
