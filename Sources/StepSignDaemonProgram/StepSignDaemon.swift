@@ -418,7 +418,12 @@ struct StepSignDaemon: AsyncParsableCommand {
                 let path = settings.server.stateDir + "/" + SQLiteStore.fileName
                 if let exit = TransientStartFault.exit(for: error, step: "cannot open the SQLite store", path: path,
                                                        logger: logger) { throw exit }
-                let reason = if case let StorageError.stateFile(_, code) = error { String(cString: strerror(code)) } else { "\(error)" }
+                // The file that failed: the database, or its -wal or -shm (SQLiteStore.readWriteFault).
+                let reason = if case let StorageError.stateFile(file, code) = error {
+                    (file == path ? "" : "\(file): ") + String(cString: strerror(code))
+                } else {
+                    "\(error)"
+                }
                 logger.critical("cannot open the SQLite store", metadata: ["path": "\(path)", "error": "\(reason)"])
                 FileHandleOutput.standardError("stepsignd: cannot open the SQLite store \(path): \(reason)\n")
                 throw ExitCode(78)  // EX_CONFIG

@@ -11,11 +11,11 @@ import StepSignSystem
 ///
 /// SQLite's faults of this kind: `SQLITE_IOERR` (a read, write, sync, lock or the shared
 /// memory file failed), `SQLITE_FULL`, `SQLITE_NOMEM`, `SQLITE_BUSY` and `SQLITE_LOCKED`
-/// (another process holds the database for a while), and `SQLITE_CANTOPEN`: the store opens
-/// the database file itself before SQLite does (a missing directory or a permission fails
-/// there, with its errno), so SQLite failing to open it or its `-wal` and `-shm` files after
-/// that is a fault of the disk or the host. A file that is not a database, or a schema too new,
-/// is none of these.
+/// (another process holds the database for a while), and `SQLITE_CANTOPEN` and
+/// `SQLITE_READONLY` as ``SQLiteStore/open(path:seal:sealUnsealed:)`` lets them through: it
+/// opens each file read-write again after one, and reports a failure there with its errno
+/// (a permission: none of these), so one that reaches here failed to open a file that opens
+/// now. A file that is not a database, or a schema too new, is none of these.
 package struct TransientFault: Sendable, CustomStringConvertible {
     /// The file the fault was about, when the error names it (SQLite's errors do not).
     package var path: String?
@@ -31,7 +31,7 @@ package struct TransientFault: Sendable, CustomStringConvertible {
             reason = String(cString: strerror(code))
         case let error as DatabaseError:
             switch error.resultCode {
-            case .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_NOMEM, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN:
+            case .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_NOMEM, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_READONLY:
                 path = nil
                 reason = error.message ?? "\(error.resultCode)"
             default:
