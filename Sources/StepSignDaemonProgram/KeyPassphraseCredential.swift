@@ -51,3 +51,16 @@ enum CredentialError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension CredentialError: ErrnoCarrying {
+    /// The failed read's errno: EIO on the credential at start is a fault that may pass.
+    var carriedErrno: Int32? {
+        if case let .unreadable(_, code) = self { code } else { nil }
+    }
+
+    var carriedPath: String? {
+        switch self {
+        case let .unreadable(path, _), let .empty(path), let .tooLong(path): path
+        }
+    }
+}

@@ -18,9 +18,19 @@ final class StateDirectoryLock {
     /// The lock file's name in the state directory.
     static let fileName = "stepsignd.pid"
 
-    /// Why the lock could not be taken, in words (the daemon prints it and exits 78).
-    struct Failure: Error, CustomStringConvertible {
+    /// Why the lock could not be taken, in words, with the failed call's errno and path when a
+    /// system call failed (the daemon prints it and exits 78, or 74 for a fault that may pass:
+    /// ``TransientErrno``).
+    struct Failure: Error, CustomStringConvertible, ErrnoCarrying {
         var description: String
+        var carriedErrno: Int32?
+        var carriedPath: String?
+
+        init(description: String, errno: Int32? = nil, path: String? = nil) {
+            self.description = description
+            carriedErrno = errno
+            carriedPath = path
+        }
     }
 
     private let descriptor: Int32
@@ -33,7 +43,7 @@ final class StateDirectoryLock {
         } catch let StorageError.stateDirectory(path, code) {
             let reason = code == ENOTDIR ? "it is not a directory" : String(cString: strerror(code))
             let hint = code == ENOENT ? " (the directory it goes in must exist: create it, or set server.state_dir)" : ""
-            throw Failure(description: "cannot make the state directory \(path): \(reason)\(hint)")
+            throw Failure(description: "cannot make the state directory \(path): \(reason)\(hint)", errno: code, path: path)
         } catch {
             throw Failure(description: "cannot make the state directory \(stateDirectory): \(error)")
         }
@@ -46,14 +56,15 @@ final class StateDirectoryLock {
         let path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + Self.fileName
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
         guard fd >= 0 else {
-            throw Failure(description: "cannot open the state directory's lock \(SystemError("open", path: path))")
+            let error = SystemError("open", path: path)
+            throw Failure(description: "cannot open the state directory's lock \(error)", errno: error.errno, path: path)
         }
         guard retryingOnEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
             let code = errno
             let holder = Self.pid(in: fd)
             close(fd)
             guard code == EWOULDBLOCK else {
-                throw Failure(description: "cannot lock \(path): \(String(cString: strerror(code)))")
+                throw Failure(description: "cannot lock \(path): \(String(cString: strerror(code)))", errno: code, path: path)
             }
             let who = holder.map { "another stepsignd (pid \($0))" } ?? "another stepsignd (its pid is not written yet)"
             throw Failure(description: """
@@ -66,7 +77,7 @@ final class StateDirectoryLock {
               line.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) == line.count else {
             let error = SystemError("write", path: path)
             close(fd)
-            throw Failure(description: "cannot write the state directory's lock: \(error)")
+            throw Failure(description: "cannot write the state directory's lock: \(error)", errno: error.errno, path: path)
         }
         descriptor = fd
     }

@@ -28,7 +28,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             stepsignd reads its configuration (--config, default /etc/stepsign/stepsignd.toml), loads its keys \
             from the state directory, opens its database and serves the Unix socket. A bad configuration is \
             refused at start with exit status 78 (EX_CONFIG), naming the file, line and key; SIGHUP reloads it, \
-            and a bad file then keeps the one in force.
+            and a bad file then keeps the one in force. An I/O fault at start that may pass (EIO, a full disk, \
+            too many open files) exits 74 (EX_IOERR), naming the path, which systemd restarts; 78 it does not.
 
             stepsignd --check [--config FILE] reads the configuration and everything it names as a start \
             would, without listening, without taking the state directory's lock and without creating, \
@@ -117,29 +118,8 @@ struct StepSignDaemon: AsyncParsableCommand {
         // A socket systemd passes is bound already; otherwise the daemon creates one by path.
         let inheritedSockets = SystemdListenFDs.inherited()
         let inheritedSocket = inheritedSockets.main
-        // Strict modes (SPEC §7): before anything in the state directory is opened, created or
-        // tightened, before the files the configuration names are read or run, and before the
-        // socket is created in its directory.
-        do {
-            try checkStrictModes(settings, stateDirectory: true, socket: inheritedSocket == nil ? settings.server.socket : nil)
-        } catch {
-            FileHandleOutput.standardError("stepsignd: \(error)\n")
-            throw ExitCode(78)  // EX_CONFIG
-        }
-        // One daemon per state directory (issue 39): made if missing and locked before the
-        // socket is created and before the store or the keys are opened; held until the end.
-        let stateLock: StateDirectoryLock
-        do {
-            stateLock = try StateDirectoryLock.take(stateDirectory: settings.server.stateDir)
-        } catch {
-            FileHandleOutput.standardError("stepsignd: \(error)\n")
-            throw ExitCode(78)  // EX_CONFIG
-        }
-        defer { withExtendedLifetime(stateLock) {} }
-        // Trap the signals before anything can announce readiness: a SIGTERM that arrives
-        // once the socket listens must shut down gracefully, not kill the process.
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
-
+        // The log, before the first step that may fail with a fault that may pass (exit 74 says
+        // so at critical, ``TransientStartFault``).
         LogLevelSwitch.shared.apply(settings.log)
         // Under systemd (stderr is the journal) each line also carries fields, through the
         // journal's native protocol; elsewhere logfmt lines on stderr.
@@ -149,6 +129,33 @@ struct StepSignDaemon: AsyncParsableCommand {
             LoggingSystem.bootstrap { label in SwitchedLogHandler(LogfmtLogHandler(label: label)) }
         }
         let logger = Logger(label: "stepsignd")
+        // Strict modes (SPEC §7): before anything in the state directory is opened, created or
+        // tightened, before the files the configuration names are read or run, and before the
+        // socket is created in its directory.
+        do {
+            try checkStrictModes(settings, stateDirectory: true, socket: inheritedSocket == nil ? settings.server.socket : nil)
+        } catch {
+            if let exit = TransientStartFault.exit(for: error, step: "strict modes: cannot check a file", path: config,
+                                                   logger: logger) { throw exit }
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        // One daemon per state directory (issue 39): made if missing and locked before the
+        // socket is created and before the store or the keys are opened; held until the end.
+        let stateLock: StateDirectoryLock
+        do {
+            stateLock = try StateDirectoryLock.take(stateDirectory: settings.server.stateDir)
+        } catch {
+            if let exit = TransientStartFault.exit(for: error, step: "cannot take the state directory's lock",
+                                                   path: settings.server.stateDir, logger: logger) { throw exit }
+            FileHandleOutput.standardError("stepsignd: \(error)\n")
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        defer { withExtendedLifetime(stateLock) {} }
+        // Trap the signals before anything can announce readiness: a SIGTERM that arrives
+        // once the socket listens must shut down gracefully, not kill the process.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
+
         // Metrics (issue 27), before anything makes a handle: off unless `[metrics] listen` is set.
         let metricsRegistry = Self.bootstrapMetrics(settings.metrics)
 
@@ -157,6 +164,8 @@ struct StepSignDaemon: AsyncParsableCommand {
         do {
             passphrase = try KeyPassphraseCredential.load()
         } catch {
+            if let exit = TransientStartFault.exit(for: error, step: "cannot read the key passphrase credential",
+                                                   path: KeyPassphraseCredential.name, logger: logger) { throw exit }
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(78)  // EX_CONFIG
         }
@@ -203,6 +212,11 @@ struct StepSignDaemon: AsyncParsableCommand {
                                              passphrase: passphrase, store: store, clusterRoot: clusterRoot,
                                              token: token, logger: logger)
         } catch let error as KeyringError {
+            if let exit = TransientStartFault.exit(for: error, step: "cannot load the signing keys",
+                                                   path: settings.server.stateDir + "/keys", logger: logger) {
+                try? await store.close()
+                throw exit
+            }
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
             FileHandleOutput.standardError("stepsignd: cannot load the signing keys: \(error)\n")
             try? await store.close()
@@ -210,7 +224,13 @@ struct StepSignDaemon: AsyncParsableCommand {
         } catch {
             // The keys directory itself unreadable (opendir failing: EIO): said and refused as
             // a key file that cannot be read is (scripts/crash-matrix found it ending with
-            // ArgumentParser's bare `Error: opendir …`, exit 1, nothing in the log).
+            // ArgumentParser's bare `Error: opendir …`, exit 1, nothing in the log); a fault that
+            // may pass (EIO there, or the store's disk I/O error) exits 74.
+            if let exit = TransientStartFault.exit(for: error, step: "cannot load the signing keys",
+                                                   path: settings.server.stateDir + "/keys", logger: logger) {
+                try? await store.close()
+                throw exit
+            }
             logger.critical("cannot load the signing keys", metadata: ["error": "\(error)"])
             FileHandleOutput.standardError("stepsignd: cannot load the signing keys: \(error)\n")
             try? await store.close()
@@ -226,6 +246,11 @@ struct StepSignDaemon: AsyncParsableCommand {
             try? await store.close()
             throw ExitCode(78)  // EX_CONFIG
         } catch {
+            if let exit = TransientStartFault.exit(for: error, step: "cannot read the log's origin",
+                                                   path: storeLocation(settings), logger: logger) {
+                try? await store.close()
+                throw exit
+            }
             logger.critical("cannot read the log's origin", metadata: ["error": "\(error)"])
             try? await store.close()
             throw ExitCode(69)  // EX_UNAVAILABLE: systemd retries
@@ -235,6 +260,8 @@ struct StepSignDaemon: AsyncParsableCommand {
             engine = try Engine(configuration: settings, store: store, keyring: keyring, logger: logger, logOrigin: logOrigin)
         } catch {
             try? await store.close()
+            if let exit = TransientStartFault.exit(for: error, step: "cannot start the engine", path: settings.server.stateDir,
+                                                   logger: logger) { throw exit }
             throw error
         }
         // The start is the first event of this run in the ledger: the key made, if any, and
@@ -242,6 +269,11 @@ struct StepSignDaemon: AsyncParsableCommand {
         do {
             try await engine.recordStart(configurationSHA256: configurationDigest)
         } catch {
+            if let exit = TransientStartFault.exit(for: error, step: "cannot record the start in the ledger",
+                                                   path: storeLocation(settings), logger: logger) {
+                try? await store.close()
+                throw exit
+            }
             logger.critical("cannot record the start in the ledger", metadata: ["error": "\(error)"])
             try? await store.close()
             throw ExitCode(69)  // EX_UNAVAILABLE: systemd retries
@@ -344,6 +376,15 @@ struct StepSignDaemon: AsyncParsableCommand {
         logger.notice("stopped")
     }
 
+    /// Where the store is, for a log line: the SQLite database file, or PostgreSQL's server and
+    /// database.
+    private func storeLocation(_ settings: StepSignConfiguration) -> String {
+        switch settings.storage.backend {
+        case .sqlite: settings.server.stateDir + "/" + SQLiteStore.fileName
+        case .postgresql: "PostgreSQL database \(settings.storage.postgresql.database)"
+        }
+    }
+
     /// Runs `group` if `now`: the daemon's group when it begins before the start's work (on
     /// PostgreSQL, with the store's pool); otherwise the group runs once the start is done.
     private static func run(_ group: ServiceGroup, if now: Bool) async throws {
@@ -375,7 +416,14 @@ struct StepSignDaemon: AsyncParsableCommand {
                 // directory must be repaired; a restart changes nothing (issue 39: this printed
                 // `Error: SQLite error 26: …` and exited 1).
                 let path = settings.server.stateDir + "/" + SQLiteStore.fileName
-                let reason = if case let StorageError.stateFile(_, code) = error { String(cString: strerror(code)) } else { "\(error)" }
+                if let exit = TransientStartFault.exit(for: error, step: "cannot open the SQLite store", path: path,
+                                                       logger: logger) { throw exit }
+                // The file that failed: the database, or its -wal or -shm (SQLiteStore.readWriteFault).
+                let reason = if case let StorageError.stateFile(file, code) = error {
+                    (file == path ? "" : "\(file): ") + String(cString: strerror(code))
+                } else {
+                    "\(error)"
+                }
                 logger.critical("cannot open the SQLite store", metadata: ["path": "\(path)", "error": "\(reason)"])
                 FileHandleOutput.standardError("stepsignd: cannot open the SQLite store \(path): \(reason)\n")
                 throw ExitCode(78)  // EX_CONFIG
@@ -388,6 +436,8 @@ struct StepSignDaemon: AsyncParsableCommand {
                 seal = try SealKey.clusterKey(file: settings.storage.sealKeyFile,
                                               environment: ProcessInfo.processInfo.environment)
             } catch {
+                if let exit = TransientStartFault.exit(for: error, step: "cannot read the cluster's seal key",
+                                                       path: settings.storage.sealKeyFile, logger: logger) { throw exit }
                 logger.critical("cannot read the cluster's seal key", metadata: ["error": "\(error)"])
                 throw ExitCode(78)  // EX_CONFIG
             }

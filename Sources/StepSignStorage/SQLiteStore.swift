@@ -59,6 +59,15 @@ public final class SQLiteStore: StepSignStore {
     /// seals), every record without a seal is sealed. Afterwards a record without a seal is
     /// never sealed, and another key is refused (``StorageError/sealKeyMismatch``).
     public static func open(path: String, seal: CredentialSeal, sealUnsealed: Bool) throws -> SQLiteStore {
+        do {
+            return try openFiles(path: path, seal: seal, sealUnsealed: sealUnsealed)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN {
+            // SQLite keeps no errno: the failed open of a file, or a read-only fallback after one.
+            throw readWriteFault(path) ?? error
+        }
+    }
+
+    private static func openFiles(path: String, seal: CredentialSeal, sealUnsealed: Bool) throws -> SQLiteStore {
         try ensurePrivateFile(path)
 
         var configuration = Configuration()

@@ -8,62 +8,23 @@ lost, nothing is half-written, the daemon keeps running and answers, the log say
 per request), and once the filler is gone the daemon signs again by itself; restarted on the
 same files, its ledger verifies and holds every signature it acknowledged."""
 import base64
-import errno
 import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import tempfile
 import time
 
 import pytest
 
 from conftest import Daemon
+from full_disk import Namespace, fill
 
 USER, PASSWORD = "disk", "Granite-Harbor-81"
 SIZE = "6m"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
                                 or shutil.which("nsenter") is None, reason="needs root, unshare and nsenter")
-
-
-class Namespace:
-    """A mount namespace whose `path` is a tmpfs of `size`, alive while its holder sleeps."""
-
-    def __init__(self, path, size):
-        self.path = path
-        self.holder = subprocess.Popen(
-            ["unshare", "-m", "--propagation", "private", "sh", "-c",
-             'mount -t tmpfs -o "size=$1,mode=0700" stepsign-full-disk "$2" && echo mounted && exec sleep infinity',
-             "sh", size, path], stdout=subprocess.PIPE, text=True)
-        assert self.holder.stdout.readline().strip() == "mounted"
-
-    def inside(self, path):
-        """`path` as the namespace sees it, from outside."""
-        return f"/proc/{self.holder.pid}/root{path}"
-
-    def prefix(self):
-        return ["nsenter", "-t", str(self.holder.pid), "-m", "--"]
-
-    def close(self):
-        self.holder.kill()
-        self.holder.wait()
-
-
-def fill(path):
-    """Grows a file at `path` until the filesystem has no byte left; returns its size."""
-    written = 0
-    with open(path, "wb", buffering=0) as f:
-        for chunk in (1 << 20, 1 << 12, 1):
-            block = b"\0" * chunk
-            while True:
-                try:
-                    written += f.write(block)
-                except OSError as error:
-                    assert error.errno == errno.ENOSPC, error
-                    break
-    return written
 
 
 def sign(client, payload, level=0):

@@ -150,6 +150,21 @@ def test_service_is_a_notify_service_with_the_contracted_settings():
     assert setting(SERVICE, "WatchdogSec")
 
 
+def test_a_start_that_meets_a_fault_that_may_pass_is_restarted_and_one_refused_for_a_setting_is_not():
+    """stepsignd's start exits 74 (EX_IOERR) on an I/O fault that may pass (EIO, a full disk,
+    EMFILE: Tests/Interop/test_start_faults.py) and 69 (EX_UNAVAILABLE) when PostgreSQL cannot be
+    reached: both restarted, every 2 s for as long as it lasts (five restarts 2 s apart never
+    fit in the start limit's window). 78 (EX_CONFIG: a setting, a mode, a wrong passphrase) is
+    left to the operator."""
+    assert setting(SERVICE, "Restart") == "on-failure"
+    assert setting(SERVICE, "RestartPreventExitStatus").split() == ["78"]
+    assert "SuccessExitStatus" not in {k for _, k, _ in unit_settings(SERVICE)}
+    restart_seconds = int(setting(SERVICE, "RestartSec").removesuffix("s"))
+    window = int(setting(SERVICE, "StartLimitIntervalSec").removesuffix("s"))
+    burst = int(setting(SERVICE, "StartLimitBurst"))
+    assert (burst - 1) * restart_seconds > window
+
+
 def test_reload_runs_the_check_first_on_the_file_the_daemon_was_started_with():
     """SPEC 8 (issue 42): `ExecReload=` runs `stepsignd --check` on the ExecStart's --config
     before the SIGHUP, so a file with a problem fails the reload and never reaches the daemon."""

@@ -62,7 +62,7 @@ struct KeyDirectory {
                 bytes = try SecureFile.read(path)
                 guard stat(path, &info) == 0 else { throw SystemError("stat", path: path) }
             } catch {
-                throw KeyringError.missingKeyFile(path: path, instance: "", reason: "\(error)")
+                throw KeyringError.unreadableFile(path: path, error)
             }
             let pem = String(decoding: bytes, as: UTF8.self)
             let privateKey: P256PrivateKey
@@ -92,7 +92,7 @@ struct KeyDirectory {
             record = try TokenKeyRecord(bytes: try SecureFile.read(path))
             guard stat(path, &info) == 0 else { throw SystemError("stat", path: path) }
         } catch {
-            throw KeyringError.missingKeyFile(path: path, instance: "", reason: "\(error)")
+            throw KeyringError.unreadableFile(path: path, error)
         }
         guard let token else {
             throw KeyringError.missingKeyFile(path: path, instance: "",

@@ -39,7 +39,7 @@ package enum KeyFilesCheck {
             do {
                 bytes = try SecureFile.read(logKeyPath)
             } catch {
-                throw KeyringError.missingKeyFile(path: logKeyPath, instance: "", reason: "\(error)")
+                throw KeyringError.unreadableFile(path: logKeyPath, error)
             }
             do {
                 _ = try Ed25519PrivateKey(pkcs8PEM: String(decoding: bytes, as: UTF8.self), passphrase: passphrase)

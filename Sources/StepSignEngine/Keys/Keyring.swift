@@ -537,7 +537,9 @@ public enum KeyringError: Error, CustomStringConvertible {
     case kidMismatch(path: String, expected: String, found: String)
     /// The store lists a key of this daemon's instance whose file is not in its state
     /// directory: a lost file, or another daemon on the same database with the same `instance`.
-    case missingKeyFile(path: String, instance: String, reason: String)
+    /// Also a key file that cannot be read: `errno` is then the failed call's (EIO at start is
+    /// a fault that may pass, EACCES a setting to fix).
+    case missingKeyFile(path: String, instance: String, reason: String, errno: Int32? = nil)
     case noActiveKey
     /// The key file could not be read as a key: encrypted without a passphrase, a wrong
     /// passphrase, or damage. Names the file, never the passphrase.
@@ -550,12 +552,34 @@ public enum KeyringError: Error, CustomStringConvertible {
         switch self {
         case let .kidMismatch(path, expected, found):
             "key file \(path) holds key \(found), but the store lists it as \(expected)"
-        case let .missingKeyFile(path, instance, reason):
+        case let .missingKeyFile(path, instance, reason, _) where instance.isEmpty:
+            // A file of keys/ that cannot be read, or read as a record (``unreadableFile(path:_:)``).
+            "key file \(path) cannot be read (\(reason))"
+        case let .missingKeyFile(path, instance, reason, _):
             "the store lists key file \(path) as held by instance \"\(instance)\", but it cannot be read (\(reason)); "
                 + "every daemon sharing a database needs its own instance name"
         case .noActiveKey: "the store lists signing keys but none of this daemon's is active"
         case let .unreadableKey(path, reason): "key file \(path): \(reason)"
         case let .token(path, error): "\(path): \(error)"
+        }
+    }
+}
+
+extension KeyringError: ErrnoCarrying {
+    /// A key file that `error` (reading it) says cannot be read, with the failed call's errno.
+    static func unreadableFile(path: String, _ error: any Error) -> KeyringError {
+        .missingKeyFile(path: path, instance: "", reason: "\(error)", errno: (error as? any ErrnoCarrying)?.carriedErrno)
+    }
+
+    package var carriedErrno: Int32? {
+        if case let .missingKeyFile(_, _, _, code) = self { code } else { nil }
+    }
+
+    package var carriedPath: String? {
+        switch self {
+        case let .missingKeyFile(path, _, _, _), let .kidMismatch(path, _, _), let .unreadableKey(path, _),
+             let .token(path, _): path
+        case .noActiveKey: nil
         }
     }
 }

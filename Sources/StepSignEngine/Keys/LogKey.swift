@@ -153,7 +153,7 @@ struct LogKey: Sendable {
         do {
             bytes = try SecureFile.read(path)
         } catch {
-            throw KeyringError.missingKeyFile(path: path, instance: "", reason: "\(error)")
+            throw KeyringError.unreadableFile(path: path, error)
         }
         if bytes.first == UInt8(ascii: "{") {
             // A token key's record (SPEC §5.7).
@@ -163,7 +163,7 @@ struct LogKey: Sendable {
             }
             let record: TokenKeyRecord
             do { record = try TokenKeyRecord(bytes: bytes) } catch {
-                throw KeyringError.missingKeyFile(path: path, instance: "", reason: "\(error)")
+                throw KeyringError.unreadableFile(path: path, error)
             }
             let key: Ed25519PrivateKey
             do { key = try token.ed25519Key(id: record.id) } catch { throw KeyringError.token(path: path, error) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StepSignSystem
 
 /// Why ``StrictModes`` refused a file: which file, which path on its way is wrong, and how.
 ///
@@ -68,4 +69,14 @@ extension StrictModesError.Problem: CustomStringConvertible {
         let digits = String(mode & 0o7777, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
+}
+
+extension StrictModesError: ErrnoCarrying {
+    /// The errno of a `stat`, `realpath` or `opendir` that failed (``Problem/cannotCheck(errno:)``):
+    /// EIO there at start is a fault that may pass, not a mode to fix.
+    package var carriedErrno: Int32? {
+        if case let .cannotCheck(code) = problem { code } else { nil }
+    }
+
+    package var carriedPath: String? { path }
 }
