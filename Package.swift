@@ -110,6 +110,8 @@ let package = Package(
             dependencies: [
                 "StepSignFormat", "StepSignCrypto", "StepSignSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The SQLite C API under GRDB, for the ledger's inserts (SQLiteParameters).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(

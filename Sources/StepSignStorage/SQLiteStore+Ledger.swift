@@ -82,11 +82,13 @@ extension SQLiteStore {
                     """)
                 for (item, entry) in zip(commit.items, commit.entries) {
                     do {
-                        try insert.execute(arguments: [
-                            entry.seq, entry.signatureID, entry.user, entry.iat, entry.kid, entry.jws,
-                            Data(entry.prevHash), Data(entry.entryHash),
-                            entry.peer.uid, entry.peer.pid, entry.peer.comm, entry.authLevel, createdSeconds,
-                        ])
+                        // Bound straight to SQLite: no arguments array per row (issue 43).
+                        try SQLiteParameters.execute(insert) { row in
+                            row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
+                            row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
+                            row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
+                            row.add(entry.authLevel); row.add(createdSeconds)
+                        }
                     } catch let error as DatabaseError
                         where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
                     {
@@ -101,7 +103,9 @@ extension SQLiteStore {
                 // (half the tree's rows).
                 for (node, nodeHash) in commit.nodes where node.level > 0 {
                     do {
-                        try insertNode.execute(arguments: [node.storageIndex, Data(nodeHash)])
+                        try SQLiteParameters.execute(insertNode) { row in
+                            row.add(node.storageIndex); row.add(blob: nodeHash)
+                        }
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                     }

@@ -46,6 +46,34 @@ import Testing
         }
     }
 
+    /// Each column at the edges of its type reads back as appended (the SQLite store binds the
+    /// ledger's rows straight to SQLite, issue 43): non-ASCII and empty text, the largest uid,
+    /// a negative pid, the ends of `iat` and the time to its precision.
+    @Test(arguments: StoreBackend.allCases)
+    func everyColumnReadsBackAsAppendedAtTheEdgesOfItsType(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            var edgy = ledgerAppend(1, user: "zoë-ñ")
+            edgy.kid = "kid-\u{1F511}"
+            edgy.iat = .max
+            edgy.peer = LedgerPeer(uid: .max, pid: -1, comm: "")
+            edgy.authLevel = 0
+            var other = ledgerAppend(2, user: "b")
+            other.iat = .min
+            other.peer = LedgerPeer(uid: 0, pid: .max, comm: "prozeß-ä")
+            other.authLevel = 3
+            let entries = try await store.appendLedger([edgy, other])
+            let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
+            #expect(stored == entries)
+            #expect(stored.map(\.user) == ["zoë-ñ", "b"])
+            #expect(stored.map(\.kid) == ["kid-\u{1F511}", "kid-1"])
+            #expect(stored.map(\.iat) == [.max, .min])
+            #expect(stored.map(\.peer) == [edgy.peer, other.peer])
+            #expect(stored.map(\.authLevel) == [0, 3])
+            #expect(stored.map(\.jws) == [edgy.jws, other.jws])
+            #expect(try await store.auditLedger().ok)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func consecutiveBatchesContinueTheChain(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
