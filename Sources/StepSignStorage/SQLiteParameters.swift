@@ -9,6 +9,9 @@ import GRDBSQLite
 struct SQLiteParameters {
     private let statement: SQLiteStatement
     private var index: CInt = 0
+    /// The first binding SQLite refused (out of memory for its copy, a value past its length
+    /// limit), thrown by ``execute(_:_:)`` as GRDB throws its own.
+    private var failure: DatabaseError?
 
     private init(_ statement: SQLiteStatement) {
         self.statement = statement
@@ -24,6 +27,7 @@ struct SQLiteParameters {
         bind(&parameters)
         precondition(Int(parameters.index) == Int(sqlite3_bind_parameter_count(statement.sqliteStatement)),
                      "every parameter of the statement is bound")
+        if let failure = parameters.failure { throw failure }
         try statement.execute()
     }
 
@@ -53,9 +57,13 @@ struct SQLiteParameters {
         check(code)
     }
 
-    /// Binding touches no file: a failure is a misuse (a wrong index), as GRDB treats it.
-    private func check(_ code: CInt) {
-        precondition(code == SQLITE_OK, "sqlite3_bind failed (\(code)) at parameter \(index)")
+    /// Keeps the first refusal, for ``execute(_:_:)`` to throw: SQLite refuses a binding when it
+    /// cannot copy the value (`SQLITE_NOMEM`) or the value is longer than its limit
+    /// (`SQLITE_TOOBIG`); a wrong index cannot happen (the count is checked).
+    private mutating func check(_ code: CInt) {
+        guard code != SQLITE_OK, failure == nil else { return }
+        failure = DatabaseError(resultCode: ResultCode(rawValue: code),
+                                message: "binding parameter \(index) failed: \(String(cString: sqlite3_errstr(code)))")
     }
 
     /// `SQLITE_TRANSIENT` (the C macro is not imported): SQLite copies the value.
