@@ -33,13 +33,17 @@ final class LogCore: Sendable {
     /// `ledger.checkpoint_entries` in force (0: none).
     private let every: @Sendable () -> Int
     private let logger: Logger
+    /// ``retryBudget``, or a test's.
+    private let budget: Duration
 
-    init(store: any LedgerStore, log: TransparencyLog?, logger: Logger, every: @escaping @Sendable () -> Int) {
+    init(store: any LedgerStore, log: TransparencyLog?, logger: Logger, every: @escaping @Sendable () -> Int,
+         retryBudget: Duration = LogCore.retryBudget) {
         self.store = store
         self.log = log
         self.frontier = log?.frontier ?? LogFrontier(store: store)
         self.every = every
         self.logger = logger
+        self.budget = retryBudget
     }
 
     /// How long a batch is computed again and again while the log's tail moves under it
@@ -68,7 +72,7 @@ final class LogCore: Sendable {
         let keptBefore = log?.latest?.checkpoint.size
         var originsRefreshed = false
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: Self.retryBudget)
+        let deadline = clock.now.advanced(by: budget)
         var tries = 0
         var lost = 0
         let claim = LedgerTurnClaim()
@@ -139,7 +143,7 @@ final class LogCore: Sendable {
             }
         }
         logger.warning("a batch lost every race for the log's tail within its time budget; its requests get 14", metadata: [
-            "tries": "\(tries)", "rows": "\(rows.count)", "budgetSeconds": "\(Self.retryBudget.components.seconds)",
+            "tries": "\(tries)", "rows": "\(rows.count)", "budgetSeconds": "\(budget.components.seconds)",
         ])
         throw StepSignError(.busy, "the log grew under every try of this batch: ask again")
     }

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 @testable import StepSignEngine
 import StepSignFormat
+import StepSignProtocol
 import StepSignStorage
 import Testing
 import StepSignTestSupport
@@ -40,6 +41,23 @@ final class LogCoreRaceTests: Sendable {
         #expect(try await store.ledgerCount() == 101)
         let audit = try await store.auditLedger()
         #expect(audit.ok)
+    }
+
+    @Test("on a host so slow that the time budget is spent before the first try, a batch still has its 64 tries: it commits at the 64th, and only a 65th lost race gives up with 14")
+    func triesBeyondTheBudget() async throws {
+        let slow = RacingStore(store: store, losses: LogCore.minimumTries - 1) { [self] n in row(10_000 + n, user: "other") }
+        let core = LogCore(store: slow, log: nil, logger: .init(label: "test"), every: { 0 }, retryBudget: .zero)
+        let appended = try await core.append([row(1)])
+        #expect(appended.tries == LogCore.minimumTries)
+        #expect(appended.entries.first?.seq == Int64(LogCore.minimumTries))
+
+        let endless = RacingStore(store: store, losses: LogCore.minimumTries) { [self] n in row(20_000 + n, user: "other") }
+        let refused = LogCore(store: endless, log: nil, logger: .init(label: "test"), every: { 0 }, retryBudget: .zero)
+        let before = try await store.ledgerCount()
+        await #expect(throws: StepSignError.self) { _ = try await refused.append([row(2)]) }
+        #expect(endless.lost == LogCore.minimumTries)
+        // The other writer's rows are in; the refused batch's row is not.
+        #expect(try await store.ledgerCount() == before + Int64(LogCore.minimumTries))
     }
 
     @Test("after two lost races a batch takes the log's turn before it reads the other writer's rows, its commits claim it, all with one claim, and its result says how many it took")
