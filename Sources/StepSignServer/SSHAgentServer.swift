@@ -142,6 +142,7 @@ public final class SSHAgentServer: Service, Sendable {
                         channel.close(promise: nil)
                     }
                 }
+                await connection.channel.repliesWrittenOut()
             }
         } catch {
             logger.debug("ssh-agent connection ended", metadata: ["error": "\(error)"])

@@ -23,7 +23,9 @@ import struct Foundation.Date
 /// `server.max_connections`, or past `server.max_connections_per_uid` connections of its peer
 /// uid, gets one reply with error 14 and is closed. A connection idle for
 /// `server.idle_timeout_seconds` (no request read and unanswered) gets one reply with error 5
-/// and is closed (`IdleConnectionHandler`). On graceful shutdown
+/// and is closed (`IdleConnectionHandler`). A connection closes only once every reply written
+/// has gone to the socket (`repliesWrittenOut`): a client that ends its input, or reads slowly
+/// when shutdown ends the connection, still gets each reply of a request done. On graceful shutdown
 /// the listener closes, each connection stops reading, finishes the requests it has read and
 /// closes. After `shutdownGrace` a connection starts no more of the requests it has read (they
 /// get no reply and nothing is done: as if never sent), answers the one in flight and closes;
@@ -172,6 +174,7 @@ public final class SocketServer: Service, Sendable {
                     throw error
                 }
                 await engine.sessionClosed(session)
+                await connection.channel.repliesWrittenOut()
             }
         } catch {
             logger.debug("connection ended", metadata: ["error": "\(error)"])

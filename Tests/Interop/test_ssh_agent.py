@@ -347,6 +347,27 @@ def test_hostile_input_is_bounded_like_the_main_socket():
             a.stop()
 
 
+def test_a_client_that_ends_its_input_and_reads_late_gets_every_reply(agent):
+    """Replies still queued in the daemon when the client's input ends are written before the
+    connection closes (they were dropped: the close came right after the last request)."""
+    count = 500  # more than the socket buffer holds, less than it and the daemon's queue of writes
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(agent.socket)
+        s.sendall((struct.pack(">I", 1) + bytes([11])) * count)  # REQUEST_IDENTITIES
+        s.shutdown(socket.SHUT_WR)
+        time.sleep(1.5)  # the socket's buffer and the daemon's queue of writes fill meanwhile
+        received = b""
+        while chunk := s.recv(65536):
+            received += chunk
+    replies = 0
+    while received:
+        (length,) = struct.unpack(">I", received[:4])
+        assert received[4] == 12  # IDENTITIES_ANSWER
+        received = received[4 + length:]
+        replies += 1
+    assert replies == count
+
+
 def test_idle_and_per_uid_connections_are_bounded():
     with tempfile.TemporaryDirectory() as directory:
         os.chmod(directory, 0o755)

@@ -46,11 +46,18 @@ struct PostgresShutdownTests {
         // Each connection read on a thread of its own: a client that stops reading its replies
         // may lose them (ShutdownTests.stalledClientBounded), which is not what this test asks.
         let read = Mutex<[[ClientReply]]>(first.map { [$0] })
+        // (Threads, not `concurrentPerform`, which runs two of the three at a time on two cores.)
         nonisolated(unsafe) let readers = connections
-        DispatchQueue.concurrentPerform(iterations: readers.count) { index in
-            let rest = readUntilClosed(readers[index])
-            read.withLock { $0[index] += rest }
+        let done = DispatchGroup()
+        for index in readers.indices {
+            done.enter()
+            Thread {
+                let rest = readUntilClosed(readers[index])
+                read.withLock { $0[index] += rest }
+                done.leave()
+            }.start()
         }
+        done.wait()
         let replies = read.withLock { $0 }
         #expect(daemon.stop(signal: SIGTERM, within: 15) == 0, "\(daemon.log)")
 

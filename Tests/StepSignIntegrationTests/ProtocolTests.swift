@@ -32,6 +32,34 @@ struct ProtocolTests {
         }
     }
 
+    @Test("""
+        a client that sends its requests, ends its input (half-close) and reads the replies slowly gets every reply: \
+        the daemon writes what is waiting before it closes
+        """)
+    func halfClosedSlowReaderGetsEveryReply() throws {
+        let daemon = try DaemonHarness()
+        let client = try RawClient(socketPath: daemon.socketPath)
+        var batch: [UInt8] = []
+        // More replies than the socket's buffer holds (about 90), fewer than it and the daemon's
+        // queue of writes (64 KiB) together: every request is done before the client reads.
+        let count = 150
+        for id in 1...count {
+            batch += Array(#"{"id":\#(id),"op":"authenticateUserAndSignData","user":"alice","payload":"half-\#(id)","reason":"r","authLevel":0,"authenticatorType":0}"#.utf8) + [0x0A]
+        }
+        try client.send(batch)
+        client.shutdownWrite()
+        usleep(1_500_000)
+        var ids: [Int] = []
+        while case let .line(line) = client.next(timeout: 20) {
+            let reply = try ClientReply(line: line)
+            #expect(reply.code == 0, "\(reply.message)")
+            if let id = reply.id.int { ids.append(id) }
+            usleep(1_000)
+        }
+        #expect(ids == Array(1...count), "\(ids.count) replies")
+        #expect(try daemon.ledgerSignatures().count == count)
+    }
+
     @Test("a line longer than 64 KiB gets error 4 and the connection is closed")
     func lineLimit() throws {
         let daemon = try DaemonHarness()

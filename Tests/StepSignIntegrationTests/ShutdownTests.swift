@@ -128,6 +128,32 @@ struct ShutdownTests {
         #expect(daemon.log.contains("msg=stopped"))
     }
 
+    @Test("""
+        a client that reads its replies only after the grace, within the write grace, gets the reply of every \
+        request the daemon did: the replies waiting to go out are written before the connection closes
+        """)
+    func repliesWaitingToGoOutAreWritten() throws {
+        let daemon = try DaemonHarness()
+        let late = try daemon.connect()
+        // More replies than the socket's buffer holds, fewer than it and the daemon's queue of
+        // writes together: all 150 are done, a third of the replies wait in the daemon.
+        try late.send(pipelined(150, tag: "late"))
+        let deadline = Date().addingTimeInterval(30)
+        while daemon.logLines(message: "signed").count < 150, Date() < deadline { usleep(50_000) }
+        let pid = try #require(daemon.pid)
+        let sentAt = Date()
+        kill(pid, SIGTERM)
+        // Past the grace, well inside the write grace.
+        usleep(6_000_000)
+        let replies = readUntilClosed(late)
+        #expect(daemon.stop(signal: SIGTERM, within: 10) == 0, "after \(Date().timeIntervalSince(sentAt)) s")
+        #expect(replies.map { $0.id.int } == Array(1...150).map { Optional($0) }, "\(replies.count) replies")
+        #expect(replies.allSatisfy { $0.code == 0 })
+
+        try daemon.start()
+        #expect(try daemon.ledgerSignatures().count == 150, "ledger signatures vs replies received")
+    }
+
     @Test("a client that stops reading its replies cannot hold up shutdown; meanwhile new connections are refused")
     func stalledClientBounded() throws {
         let daemon = try DaemonHarness()
