@@ -101,7 +101,7 @@ let package = Package(
             ]
         ),
         .target(name: "StepSignFormat", dependencies: ["StepSignCrypto", "StepSignProtocol"]),
-        .target(name: "StepSignConfig", dependencies: ["StepSignProtocol"]),
+        .target(name: "StepSignConfig", dependencies: ["StepSignProtocol", "StepSignSystem"]),
         // The built-in common-password list (19,640 lines), apart so that only the modules that
         // check passwords link it.
         .target(name: "StepSignCommonPasswords", dependencies: ["StepSignConfig"]),

@@ -1,3 +1,5 @@
+import StepSignSystem
+
 /// A configuration the daemon refuses, naming the file, line and key.
 ///
 /// `description` reads like a compiler diagnostic:
@@ -15,12 +17,16 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var key: String?
     /// What is wrong, without the file, line or key.
     public var message: String
+    /// The errno of the read that failed, when the file could not be read (EIO, EMFILE, …):
+    /// the daemon's start tells a fault that may pass from a setting to fix by it.
+    public var errno: Int32?
 
-    public init(file: String, line: Int?, key: String?, message: String) {
+    public init(file: String, line: Int?, key: String?, message: String, errno: Int32? = nil) {
         self.file = file
         self.line = line
         self.key = key
         self.message = message
+        self.errno = errno
     }
 
     public var description: String {
@@ -29,4 +35,9 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         if let key { out += ": \(key)" }
         return out + ": " + message
     }
+}
+
+extension ConfigError: ErrnoCarrying {
+    package var carriedErrno: Int32? { errno }
+    package var carriedPath: String? { errno == nil ? nil : file }
 }

@@ -107,6 +107,12 @@ struct StepSignDaemon: AsyncParsableCommand {
         do {
             (settings, configurationDigest) = try loadConfigurationWithDigest()
         } catch {
+            // A read that failed with a fault that may pass (the log is not set up yet: said
+            // on standard error, which is the journal under systemd).
+            if migrateTo == nil, let fault = TransientFault(error) {
+                FileHandleOutput.standardError("stepsignd: \(fault.path ?? config): \(fault.reason) (exit 74: a fault that may pass)\n")
+                throw ExitCode(TransientStartFault.exitStatus)
+            }
             FileHandleOutput.standardError("stepsignd: \(error)\n")
             throw ExitCode(migrateTo == nil ? 78 : StoreMigrationRun.badInput)  // EX_CONFIG
         }

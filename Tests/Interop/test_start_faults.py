@@ -203,3 +203,32 @@ def test_a_failed_open_at_start_exits_74_when_it_may_pass_and_78_when_it_is_a_se
         assert "Error: " not in text, text
 
         check_healthy_start(directory, acknowledged)
+
+
+# The configuration file: its open or its read failed (the log is not set up yet, so the line
+# is on standard error, which is the journal under systemd).
+CONFIG_FAULTS = [
+    ("read", "EIO", 74, "Input/output error"),
+    ("openat", "EMFILE", 74, "Too many open files"),
+    ("openat", "EACCES", 78, "permission denied"),
+]
+
+
+@pytest.mark.parametrize("call,fault,expected,words", CONFIG_FAULTS, ids=[f"{c}-{f}" for c, f, _, _ in CONFIG_FAULTS])
+def test_a_failed_read_of_the_configuration_exits_74_when_it_may_pass_and_78_when_it_is_a_setting(template, call, fault,
+                                                                                                   expected, words):
+    source, acknowledged = template
+    with tempfile.TemporaryDirectory(prefix="stepsign-start-fault-") as directory:
+        os.rmdir(directory)
+        shutil.copytree(source, directory, ignore=shutil.ignore_patterns("s.sock", "*.log"))
+        config = os.path.join(directory, "stepsignd.toml")
+        trace = os.path.join(directory, "trace.txt")
+        strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={call}", "-P", config,
+                  "-e", f"inject={call}:error={fault}:when=1", "--"]
+        status, text = refused_start(directory, prefix=strace)
+        with open(trace, errors="replace") as f:
+            assert "INJECTED" in f.read(), "the start never read " + config
+        assert status == expected, text
+        assert config in text and words in text, text
+        assert "Error: " not in text, text
+        check_healthy_start(directory, acknowledged)
