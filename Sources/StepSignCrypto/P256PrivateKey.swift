@@ -118,18 +118,16 @@ public final class P256PrivateKey: @unchecked Sendable {
 
     /// The DER ECDSA signature of `message` with SHA-256.
     ///
-    /// Hashes with the one-shot `EVP_Digest` and signs the digest with `EVP_PKEY_sign` on a
-    /// reused, already initialised context: the same path `openssl speed ecdsap256` measures.
+    /// Hashes with ``SHA256`` (no context allocated) and signs the digest with `EVP_PKEY_sign`
+    /// on a reused, already initialised context: the path `openssl speed ecdsap256` measures.
     /// `EVP_DigestSign` would add an `EVP_MD_CTX` and a digest fetch per signature.
     private func signDER(_ message: UnsafeBufferPointer<UInt8>) throws(OpenSSLError) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var digestLength: UInt32 = 0
-        try check(EVP_Digest(message.baseAddress, message.count, &digest, &digestLength, SHA256.algorithm, nil), "EVP_Digest")
+        let digest = SHA256.hash(message)
         guard let signingContexts else { throw OpenSSLError(operation: "EVP_PKEY_sign", queue: ["no key in memory"]) }
         let ctx = try signingContexts.take()
         var der = [UInt8](repeating: 0, count: 80) // ECDSA-Sig-Value for P-256 is at most 72 bytes
         var length = der.count
-        guard EVP_PKEY_sign(ctx.pointer, &der, &length, digest, Int(digestLength)) == 1 else {
+        guard EVP_PKEY_sign(ctx.pointer, &der, &length, digest, digest.count) == 1 else {
             let error = OpenSSLError.drain("EVP_PKEY_sign")
             signingContexts.discard(ctx)
             throw error

@@ -15,7 +15,7 @@ public enum LedgerChain {
 
     /// The entry hash from the JWS's digest (``jwsDigest(_:)``), computed ahead of time.
     public static func entryHash(previous: [UInt8], jwsDigest: [UInt8]) -> [UInt8] {
-        SHA256.hash(previous + jwsDigest)
+        SHA256.hash(previous, jwsDigest)
     }
 
     /// SHA-256 of the JWS's UTF-8 bytes: the inner hash of an entry hash.

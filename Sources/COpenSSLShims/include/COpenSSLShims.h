@@ -15,4 +15,12 @@ void stepsign_OPENSSL_free(void *pointer);
 /// Swift imports only macros that are single literals.
 int stepsign_EVP_PKEY_PUBLIC_KEY(void);
 
+/// SHA-256 of the concatenation of up to three parts (a part of length 0 may be NULL), with
+/// libcrypto's low-level functions: no allocation (sha256.c says why). Returns 1, or 0 if
+/// libcrypto failed.
+int stepsign_sha256_parts(const void *first, size_t firstLength,
+                          const void *second, size_t secondLength,
+                          const void *third, size_t thirdLength,
+                          unsigned char digest[32]);
+
 #endif

@@ -10,21 +10,12 @@ public enum MerkleHash {
 
     /// The hash of a leaf whose data is `data` (a ledger entry's JWS bytes).
     public static func leaf(_ data: some Collection<UInt8>) -> [UInt8] {
-        var input = [UInt8]()
-        input.reserveCapacity(data.count + 1)
-        input.append(0x00)
-        input.append(contentsOf: data)
-        return SHA256.hash(input)
+        SHA256.hash(prefix: 0x00, data)
     }
 
     /// The hash of the inner node over `left` and `right`.
     public static func node(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
-        var input = [UInt8]()
-        input.reserveCapacity(1 + left.count + right.count)
-        input.append(0x01)
-        input.append(contentsOf: left)
-        input.append(contentsOf: right)
-        return SHA256.hash(input)
+        SHA256.hash(prefix: 0x01, left, right)
     }
 
     /// The root of the empty tree.
