@@ -5,35 +5,89 @@ import GRDBSQLite
 /// for the ledger's inserts, run once per row: a `StatementArguments` per row costs an array,
 /// a boxed value per column, a `Data` per hash and their releases on the ledger thread
 /// (issue 43). Bound as GRDB binds the same values: integers as 64-bit integers, a time as a
-/// double, text up to its first NUL, blobs whole; SQLite copies each (`SQLITE_TRANSIENT`).
+/// double, text up to its first NUL, blobs whole.
+///
+/// Text and blobs are copied into the caller's ``Bytes`` (one buffer a batch reuses for every
+/// row) and bound from there without a copy of SQLite's own (`SQLITE_STATIC`), inside the scope
+/// that keeps the buffer's address, and unbound before that scope ends: SQLite's copies
+/// (`SQLITE_TRANSIENT`) were a `malloc` and a `free` per text and blob, and `String.withCString`
+/// one more for every string short enough to be stored inline (a user, a process name). The
+/// destructor passed is nil, which is `SQLITE_STATIC` (the C macro is not imported).
 struct SQLiteParameters {
+    /// The bytes of one row's text and blob values, reused from row to row.
+    struct Bytes {
+        fileprivate var storage: [UInt8] = []
+        /// Each value's parameter, place in `storage`, and kind.
+        fileprivate var values: [(index: CInt, offset: Int, count: Int, isText: Bool)] = []
+
+        /// A buffer with room for a ledger row (its JWS is about 1 KB).
+        init() {
+            storage.reserveCapacity(4096)
+            values.reserveCapacity(16)
+        }
+
+        private init(empty: Void) {}
+
+        /// No buffer (allocates nothing): what is left behind while the buffer is lent.
+        fileprivate static var none: Bytes { Bytes(empty: ()) }
+    }
+
     private let statement: SQLiteStatement
     private var index: CInt = 0
-    /// The first binding SQLite refused (out of memory for its copy, a value past its length
-    /// limit), thrown by ``execute(_:_:)`` as GRDB throws its own.
+    /// The first binding SQLite refused (a value past its length limit), thrown by
+    /// ``execute(_:bytes:_:)`` as GRDB throws its own.
     private var failure: DatabaseError?
+    private var bytes: Bytes
 
-    private init(_ statement: SQLiteStatement) {
+    private init(_ statement: SQLiteStatement, bytes: Bytes) {
         self.statement = statement
+        self.bytes = bytes
     }
 
     /// Runs `statement` once with the values `bind` adds, through GRDB (its execution, its
     /// errors as ``DatabaseError``, its statement cache and transaction bookkeeping): the
     /// statement is reset with its parameters cleared (empty unchecked arguments), bound here,
-    /// then executed without arguments, which keeps the bindings.
-    static func execute(_ statement: Statement, _ bind: (inout SQLiteParameters) -> Void) throws {
+    /// then executed without arguments, which keeps the bindings; the bindings that point into
+    /// `bytes` are cleared before it returns or throws.
+    static func execute(_ statement: Statement, bytes: inout Bytes, _ bind: (inout SQLiteParameters) -> Void) throws {
         statement.setUncheckedArguments(StatementArguments())
-        var parameters = SQLiteParameters(statement.sqliteStatement)
+        bytes.storage.removeAll(keepingCapacity: true)
+        bytes.values.removeAll(keepingCapacity: true)
+        // The buffer is lent to `parameters` and given back, never shared: appending to it
+        // never copies its storage.
+        var parameters = SQLiteParameters(statement.sqliteStatement, bytes: .none)
+        swap(&parameters.bytes, &bytes)
         bind(&parameters)
         precondition(Int(parameters.index) == Int(sqlite3_bind_parameter_count(statement.sqliteStatement)),
                      "every parameter of the statement is bound")
+        defer { bytes = parameters.bytes }
         if let failure = parameters.failure { throw failure }
-        try statement.execute()
+        try parameters.bytes.storage.withUnsafeBufferPointer { storage in
+            defer { sqlite3_clear_bindings(statement.sqliteStatement) }
+            for value in parameters.bytes.values {
+                let code: CInt
+                switch (value.isText, value.count) {
+                case (true, 0):
+                    // Empty text is bound as SQLite copies it: a null pointer would bind SQL NULL.
+                    code = sqlite3_bind_text(statement.sqliteStatement, value.index, "", 0, Self.transient)
+                case (false, 0):
+                    code = sqlite3_bind_zeroblob(statement.sqliteStatement, value.index, 0)
+                case (true, _):
+                    let start = UnsafeRawPointer(storage.baseAddress! + value.offset).assumingMemoryBound(to: CChar.self)
+                    code = sqlite3_bind_text(statement.sqliteStatement, value.index, start, CInt(value.count), nil)
+                case (false, _):
+                    code = sqlite3_bind_blob(statement.sqliteStatement, value.index, storage.baseAddress! + value.offset, CInt(value.count), nil)
+                }
+                parameters.check(code, index: value.index)
+            }
+            if let failure = parameters.failure { throw failure }
+            try statement.execute()
+        }
     }
 
     mutating func add(_ value: Int64) {
         index += 1
-        check(sqlite3_bind_int64(statement, index, value))
+        check(sqlite3_bind_int64(statement, index, value), index: index)
     }
 
     mutating func add(_ value: some BinaryInteger) {
@@ -42,25 +96,30 @@ struct SQLiteParameters {
 
     mutating func add(_ value: Double) {
         index += 1
-        check(sqlite3_bind_double(statement, index, value))
+        check(sqlite3_bind_double(statement, index, value), index: index)
     }
 
+    /// Text, up to its first NUL (as a C string binds).
     mutating func add(_ value: String) {
         index += 1
-        let code = value.withCString { sqlite3_bind_text(statement, index, $0, -1, Self.transient) }
-        check(code)
+        let offset = bytes.storage.count
+        bytes.storage.append(contentsOf: value.utf8)
+        if let nul = bytes.storage[offset...].firstIndex(of: 0) {
+            bytes.storage.removeSubrange(nul...)
+        }
+        bytes.values.append((index, offset, bytes.storage.count - offset, true))
     }
 
-    mutating func add(blob bytes: [UInt8]) {
+    mutating func add(blob value: [UInt8]) {
         index += 1
-        let code = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, CInt($0.count), Self.transient) }
-        check(code)
+        let offset = bytes.storage.count
+        bytes.storage.append(contentsOf: value)
+        bytes.values.append((index, offset, value.count, false))
     }
 
-    /// Keeps the first refusal, for ``execute(_:_:)`` to throw: SQLite refuses a binding when it
-    /// cannot copy the value (`SQLITE_NOMEM`) or the value is longer than its limit
-    /// (`SQLITE_TOOBIG`); a wrong index cannot happen (the count is checked).
-    private mutating func check(_ code: CInt) {
+    /// Keeps the first refusal, to be thrown: SQLite refuses a binding when the value is longer
+    /// than its limit (`SQLITE_TOOBIG`); a wrong index cannot happen (the count is checked).
+    private mutating func check(_ code: CInt, index: CInt) {
         guard code != SQLITE_OK, failure == nil else { return }
         failure = DatabaseError(resultCode: ResultCode(rawValue: code),
                                 message: "binding parameter \(index) failed: \(String(cString: sqlite3_errstr(code)))")

@@ -76,6 +76,8 @@ extension SQLiteStore {
                 let named = try self.usersToBind(db, commit.items)
                 let requests = try self.approvalsToBind(db, commit.items)
                 var requestEvents: [(seq: Int64, approvalID: String)] = []
+                // One buffer for every row's text and blobs (``SQLiteParameters``).
+                var bytes = SQLiteParameters.Bytes()
                 let insert = try db.cachedStatement(sql: """
                     INSERT INTO ledger (\(Self.ledgerColumns))
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -83,7 +85,7 @@ extension SQLiteStore {
                 for (item, entry) in zip(commit.items, commit.entries) {
                     do {
                         // Bound straight to SQLite: no arguments array per row (issue 43).
-                        try SQLiteParameters.execute(insert) { row in
+                        try SQLiteParameters.execute(insert, bytes: &bytes) { row in
                             row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
                             row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
                             row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
@@ -103,7 +105,7 @@ extension SQLiteStore {
                 // (half the tree's rows).
                 for (node, nodeHash) in commit.nodes where node.level > 0 {
                     do {
-                        try SQLiteParameters.execute(insertNode) { row in
+                        try SQLiteParameters.execute(insertNode, bytes: &bytes) { row in
                             row.add(node.storageIndex); row.add(blob: nodeHash)
                         }
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
