@@ -30,6 +30,20 @@ public enum ECDSALowS {
         return Array(raw[..<ECDSASignature.halfLength]) + subtract(order, Array(raw[ECDSASignature.halfLength...]))
     }
 
+    /// Makes `raw` low-S in place: s replaced by n − s when s > n/2 (as ``normalized(_:)``,
+    /// without new arrays).
+    package static func normalize(_ raw: inout [UInt8]) {
+        guard raw.count == 2 * ECDSASignature.halfLength, !isLowS(raw) else { return }
+        let half = ECDSASignature.halfLength
+        var borrow = 0
+        for index in stride(from: half - 1, through: 0, by: -1) {
+            var difference = Int(order[index]) - Int(raw[half + index]) - borrow
+            borrow = difference < 0 ? 1 : 0
+            if difference < 0 { difference += 256 }
+            raw[half + index] = UInt8(difference)
+        }
+    }
+
     /// The high-S twin of `raw`: s replaced by n − s (for tests and attackers' tools; s must
     /// be in 1..<n).
     public static func twin(_ raw: [UInt8]) -> [UInt8] {

@@ -33,6 +33,34 @@ public enum ECDSASignature {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
+    /// The raw 64-byte `r||s` of `der` when it is the canonical DER libcrypto's signing writes
+    /// for P-256 (a SEQUENCE of short length holding two minimal positive INTEGERs of at most 33
+    /// bytes, nothing after them); nil for anything else, which the caller decodes with
+    /// ``rawFromDER(_:strict:)``. Read in Swift, for the signatures this daemon makes: libcrypto's
+    /// `d2i_ECDSA_SIG` allocates a signature and two bignums to read them (issue 43).
+    package static func rawFromCanonicalDER(_ der: [UInt8]) -> [UInt8]? {
+        guard der.count >= 8, der[0] == 0x30, Int(der[1]) == der.count - 2, der[1] < 0x80 else { return nil }
+        var raw = [UInt8](repeating: 0, count: 2 * halfLength)
+        var at = 2
+        for half in 0..<2 {
+            guard at + 2 <= der.count, der[at] == 0x02 else { return nil }
+            let length = Int(der[at + 1])
+            let start = at + 2
+            guard length >= 1, length <= halfLength + 1, start + length <= der.count,
+                  der[start] & 0x80 == 0,                                   // positive
+                  length == 1 || der[start] != 0 || der[start + 1] & 0x80 != 0  // minimal
+            else { return nil }
+            // A leading zero only keeps the number positive; at most 32 bytes remain.
+            let digits = der[start] == 0 && length > 1 ? start + 1 : start
+            let count = start + length - digits
+            guard count <= halfLength else { return nil }
+            let end = (half + 1) * halfLength
+            for index in 0..<count { raw[end - count + index] = der[digits + index] }
+            at = start + length
+        }
+        return at == der.count ? raw : nil
+    }
+
     /// The raw 64-byte `r||s` of a strict DER signature.
     ///
     /// Rejects BER leniencies (trailing bytes, non-minimal lengths or integers) by re-encoding

@@ -109,6 +109,10 @@ public final class P256PrivateKey: @unchecked Sendable {
         let signed = message.withContiguousStorageIfAvailable { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
             ?? Array(message).withUnsafeBufferPointer { buffer in Result { () throws(OpenSSLError) in try signDER(buffer) } }
         let der = try signed.get()
+        if var raw = ECDSASignature.rawFromCanonicalDER(der) {
+            ECDSALowS.normalize(&raw)
+            return raw
+        }
         do {
             return ECDSALowS.normalized(try ECDSASignature.rawFromDER(der, strict: false))
         } catch {
