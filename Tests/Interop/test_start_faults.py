@@ -14,6 +14,7 @@ The faults: the state directory on a tmpfs filled to the last byte (full_disk.py
 one `openat` of one file failed with `strace --inject` (as scripts/crash-matrix does), the same
 call failed with EACCES (a permission: 78) beside each transient errno."""
 import base64
+import contextlib
 import glob
 import json
 import os
@@ -151,6 +152,15 @@ def template():
         yield directory, acknowledged
 
 
+@contextlib.contextmanager
+def copy_of(source):
+    """A copy of the template's directory (its configuration and state), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="stepsign-start-fault-") as directory:
+        os.rmdir(directory)
+        shutil.copytree(source, directory, ignore=shutil.ignore_patterns("s.sock", "*.log"))
+        yield directory
+
+
 # (the file under the state directory, the errno injected into its openat, which openat (1: the
 # first only, 1+: every one), the exit status, the words of that errno the log must say)
 INJECTED = [
@@ -177,9 +187,7 @@ INJECTED = [
 def test_a_failed_open_at_start_exits_74_when_it_may_pass_and_78_when_it_is_a_setting(template, name, fault, when,
                                                                                        expected, words):
     source, acknowledged = template
-    with tempfile.TemporaryDirectory(prefix="stepsign-start-fault-") as directory:
-        os.rmdir(directory)
-        shutil.copytree(source, directory, ignore=shutil.ignore_patterns("s.sock", "*.log"))
+    with copy_of(source) as directory:
         state = os.path.join(directory, "state")
         path = os.path.join(state, name)
         if "*" in name:
@@ -218,9 +226,7 @@ CONFIG_FAULTS = [
 def test_a_failed_read_of_the_configuration_exits_74_when_it_may_pass_and_78_when_it_is_a_setting(template, call, fault,
                                                                                                    expected, words):
     source, acknowledged = template
-    with tempfile.TemporaryDirectory(prefix="stepsign-start-fault-") as directory:
-        os.rmdir(directory)
-        shutil.copytree(source, directory, ignore=shutil.ignore_patterns("s.sock", "*.log"))
+    with copy_of(source) as directory:
         config = os.path.join(directory, "stepsignd.toml")
         trace = os.path.join(directory, "trace.txt")
         strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={call}", "-P", config,
