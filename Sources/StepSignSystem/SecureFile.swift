@@ -70,6 +70,17 @@ public enum SecureFile {
         }
     }
 
+    /// The bytes of `path`, or nil when there is no such file (`ENOENT`); any other failure,
+    /// of the open as of the read, is thrown (an `access(2)` check first would take an EIO for
+    /// "no file").
+    public static func readIfPresent(_ path: String) throws(SystemError) -> [UInt8]? {
+        do {
+            return try read(path)
+        } catch where error.operation == "open" && error.errno == ENOENT {
+            return nil
+        }
+    }
+
     /// Creates `path` as a directory with `mode` if it is missing, and sets `mode` if it exists.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
         if mkdir(path, mode) != 0, errno != EEXIST { throw SystemError("mkdir", path: path) }

@@ -238,3 +238,34 @@ def test_a_failed_read_of_the_configuration_exits_74_when_it_may_pass_and_78_whe
         assert config in text and words in text, text
         assert "Error: " not in text, text
         check_healthy_start(directory, acknowledged)
+
+
+# The log's files kept outside the database (SPEC §5.5), read at start: the checkpoint this
+# daemon signed last, the chain's head beside it, and a checkpoint a crash left pending (made
+# here from the kept one: its transaction committed, so the next start keeps it). A read that
+# failed for a fault that may pass was taken for a missing file (the head's check silently off,
+# the pending checkpoint deleted) or refused the log; it is now exit 74 and a retry.
+KEPT_READS = ["keys/log-checkpoint", "keys/log-checkpoint.head", "keys/log-checkpoint.pending"]
+
+
+@pytest.mark.parametrize("name", KEPT_READS)
+def test_a_failed_read_of_the_logs_kept_files_exits_74_and_the_next_start_serves(template, name):
+    source, acknowledged = template
+    with copy_of(source) as directory:
+        keys = os.path.join(directory, "state", "keys")
+        if name.endswith(".pending"):
+            shutil.copy(os.path.join(keys, "log-checkpoint"), os.path.join(keys, "log-checkpoint.pending"))
+        path = os.path.join(directory, "state", name)
+        assert os.path.exists(path), os.listdir(keys)
+        trace = os.path.join(directory, "trace.txt")
+        strace = ["strace", "-f", "-qq", "-o", trace, "-e", "trace=read", "-P", path,
+                  "-e", "inject=read:error=EIO:when=1", "--"]
+        status, text = refused_start(directory, prefix=strace)
+        with open(trace, errors="replace") as f:
+            assert "INJECTED" in f.read(), "the start never read " + path
+        assert status == 74, text
+        assert critical_lines(text, path, "Input/output error"), text
+        assert os.path.exists(path), "the file the start could not read is kept"
+        check_healthy_start(directory, acknowledged)
+        if name.endswith(".pending"):
+            assert not os.path.exists(path), "the next start settled the pending checkpoint"

@@ -33,12 +33,16 @@ final class KeptChainHead: Sendable {
     /// The kept head, nil when none was kept, or when the file cannot be read or is malformed:
     /// the kept checkpoint still guards the log, but the head's check is off until the next
     /// checkpoint rewrites the file, which is logged (a warning, once) rather than silent.
-    func current() -> Head? {
-        cached.withLockedValue { cached in
+    /// A read that failed for a fault that may pass (EIO, EMFILE, …) is thrown instead, and
+    /// the file read again next time: at start that is exit 74, and the check stays on.
+    func current() throws -> Head? {
+        try cached.withLockedValue { cached in
             if let head = cached { return head }
             let head: Head?
             do {
                 head = try Self.read(path)
+            } catch let error as SystemError where TransientErrno.contains(error.errno) {
+                throw error
             } catch {
                 logger.warning("the log's kept chain head cannot be read: entries below the kept checkpoint are not checked against it until the next checkpoint rewrites it",
                                metadata: ["path": "\(path)", "error": "\(error)"])
@@ -70,8 +74,7 @@ final class KeptChainHead: Sendable {
     /// The head kept at `path`; nil when there is no file; throws when it cannot be read or is
     /// not "SIZE HEX" with a 32-byte hash.
     private static func read(_ path: String) throws -> Head? {
-        guard access(path, F_OK) == 0 else { return nil }
-        let bytes = try SecureFile.read(path)
+        guard let bytes = try SecureFile.readIfPresent(path) else { return nil }
         let parts = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard parts.count == 2, let size = Int64(parts[0]), let hash = Hex.decode(String(parts[1])), hash.count == 32 else {
             throw MalformedHead()

@@ -19,10 +19,18 @@ import StepSignSystem
 /// is still the one it was proven from, so the kept checkpoint only grows.
 final class KeptCheckpoint: Sendable {
     /// The kept file cannot be read or parsed.
-    struct Unreadable: Error, CustomStringConvertible {
+    struct Unreadable: Error, CustomStringConvertible, ErrnoCarrying {
         var path: String
         var reason: String
+        /// The failed read's errno; nil when the file was read and is not a checkpoint.
+        var errno: Int32?
         var description: String { "the checkpoint kept in \(path) cannot be read: \(reason)" }
+        var carriedErrno: Int32? { errno }
+        var carriedPath: String? { path }
+
+        /// Whether the read failed for a fault that may pass (EIO, EMFILE, …): the start is
+        /// tried again (exit 74) rather than the log refused for a file that is fine.
+        var mayPass: Bool { errno.map(TransientErrno.contains) ?? false }
     }
 
     private struct State {
@@ -129,8 +137,17 @@ final class KeptCheckpoint: Sendable {
     /// has its tree (the transaction committed, so the checkpoint may have left), else removed
     /// (it never committed, so it never left). Returns what was promoted.
     func settleLeftover(committed: (TransparencyLog.Signed) async throws -> Bool) async throws -> TransparencyLog.Signed? {
-        guard access(pendingPath, F_OK) == 0 else { return nil }
-        guard let leftover = try? Self.read(pendingPath), try await committed(leftover) else {
+        let leftover: TransparencyLog.Signed?
+        do {
+            guard let read = try Self.read(pendingPath) else { return nil }
+            leftover = read
+        } catch let error as Unreadable where error.mayPass {
+            // Not a reason to forget it: the start is tried again.
+            throw error
+        } catch {
+            leftover = nil
+        }
+        guard let leftover, try await committed(leftover) else {
             unlink(pendingPath)
             return nil
         }
@@ -144,16 +161,18 @@ final class KeptCheckpoint: Sendable {
 
     private func load(_ state: inout State) throws {
         guard !state.loaded else { return }
-        state.kept = access(path, F_OK) == 0 ? try Self.read(path) : nil
+        state.kept = try Self.read(path)
         state.loaded = true
     }
 
-    private static func read(_ path: String) throws -> TransparencyLog.Signed {
+    /// The checkpoint in `path`; nil when there is no such file.
+    private static func read(_ path: String) throws -> TransparencyLog.Signed? {
         let text: String
         do {
-            text = String(decoding: try SecureFile.read(path), as: UTF8.self)
+            guard let bytes = try SecureFile.readIfPresent(path) else { return nil }
+            text = String(decoding: bytes, as: UTF8.self)
         } catch {
-            throw Unreadable(path: path, reason: "\(error)")
+            throw Unreadable(path: path, reason: "\(error)", errno: error.errno)
         }
         do {
             let note = try SignedNote(parsing: text)

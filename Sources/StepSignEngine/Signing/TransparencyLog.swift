@@ -142,7 +142,7 @@ final class TransparencyLog: Sendable {
                     logger.notice("a log checkpoint signed in a transaction a crash interrupted is kept: the transaction committed",
                                   metadata: ["size": "\(settled.checkpoint.size)"])
                 }
-            } catch let error as KeptCheckpoint.Unreadable {
+            } catch let error as KeptCheckpoint.Unreadable where !error.mayPass {
                 throw refuse(error.description)
             }
             if let kept = try lastSigned() {
@@ -353,7 +353,9 @@ final class TransparencyLog: Sendable {
         let newest: Signed?
         do {
             newest = try kept.newest()
-        } catch let error as KeptCheckpoint.Unreadable {
+        } catch let error as KeptCheckpoint.Unreadable where !error.mayPass {
+            // A file that is not a checkpoint refuses the log; a read that failed for a fault
+            // that may pass is thrown as it is (at start: exit 74, and the file is read again).
             throw refuse(error.description)
         }
         guard let from = newest?.checkpoint.size, from > 0, from <= commit.expected.seq,
@@ -412,7 +414,9 @@ final class TransparencyLog: Sendable {
                 previous = size
                 records.append(LogCheckpointRecord(size: size, instance: instance, note: signed.note.serialized, createdAt: Date()))
             }
-        } catch let error as KeptCheckpoint.Unreadable {
+        } catch let error as KeptCheckpoint.Unreadable where !error.mayPass {
+            // A file that is not a checkpoint refuses the log; a read that failed for a fault
+            // that may pass is thrown as it is (at start: exit 74, and the file is read again).
             throw refuse(error.description)
         }
         return (records, epochs)
@@ -587,7 +591,9 @@ final class TransparencyLog: Sendable {
     private func lastSigned() throws -> Signed? {
         do {
             return try kept.current()
-        } catch let error as KeptCheckpoint.Unreadable {
+        } catch let error as KeptCheckpoint.Unreadable where !error.mayPass {
+            // A file that is not a checkpoint refuses the log; a read that failed for a fault
+            // that may pass is thrown as it is (at start: exit 74, and the file is read again).
             throw refuse(error.description)
         }
     }
