@@ -70,6 +70,16 @@ public enum SecureFile {
         }
     }
 
+    /// Whether `path` exists: false only when it does not (`ENOENT`); any other failure of the
+    /// check (EIO, EACCES, …) is thrown, not taken for "no file" (a key made again over one the
+    /// disk failed to show).
+    public static func exists(_ path: String) throws(SystemError) -> Bool {
+        if access(path, F_OK) == 0 { return true }
+        let code = errno
+        if code == ENOENT { return false }
+        throw SystemError("access", path: path, errno: code)
+    }
+
     /// The bytes of `path`, or nil when there is no such file (`ENOENT`); any other failure,
     /// of the open as of the read, is thrown (an `access(2)` check first would take an EIO for
     /// "no file").

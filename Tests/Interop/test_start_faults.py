@@ -269,3 +269,28 @@ def test_a_failed_read_of_the_logs_kept_files_exits_74_and_the_next_start_serves
         check_healthy_start(directory, acknowledged)
         if name.endswith(".pending"):
             assert not os.path.exists(path), "the next start settled the pending checkpoint"
+
+
+def test_a_failed_check_of_the_log_key_exits_74_and_keeps_the_key(template):
+    """The log's long-lived key (SPEC §2) is made only when there is none: a check of its file
+    that failed (EIO) made a new one over it, and the log's witnesses would have refused every
+    checkpoint after."""
+    source, acknowledged = template
+    with copy_of(source) as directory:
+        path = os.path.join(directory, "state", "keys", "log-ed25519.key")
+        with open(path, "rb") as f:
+            before = f.read()
+        trace = os.path.join(directory, "trace.txt")
+        calls = "access,faccessat,faccessat2"
+        strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={calls}", "-P", path,
+                  "-e", f"inject={calls}:error=EIO:when=1", "--"]
+        status, text = refused_start(directory, prefix=strace)
+        with open(trace, errors="replace") as f:
+            assert "INJECTED" in f.read(), "the start never checked " + path
+        assert status == 74, text
+        assert critical_lines(text, path, "Input/output error"), text
+        with open(path, "rb") as f:
+            assert f.read() == before, "the log key was replaced"
+        check_healthy_start(directory, acknowledged)
+        with open(path, "rb") as f:
+            assert f.read() == before, "the log key was replaced"

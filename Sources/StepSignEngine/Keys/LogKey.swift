@@ -59,15 +59,18 @@ struct LogKey: Sendable {
         let path = directory + "/" + fileName
         let tokenPath = directory + "/" + tokenFileName
         let active: Ed25519PrivateKey
-        if access(tokenPath, F_OK) == 0 {
+        // A key is made only when there is none: a check that failed (EIO) is thrown, not taken
+        // for "no key", which would replace the log's long-lived key.
+        if try SecureFile.exists(tokenPath) {
             active = try read(tokenPath, passphrase: passphrase, token: token)
-        } else if access(path, F_OK) == 0 {
+        } else if try SecureFile.exists(path) {
             active = try read(path, passphrase: passphrase, token: token)
         } else {
             active = try write(makeKey(token: token), directory: directory, passphrase: passphrase)
         }
-        let names = (DirectoryListing.names(in: directory) ?? [])
-            .filter { $0.hasPrefix(retiredPrefix) && $0.hasSuffix(retiredSuffix) }.sorted()
+        // The retired keys too: a listing that failed would drop them for this run.
+        guard let listed = DirectoryListing.names(in: directory) else { throw SystemError("opendir", path: directory) }
+        let names = listed.filter { $0.hasPrefix(retiredPrefix) && $0.hasSuffix(retiredSuffix) }.sorted()
         var retired: [Ed25519PublicKey] = []
         for name in names {
             let key = try read(directory + "/" + name, passphrase: passphrase, token: token).publicKey
@@ -118,8 +121,8 @@ struct LogKey: Sendable {
     private static func readOverlap(directory: String, active: Ed25519PrivateKey, passphrase: [UInt8]?,
                                     token: PKCS11Token?) throws -> Overlap? {
         let path = directory + "/" + overlapFileName
-        guard access(path, F_OK) == 0 else { return nil }
-        let text = String(decoding: try SecureFile.read(path), as: UTF8.self)
+        guard let bytes = try SecureFile.readIfPresent(path) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, let size = Int64(fields[1]), size >= 0,
               fields[0].hasPrefix(retiredPrefix), fields[0].hasSuffix(retiredSuffix), !fields[0].contains("/") else {
