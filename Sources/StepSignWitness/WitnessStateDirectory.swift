@@ -58,7 +58,7 @@ public final class WitnessStateDirectory: Sendable {
     /// this works while a server holds the directory (issue 39); a `name` other than the stored
     /// one is refused as by ``init(path:name:)``. The first use makes them, under the lock.
     public static func verifierKey(path: String, name: String?) throws(WitnessSetupError) -> NoteVerifierKey {
-        guard access(path + "/witness.name", F_OK) == 0, access(path + "/witness-ed25519.key", F_OK) == 0 else {
+        guard try exists(path + "/witness.name"), try exists(path + "/witness-ed25519.key") else {
             return try WitnessStateDirectory(path: path, name: name).verifierKey
         }
         let stored = try Self.name(in: path, given: name)
@@ -76,9 +76,11 @@ public final class WitnessStateDirectory: Sendable {
     /// The latest checkpoint cosigned for `origin`, or nil if none was.
     func latest(origin: String) throws(WitnessSetupError) -> SignedNote? {
         let file = logPath(origin)
-        guard access(file, F_OK) == 0 else { return nil }
         do {
-            let note = try SignedNote(parsing: String(decoding: try SecureFile.read(file), as: UTF8.self))
+            // Only a file that is not there is "never cosigned": a witness that took a failed
+            // read for that would cosign a checkpoint that does not extend its last one.
+            guard let bytes = try SecureFile.readIfPresent(file) else { return nil }
+            let note = try SignedNote(parsing: String(decoding: bytes, as: UTF8.self))
             guard try LogCheckpoint(text: note.text).origin == origin else {
                 throw WitnessSetupError("\(file) holds a checkpoint of another origin")
             }
@@ -95,13 +97,18 @@ public final class WitnessStateDirectory: Sendable {
         try SecureFile.writeAtomically(Array(checkpoint.serialized.utf8), to: logPath(origin))
     }
 
+    /// Whether `file` exists (false only for ENOENT), as a setup error otherwise.
+    private static func exists(_ file: String) throws(WitnessSetupError) -> Bool {
+        do { return try SecureFile.exists(file) } catch { throw WitnessSetupError("\(file): \(error)") }
+    }
+
     private func logPath(_ origin: String) -> String {
         path + "/logs/" + Hex.encode(SHA256.hash(Array(origin.utf8)))
     }
 
     private static func name(in path: String, given: String?) throws(WitnessSetupError) -> String {
         let file = path + "/witness.name"
-        if access(file, F_OK) == 0 {
+        if try exists(file) {
             let stored: String
             do { stored = String(decoding: try SecureFile.read(file), as: UTF8.self) } catch {
                 throw WitnessSetupError("\(file): \(error)")
@@ -126,8 +133,9 @@ public final class WitnessStateDirectory: Sendable {
     private static func key(in path: String) throws(WitnessSetupError) -> Ed25519PrivateKey {
         let file = path + "/witness-ed25519.key"
         do {
-            if access(file, F_OK) == 0 {
-                return try Ed25519PrivateKey(pkcs8PEM: String(decoding: try SecureFile.read(file), as: UTF8.self))
+            // Made only when there is none: a check that failed is not "no key".
+            if let pem = try SecureFile.readIfPresent(file) {
+                return try Ed25519PrivateKey(pkcs8PEM: String(decoding: pem, as: UTF8.self))
             }
             let key = try Ed25519PrivateKey.generate()
             try SecureFile.writeAtomically(Array(try key.pkcs8PEM().utf8), to: file, mode: 0o600)

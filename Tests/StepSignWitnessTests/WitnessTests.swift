@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import StepSignCrypto
 import StepSignFormat
@@ -157,6 +158,25 @@ import Testing
         #expect(throws: WitnessSetupError.self) {
             try WitnessStateDirectory(path: directory.appending("state"), name: "witness.test/w2")
         }
+    }
+
+    @Test("""
+        a stored checkpoint that cannot be read is a failed start, not a log never cosigned (which \
+        would cosign a checkpoint that does not extend the last one)
+        """)
+    func anUnreadableRecordIsNotANewLog() throws {
+        let directory = try TemporaryDirectory("witness")
+        defer { directory.remove() }
+        let log = try TestLog(size: 30)
+        do {
+            let witness = try Self.witness(directory, logs: [log.verifierKey])
+            #expect(Self.status(witness, try log.request(old: 0, new: 21)) == 200)
+        }
+        // The record's directory replaced by a file: its check fails (ENOTDIR), as an EIO would.
+        let logs = directory.appending("state/logs")
+        try FileManager.default.removeItem(atPath: logs)
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: logs))
+        #expect(throws: WitnessSetupError.self) { try Self.witness(directory, logs: [log.verifierKey]) }
     }
 
     @Test func aCosignatureKeyIsNotALogKey() throws {
