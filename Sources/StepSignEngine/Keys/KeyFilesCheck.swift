@@ -25,13 +25,14 @@ package enum KeyFilesCheck {
                               token: PKCS11Token? = nil) throws -> Found {
         let base = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
         let path = base + "/keys"
-        guard access(path, F_OK) == 0 else { return Found(signingKeys: 0, logKey: false) }
+        // Only a missing file may be one the first start makes: a check that failed is thrown.
+        guard try SecureFile.exists(path) else { return Found(signingKeys: 0, logKey: false) }
         let quiet = Logger(label: "stepsign.check", factory: { _ in SwiftLogNoOpLogHandler() })
         let keys = try KeyDirectory(path: path, passphrase: passphrase, token: token).loadKeys(logger: quiet)
         let logKeyPath = path + "/" + LogKey.fileName
         let tokenLogKeyPath = path + "/" + LogKey.tokenFileName
-        let hasTokenLogKey = access(tokenLogKeyPath, F_OK) == 0
-        let hasLogKey = hasTokenLogKey || access(logKeyPath, F_OK) == 0
+        let hasTokenLogKey = try SecureFile.exists(tokenLogKeyPath)
+        let hasLogKey = try hasTokenLogKey || SecureFile.exists(logKeyPath)
         if hasTokenLogKey {
             _ = try LogKey.read(tokenLogKeyPath, passphrase: passphrase, token: token)
         } else if hasLogKey {
@@ -48,7 +49,7 @@ package enum KeyFilesCheck {
             }
         }
         let sealPath = path + "/" + SealKey.fileName
-        if sealKeyInStateDirectory, access(sealPath, F_OK) == 0 {
+        if sealKeyInStateDirectory, try SecureFile.exists(sealPath) {
             _ = try SealKey.parse(try SecureFile.read(sealPath), path: sealPath)
         }
         return Found(signingKeys: keys.count, logKey: hasLogKey)
