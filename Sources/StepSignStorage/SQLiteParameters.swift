@@ -62,9 +62,10 @@ struct SQLiteParameters {
                      "every parameter of the statement is bound")
         defer { bytes = parameters.bytes }
         if let failure = parameters.failure { throw failure }
+        let values = parameters.bytes.values
         try parameters.bytes.storage.withUnsafeBufferPointer { storage in
             defer { sqlite3_clear_bindings(statement.sqliteStatement) }
-            for value in parameters.bytes.values {
+            for value in values {
                 let code: CInt
                 switch (value.isText, value.count) {
                 case (true, 0):
@@ -78,9 +79,8 @@ struct SQLiteParameters {
                 case (false, _):
                     code = sqlite3_bind_blob(statement.sqliteStatement, value.index, storage.baseAddress! + value.offset, CInt(value.count), nil)
                 }
-                parameters.check(code, index: value.index)
+                if let refusal = Self.refusal(code, index: value.index) { throw refusal }
             }
-            if let failure = parameters.failure { throw failure }
             try statement.execute()
         }
     }
@@ -120,9 +120,15 @@ struct SQLiteParameters {
     /// Keeps the first refusal, to be thrown: SQLite refuses a binding when the value is longer
     /// than its limit (`SQLITE_TOOBIG`); a wrong index cannot happen (the count is checked).
     private mutating func check(_ code: CInt, index: CInt) {
-        guard code != SQLITE_OK, failure == nil else { return }
-        failure = DatabaseError(resultCode: ResultCode(rawValue: code),
-                                message: "binding parameter \(index) failed: \(String(cString: sqlite3_errstr(code)))")
+        guard failure == nil else { return }
+        failure = Self.refusal(code, index: index)
+    }
+
+    /// SQLite's refusal of a binding as GRDB's error; nil for `SQLITE_OK`.
+    private static func refusal(_ code: CInt, index: CInt) -> DatabaseError? {
+        guard code != SQLITE_OK else { return nil }
+        return DatabaseError(resultCode: ResultCode(rawValue: code),
+                             message: "binding parameter \(index) failed: \(String(cString: sqlite3_errstr(code)))")
     }
 
     /// `SQLITE_TRANSIENT` (the C macro is not imported): SQLite copies the value.
