@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 // Internal hooks for the tests (`@testable import`); not part of the store's interface.
 extension SQLiteStore {
@@ -20,6 +21,14 @@ extension SQLiteStore {
     func writerPragma(_ name: String) async throws -> String? {
         try await pool.writeWithoutTransaction { db in
             try String.fetchOne(db, sql: "PRAGMA \(name)")
+        }
+    }
+
+    /// Lowers the writer connection's limit on a text or blob's length (`SQLITE_LIMIT_LENGTH`):
+    /// for a test of a value SQLite refuses to bind.
+    func limitValueLengthForTesting(_ bytes: Int32) async throws {
+        try await pool.writeWithoutTransaction { db in
+            _ = sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, bytes)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StepSignFormat
+import GRDB
 import Testing
 @testable import StepSignStorage
 
@@ -83,6 +84,31 @@ import Testing
             #expect(second.first?.prevHash == first.last?.entryHash)
             #expect(try await store.auditLedger().ok)
         }
+    }
+
+    @Test("""
+        a value SQLite refuses to bind (longer than its length limit) fails the batch with SQLITE_TOOBIG: nothing \
+        is stored, and the next batch binds and commits as before
+        """)
+    func aValueSQLiteRefusesFailsTheBatchAndTheNextOneCommits() async throws {
+        let directory = try TemporaryStateDirectory()
+        defer { directory.cleanUp() }
+        let store = try directory.open()
+        try await store.limitValueLengthForTesting(2000)
+        let long = LedgerAppend(signatureID: "0190a0b0-0000-7000-8000-000000000001", user: "alice", iat: 1_750_000_000,
+                                kid: "kid-1", jws: String(repeating: "e", count: 2001),
+                                peer: LedgerPeer(uid: 1000, pid: 4242, comm: "tester"), authLevel: 1)
+        await #expect {
+            try await store.appendLedger([long])
+        } throws: { error in
+            (error as? DatabaseError)?.resultCode == .SQLITE_TOOBIG
+        }
+        #expect(try await store.ledgerCount() == 0)
+        let stored = try await store.appendLedger(ledgerBatch(1..<3))
+        #expect(stored.map(\.seq) == [1, 2])
+        #expect(try await store.ledgerEntries(afterSeq: 0, limit: 10) == stored)
+        #expect(try await store.auditLedger().ok)
+        try await store.close()
     }
 
     @Test func reopeningTheStoreContinuesTheChain() async throws {
