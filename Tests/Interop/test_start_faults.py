@@ -78,6 +78,19 @@ def refused_start(directory, prefix=()):
     return status, text
 
 
+def faulted_start(directory, path, calls, fault, when="1"):
+    """stepsignd started on `directory` with `calls` (strace's syscall names, comma-separated)
+    on `path` failed with `fault` at the `when`th call (`strace --inject`, as scripts/crash-matrix
+    does); the start must meet the fault. Its exit status and what it wrote."""
+    trace = os.path.join(directory, "trace.txt")
+    strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={calls}", "-P", path,
+              "-e", f"inject={calls}:error={fault}:when={when}", "--"]
+    status, text = refused_start(directory, prefix=strace)
+    with open(trace, errors="replace") as f:
+        assert "INJECTED" in f.read(), f"the start never made {calls} on {path}"
+    return status, text
+
+
 def critical_lines(text, *needles):
     return [line for line in text.splitlines() if "level=critical" in line and all(n in line for n in needles)]
 
@@ -194,13 +207,7 @@ def test_a_failed_open_at_start_exits_74_when_it_may_pass_and_78_when_it_is_a_se
             matches = glob.glob(path)
             assert len(matches) == 1, (name, os.listdir(os.path.join(state, "keys")))
             path = matches[0]
-        trace = os.path.join(directory, "trace.txt")
-        strace = ["strace", "-f", "-qq", "-o", trace, "-e", "trace=openat", "-P", path,
-                  "-e", f"inject=openat:error={fault}:when={when}", "--"]
-
-        status, text = refused_start(directory, prefix=strace)
-        with open(trace, errors="replace") as f:
-            assert "INJECTED" in f.read(), "the start never opened " + path
+        status, text = faulted_start(directory, path, "openat", fault, when)
         assert status == expected, text
         if expected == 74:
             # The file SQLite could not open is not in its error: the database is named.
@@ -228,12 +235,7 @@ def test_a_failed_read_of_the_configuration_exits_74_when_it_may_pass_and_78_whe
     source, acknowledged = template
     with copy_of(source) as directory:
         config = os.path.join(directory, "stepsignd.toml")
-        trace = os.path.join(directory, "trace.txt")
-        strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={call}", "-P", config,
-                  "-e", f"inject={call}:error={fault}:when=1", "--"]
-        status, text = refused_start(directory, prefix=strace)
-        with open(trace, errors="replace") as f:
-            assert "INJECTED" in f.read(), "the start never read " + config
+        status, text = faulted_start(directory, config, call, fault)
         assert status == expected, text
         assert config in text and words in text, text
         assert "Error: " not in text, text
@@ -257,12 +259,7 @@ def test_a_failed_read_of_the_logs_kept_files_exits_74_and_the_next_start_serves
             shutil.copy(os.path.join(keys, "log-checkpoint"), os.path.join(keys, "log-checkpoint.pending"))
         path = os.path.join(directory, "state", name)
         assert os.path.exists(path), os.listdir(keys)
-        trace = os.path.join(directory, "trace.txt")
-        strace = ["strace", "-f", "-qq", "-o", trace, "-e", "trace=read", "-P", path,
-                  "-e", "inject=read:error=EIO:when=1", "--"]
-        status, text = refused_start(directory, prefix=strace)
-        with open(trace, errors="replace") as f:
-            assert "INJECTED" in f.read(), "the start never read " + path
+        status, text = faulted_start(directory, path, "read", "EIO")
         assert status == 74, text
         assert critical_lines(text, path, "Input/output error"), text
         assert os.path.exists(path), "the file the start could not read is kept"
@@ -280,13 +277,7 @@ def test_a_failed_check_of_the_log_key_exits_74_and_keeps_the_key(template):
         path = os.path.join(directory, "state", "keys", "log-ed25519.key")
         with open(path, "rb") as f:
             before = f.read()
-        trace = os.path.join(directory, "trace.txt")
-        calls = "access,faccessat,faccessat2"
-        strace = ["strace", "-f", "-qq", "-o", trace, "-e", f"trace={calls}", "-P", path,
-                  "-e", f"inject={calls}:error=EIO:when=1", "--"]
-        status, text = refused_start(directory, prefix=strace)
-        with open(trace, errors="replace") as f:
-            assert "INJECTED" in f.read(), "the start never checked " + path
+        status, text = faulted_start(directory, path, "access,faccessat,faccessat2", "EIO")
         assert status == 74, text
         assert critical_lines(text, path, "Input/output error"), text
         with open(path, "rb") as f:
