@@ -26,29 +26,25 @@ public enum ECDSALowS {
     /// `raw` with s replaced by n − s when s > n/2; unchanged otherwise (and when it is not
     /// 64 bytes). Both forms verify; this one is the one stepsign publishes.
     public static func normalized(_ raw: [UInt8]) -> [UInt8] {
-        guard raw.count == 2 * ECDSASignature.halfLength, !isLowS(raw) else { return raw }
-        return Array(raw[..<ECDSASignature.halfLength]) + subtract(order, Array(raw[ECDSASignature.halfLength...]))
+        var raw = raw
+        normalize(&raw)
+        return raw
     }
 
     /// Makes `raw` low-S in place: s replaced by n − s when s > n/2 (as ``normalized(_:)``,
     /// without new arrays).
     package static func normalize(_ raw: inout [UInt8]) {
         guard raw.count == 2 * ECDSASignature.halfLength, !isLowS(raw) else { return }
-        let half = ECDSASignature.halfLength
-        var borrow = 0
-        for index in stride(from: half - 1, through: 0, by: -1) {
-            var difference = Int(order[index]) - Int(raw[half + index]) - borrow
-            borrow = difference < 0 ? 1 : 0
-            if difference < 0 { difference += 256 }
-            raw[half + index] = UInt8(difference)
-        }
+        subtractSFromOrder(&raw)
     }
 
     /// The high-S twin of `raw`: s replaced by n − s (for tests and attackers' tools; s must
     /// be in 1..<n).
     public static func twin(_ raw: [UInt8]) -> [UInt8] {
         guard raw.count == 2 * ECDSASignature.halfLength else { return raw }
-        return Array(raw[..<ECDSASignature.halfLength]) + subtract(order, Array(raw[ECDSASignature.halfLength...]))
+        var raw = raw
+        subtractSFromOrder(&raw)
+        return raw
     }
 
     /// Big-endian comparison of two 32-byte numbers: a > b.
@@ -59,16 +55,15 @@ public enum ECDSALowS {
         return false
     }
 
-    /// a − b for 32-byte big-endian numbers with a ≥ b.
-    private static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: a.count)
+    /// Replaces the s half of the 64-byte `raw` with n − s (big-endian, s ≤ n).
+    private static func subtractSFromOrder(_ raw: inout [UInt8]) {
+        let half = ECDSASignature.halfLength
         var borrow = 0
-        for index in stride(from: a.count - 1, through: 0, by: -1) {
-            var difference = Int(a[index]) - Int(b[index]) - borrow
+        for index in stride(from: half - 1, through: 0, by: -1) {
+            var difference = Int(order[index]) - Int(raw[half + index]) - borrow
             borrow = difference < 0 ? 1 : 0
             if difference < 0 { difference += 256 }
-            result[index] = UInt8(difference)
+            raw[half + index] = UInt8(difference)
         }
-        return result
     }
 }
