@@ -111,50 +111,53 @@ def check_healthy_start(directory, acknowledged, prefix=()):
         daemon.stop()
 
 
-def test_a_start_on_a_full_disk_exits_74_naming_the_path_and_the_next_start_serves_once_space_is_freed():
+@contextlib.contextmanager
+def state_on_a_tmpfs(size):
+    """A directory whose `state` is a tmpfs of `size` in a mount namespace of its own; yields
+    the directory, the state directory and the namespace."""
     with tempfile.TemporaryDirectory(prefix="stepsign-start-full-") as directory:
         state = os.path.join(directory, "state")
         os.mkdir(state, 0o700)
-        namespace = Namespace(state, "6m")
+        namespace = Namespace(state, size)
         try:
-            acknowledged = first_run(directory, prefix=namespace.prefix())
-            filler = namespace.inside(os.path.join(state, "filler"))
-            assert fill(filler) > 0
-
-            status, text = refused_start(directory, prefix=namespace.prefix())
-            assert status == 74, text
-            assert critical_lines(text, state, "No space left on device") or \
-                critical_lines(text, state, "database or disk is full"), text
-            assert "Error: " not in text, text
-
-            os.unlink(filler)
-            check_healthy_start(directory, acknowledged, prefix=namespace.prefix())
+            yield directory, state, namespace
         finally:
             namespace.close()
+
+
+def full_start(directory, state, namespace):
+    """The state's tmpfs filled to the last byte, then stepsignd started there: its exit status
+    and what it wrote. The filler is removed afterwards, so the next start has room."""
+    filler = namespace.inside(os.path.join(state, "filler"))
+    assert fill(filler) > 0
+    try:
+        return refused_start(directory, prefix=namespace.prefix())
+    finally:
+        os.unlink(filler)
+
+
+def test_a_start_on_a_full_disk_exits_74_naming_the_path_and_the_next_start_serves_once_space_is_freed():
+    with state_on_a_tmpfs("6m") as (directory, state, namespace):
+        acknowledged = first_run(directory, prefix=namespace.prefix())
+        status, text = full_start(directory, state, namespace)
+        assert status == 74, text
+        assert critical_lines(text, state, "No space left on device") or \
+            critical_lines(text, state, "database or disk is full"), text
+        assert "Error: " not in text, text
+        check_healthy_start(directory, acknowledged, prefix=namespace.prefix())
 
 
 def test_a_first_start_on_a_full_disk_exits_74_naming_the_lock_file():
     # A new state directory: the daemon's first write there is its lock's pid.
-    with tempfile.TemporaryDirectory(prefix="stepsign-start-full-") as directory:
-        state = os.path.join(directory, "state")
-        os.mkdir(state, 0o700)
-        namespace = Namespace(state, "1m")
-        try:
-            # The configuration, from a daemon run elsewhere: the tmpfs stays empty.
-            with tempfile.TemporaryDirectory(prefix="stepsign-start-config-") as other:
-                Daemon(other).stop()
-                shutil.copy(os.path.join(other, "stepsignd.toml"), directory)
-            filler = namespace.inside(os.path.join(state, "filler"))
-            assert fill(filler) > 0
-
-            status, text = refused_start(directory, prefix=namespace.prefix())
-            assert status == 74, text
-            assert critical_lines(text, os.path.join(state, "stepsignd.pid"), "No space left on device"), text
-
-            os.unlink(filler)
-            check_healthy_start(directory, [], prefix=namespace.prefix())
-        finally:
-            namespace.close()
+    with state_on_a_tmpfs("1m") as (directory, state, namespace):
+        # The configuration, from a daemon run elsewhere: the tmpfs stays empty.
+        with tempfile.TemporaryDirectory(prefix="stepsign-start-config-") as other:
+            Daemon(other).stop()
+            shutil.copy(os.path.join(other, "stepsignd.toml"), directory)
+        status, text = full_start(directory, state, namespace)
+        assert status == 74, text
+        assert critical_lines(text, os.path.join(state, "stepsignd.pid"), "No space left on device"), text
+        check_healthy_start(directory, [], prefix=namespace.prefix())
 
 
 @pytest.fixture(scope="module")
