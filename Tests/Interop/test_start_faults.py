@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -65,11 +66,13 @@ def refused_start(directory, prefix=()):
         process = subprocess.Popen(
             [*prefix, os.path.join(BIN, "stepsignd"), "--config", os.path.join(directory, "stepsignd.toml"),
              "--socket", os.path.join(directory, "s.sock"), "--state-dir", os.path.join(directory, "state")],
-            stdout=out, stderr=out, stdin=subprocess.DEVNULL)
+            stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             status = process.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            process.kill()
+            # The whole group: behind strace or nsenter, killing the first process would leave
+            # the daemon running.
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             status = None
     with open(log, errors="replace") as f:
