@@ -85,7 +85,7 @@ public final class SSHAgentServer: Service, Sendable {
         logger.notice("ssh-agent stopped listening")
     }
 
-    private typealias Connection = NIOAsyncChannel<SSHAgentFrame, ByteBuffer>
+    private typealias Connection = StreamConnection<SSHAgentFrame>
 
     private static func bind(engine: Engine, listener: SocketServer.Listener) async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
         try await listener.bind(role: "ssh_agent.socket") { channel in
@@ -100,7 +100,7 @@ public final class SSHAgentServer: Service, Sendable {
     private func serve(_ accepted: (Connection, Peer?), open: Int) async {
         let (connection, peer) = accepted
         do {
-            try await connection.executeThenClose { inbound, outbound in
+            try await connection.executeThenClose { _ in
                 guard open <= engine.maxConnections else {
                     logger.warning("ssh-agent connection refused: too many connections", metadata: ["max": "\(engine.maxConnections)"])
                     return
@@ -121,7 +121,7 @@ public final class SSHAgentServer: Service, Sendable {
                 // answered, then it closes; one that cannot finish within the main socket's
                 // grace is closed outright (an idle agent client must not hold up the stop).
                 try await withGracefulShutdownHandler {
-                    for try await frame in inbound {
+                    while let frame = try await connection.next() {
                         switch frame {
                         case let .malformed(why):
                             logger.warning("ssh-agent connection closed", metadata: ["why": .string(why), "uid": "\(peer.uid)", "pid": "\(peer.pid)"])
@@ -132,7 +132,7 @@ public final class SSHAgentServer: Service, Sendable {
                                 return
                             }
                             let reply = await handle(message, peer: peer)
-                            try await outbound.write(ByteBuffer(bytes: reply))
+                            try await connection.write(ByteBuffer(bytes: reply))
                         }
                     }
                 } onGracefulShutdown: {

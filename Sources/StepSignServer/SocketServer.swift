@@ -100,7 +100,7 @@ public final class SocketServer: Service, Sendable {
         logger.notice("stopped listening")
     }
 
-    private typealias Connection = NIOAsyncChannel<Frame, ByteBuffer>
+    private typealias Connection = StreamConnection<Frame>
 
     private func bind() async throws -> NIOAsyncChannel<(Connection, Peer?), Never> {
         let engine = self.engine
@@ -116,28 +116,28 @@ public final class SocketServer: Service, Sendable {
     private func serve(_ accepted: (Connection, Peer?), open: Int) async {
         let (connection, peer) = accepted
         do {
-            try await connection.executeThenClose { inbound, outbound in
+            try await connection.executeThenClose { _ in
                 let limit = engine.maxConnections
                 guard open <= limit else {
                     logger.warning("connection refused: too many connections", metadata: ["max": "\(limit)"])
-                    try await outbound.write(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later")).buffer())
+                    try await connection.write(Reply(id: .null, error: StepSignError(.busy, "too many connections (server.max_connections); try again later")).buffer())
                     return
                 }
                 guard let peer else {
-                    try await outbound.write(Reply(id: .null, error: StepSignError(.permissionDenied, "peer credentials unavailable")).buffer())
+                    try await connection.write(Reply(id: .null, error: StepSignError(.permissionDenied, "peer credentials unavailable")).buffer())
                     return
                 }
                 let decision = engine.admit(peer)
                 guard decision != .refused else {
                     logger.warning("refused peer", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "comm": "\(peer.comm)"])
-                    try await outbound.write(Reply(id: .null, error: StepSignError(.permissionDenied, "this peer may not use stepsignd")).buffer())
+                    try await connection.write(Reply(id: .null, error: StepSignError(.permissionDenied, "this peer may not use stepsignd")).buffer())
                     return
                 }
                 let perUID = engine.config.server.maxConnectionsPerUID
                 guard claimSlot(uid: peer.uid, limit: perUID) else {
                     logger.warning("connection refused: too many connections of one uid",
                                    metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "max": "\(perUID)"])
-                    try await outbound.write(Reply(id: .null, error: StepSignError(.busy, "too many connections of this uid (server.max_connections_per_uid); try again later")).buffer())
+                    try await connection.write(Reply(id: .null, error: StepSignError(.busy, "too many connections of this uid (server.max_connections_per_uid); try again later")).buffer())
                     return
                 }
                 defer { releaseSlot(uid: peer.uid) }
@@ -153,14 +153,14 @@ public final class SocketServer: Service, Sendable {
                 // the connection ends, however it ends.
                 do {
                     try await withGracefulShutdownHandler {
-                        for try await frame in inbound {
+                        while let frame = try await connection.next() {
                             if graceOver.load(ordering: .acquiring) { return }
                             idleConnections.decrement()
                             workingConnections.increment()
                             let reply = await handle(frame, session: &session)
                             workingConnections.decrement()
                             idleConnections.increment()
-                            try await outbound.write(reply.buffer(scratch: &replyBytes))
+                            try await connection.write(reply.buffer(scratch: &replyBytes))
                             if reply.closesConnection { return }
                         }
                     } onGracefulShutdown: {

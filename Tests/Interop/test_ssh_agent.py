@@ -4,6 +4,7 @@ agent refuses (SSH_AGENT_FAILURE, "agent refused operation", a log line saying w
 unlock, after `stepsign lock`, a logOff or a password change, for another uid, for a foreign
 namespace and for an SSH login's session data."""
 import base64
+import fcntl
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import termios
 import time
 
 import pytest
@@ -366,6 +368,42 @@ def test_a_client_that_ends_its_input_and_reads_late_gets_every_reply(agent):
         received = received[4 + length:]
         replies += 1
     assert replies == count
+
+
+def test_a_client_that_never_reads_its_replies_is_no_longer_read(agent):
+    """Replies a client does not read fill what one connection may hold, and then the daemon
+    reads no more of it (what a peer can make the daemon hold is bounded): what the kernel holds
+    of the client's requests unread (TIOCOUTQ) stops going down. A daemon that kept reading would
+    drain it until the deadline."""
+    message = (struct.pack(">I", 1) + bytes([11])) * 2000  # REQUEST_IDENTITIES
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(agent.socket)
+        s.setblocking(False)
+
+        def unread():
+            return struct.unpack("i", fcntl.ioctl(s.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0]
+
+        stopped = False
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not stopped:
+            try:
+                s.send(message)
+                continue
+            except BlockingIOError:
+                pass
+            before = unread()
+            time.sleep(1)
+            stopped = before > 0 and unread() == before
+        assert stopped, "the agent kept reading a client that reads none of its replies"
+    # The agent still serves others.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+        other.connect(agent.socket)
+        other.settimeout(10)
+        other.sendall(struct.pack(">I", 1) + bytes([11]))
+        reply = b""
+        while len(reply) < 5:
+            reply += other.recv(5 - len(reply))
+        assert reply[4] == 12  # IDENTITIES_ANSWER
 
 
 def test_idle_and_per_uid_connections_are_bounded():

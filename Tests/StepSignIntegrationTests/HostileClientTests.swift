@@ -119,23 +119,41 @@ struct HostileClientTests {
         for client in loris { #expect(try client.reply().code == 0) }
     }
 
-    @Test("a client that pipelines without reading its replies does not stall the others")
+    @Test("a client that pipelines without reading its replies does not stall the others, and the daemon stops reading it")
     func clientThatNeverReads() throws {
         let daemon = try DaemonHarness()
         let greedy = try RawClient(socketPath: daemon.socketPath)
         var flags = fcntl(greedy.fd, F_GETFL)
         flags |= O_NONBLOCK
         _ = fcntl(greedy.fd, F_SETFL, flags)
-        // Stuff the socket until the kernel says no: the daemon's replies back up behind it.
-        let chunk = Array(String(repeating: #"{"id":1,"op":"getPublicKeys","format":"pem"}"# + "\n", count: 200).utf8)
+        // Stuff the socket until the kernel says no: the daemon's replies back up behind it,
+        // and once they fill what a connection may hold the daemon reads no more of it (the
+        // memory a peer can make the daemon hold is bounded). Whether the daemon still reads
+        // is what the kernel holds of ours unread (TIOCOUTQ): a daemon that kept reading would
+        // drain it, however slowly, and take all it is sent until the deadline. The requests
+        // are cheap ones (error 4), so a daemon that reads drains them fast.
+        let chunk = Array(String(repeating: #"{"id":1,"op":"noSuchOperation"}"# + "\n", count: 200).utf8)
+        func unread() -> Int32 {
+            var queued: Int32 = 0
+            _ = ioctl(greedy.fd, UInt(TIOCOUTQ), &queued)
+            return queued
+        }
         var sent = 0
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
+        var stoppedReading = false
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !stoppedReading {
             let written = chunk.withUnsafeBytes { send(greedy.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 { break }
-            sent += written
+            if written > 0 {
+                sent += written
+                continue
+            }
+            guard written < 0, errno == EAGAIN || errno == EWOULDBLOCK else { break }
+            let before = unread()
+            usleep(1_000_000)
+            stoppedReading = before > 0 && unread() == before
         }
         #expect(sent > 0)
+        #expect(stoppedReading, "the daemon kept reading a client that reads none of its replies (\(sent) bytes sent)")
         let other = try daemon.connect()
         for _ in 0..<20 { #expect(try other.call("status", timeout: 10).code == 0) }
         #expect(try other.call("authenticateUserAndSignData", ["user": "alice", "payload": "p", "reason": "r", "authLevel": 0, "authenticatorType": 0]).code == 0)
