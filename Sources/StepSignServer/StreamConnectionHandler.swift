@@ -138,8 +138,10 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
         guard !state.withLock({ $0.writable }) else { return }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (writer: UnsafeContinuation<Void, any Error>) in
+                let cancelled = Task.isCancelled
                 let ready: Result<Void, any Error>? = state.withLock { state in
                     if state.closed { return .failure(ChannelError.ioOnClosedChannel) }
+                    if cancelled { return .failure(CancellationError()) }
                     if state.writable { return .success(()) }
                     state.writer = writer
                     return nil
