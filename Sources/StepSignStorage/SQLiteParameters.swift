@@ -1,5 +1,8 @@
 import GRDB
 import GRDBSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Values bound straight to a GRDB statement's SQLite parameters, in order (`sqlite3_bind_*`),
 /// for the ledger's inserts, run once per row: a `StatementArguments` per row costs an array,
@@ -104,10 +107,15 @@ struct SQLiteParameters {
         index += 1
         let offset = bytes.storage.count
         bytes.storage.append(contentsOf: value.utf8)
-        if let nul = bytes.storage[offset...].firstIndex(of: 0) {
-            bytes.storage.removeSubrange(nul...)
+        // `memchr`: a generic search for the NUL cost a compare through a witness per byte of
+        // every JWS (issue 43).
+        let length = bytes.storage.withUnsafeBufferPointer { storage in
+            let appended = storage.count - offset
+            guard appended > 0, let nul = memchr(storage.baseAddress! + offset, 0, appended) else { return appended }
+            return UnsafeRawPointer(nul) - UnsafeRawPointer(storage.baseAddress! + offset)
         }
-        bytes.values.append((index, offset, bytes.storage.count - offset, true))
+        bytes.storage.removeSubrange((offset + length)...)
+        bytes.values.append((index, offset, length, true))
     }
 
     mutating func add(blob value: [UInt8]) {

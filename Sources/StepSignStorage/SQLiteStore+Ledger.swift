@@ -67,8 +67,10 @@ extension SQLiteStore {
                 // A tree with nodes of leaves past the last entry: entries were removed behind
                 // the daemon's back. Nodes are stored in append order, so the first `seq`
                 // leaves' nodes end with the highest subtree leaf `seq - 1` completes.
-                if let highest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree")),
-                   highest > Self.lastTreeIndex(size: seq) {
+                let highest = try db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree").firstRow { row in
+                    try SQLiteColumn.int64(row, 0, table: "ledger_tree")
+                }
+                if let highest = highest ?? nil, highest > Self.lastTreeIndex(size: seq) {
                     throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                 }
                 // The users this batch's events name, whose records are bound to their
@@ -246,12 +248,13 @@ extension SQLiteStore {
     /// An index lookup on the rowid: its cost does not grow with the ledger.
     static func readLedgerTail(_ db: Database) throws -> (Int64, [UInt8]) {
         let statement = try db.cachedStatement(sql: "SELECT seq, entry_hash FROM ledger ORDER BY seq DESC LIMIT 1")
-        guard let row = try Row.fetchOne(statement) else { return (0, LedgerChain.genesisHash) }
-        do {
-            return (try row.decode(atIndex: 0), [UInt8](try row.decode(Data.self, atIndex: 1)))
-        } catch {
-            throw StorageError.malformedRow(table: "ledger", detail: "\(error)")
+        let tail = try statement.firstRow { row in
+            guard let seq = try SQLiteColumn.int64(row, 0, table: "ledger") else {
+                throw StorageError.malformedRow(table: "ledger", detail: "the last row's seq is NULL")
+            }
+            return (seq, try SQLiteColumn.bytes(row, 1, table: "ledger"))
         }
+        return tail ?? (0, LedgerChain.genesisHash)
     }
 
     public func ledgerEntry(signatureID: String) async throws -> LedgerEntry? {

@@ -75,6 +75,20 @@ import Testing
         }
     }
 
+    @Test("SQLite stores text up to its first NUL, as a C string binds, and the row reads back so; the next row is whole")
+    func sqliteTextEndsAtItsFirstNUL() async throws {
+        try await withStore { store, _ in
+            var cut = ledgerAppend(1, user: "alice")
+            cut.peer = LedgerPeer(uid: 1, pid: 2, comm: "before\u{0}after")
+            var whole = ledgerAppend(2, user: "bob")
+            whole.peer = LedgerPeer(uid: 1, pid: 2, comm: "whole")
+            _ = try await store.appendLedger([cut, whole])
+            let stored = try await store.ledgerEntries(afterSeq: 0, limit: 10)
+            #expect(stored.map(\.peer.comm) == ["before", "whole"])
+            #expect(stored.map(\.jws) == [cut.jws, whole.jws])
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func consecutiveBatchesContinueTheChain(_ backend: StoreBackend) async throws {
         try await withStore(backend) { store async throws in
