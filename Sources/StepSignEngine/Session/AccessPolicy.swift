@@ -42,10 +42,16 @@ public struct AccessPolicy: Sendable {
 
     /// What `peer` may do.
     public func decide(_ peer: Peer) -> Decision {
-        let groups = Set(peer.groups).union([peer.gid])
-        if adminUIDs.contains(peer.uid) || !adminGIDs.isDisjoint(with: groups) { return .admin }
-        if clientUIDs.contains(peer.uid) || !clientGIDs.isDisjoint(with: groups) { return .client }
+        if adminUIDs.contains(peer.uid) || Self.inAny(of: adminGIDs, peer) { return .admin }
+        if clientUIDs.contains(peer.uid) || Self.inAny(of: clientGIDs, peer) { return .client }
         return .refused
+    }
+
+    /// Whether `peer`'s primary group or one of its groups is in `gids` (every request asks:
+    /// no set of the peer's groups is made, issue 43).
+    private static func inAny(of gids: Set<UInt32>, _ peer: Peer) -> Bool {
+        guard !gids.isEmpty else { return false }
+        return gids.contains(peer.gid) || peer.groups.contains { gids.contains($0) }
     }
 
     /// The gid of the group `name` (or `name` itself when it is a number), nil if there is

@@ -26,7 +26,9 @@ import StepSignMetrics
 /// Timed checkpoints (`ledger.checkpoint_seconds`) are made between batches when due; when
 /// the queue empties with one still to come, a task sleeps until it is due and drains then.
 final class LedgerWriter: Sendable {
-    private typealias Waiter = CheckedContinuation<[LedgerEntry], any Error>
+    /// Unchecked: a checked continuation allocates a canary object per signature (issue 43).
+    /// Each group's waiter is resumed exactly once, by ``commit(_:)``, in either of its paths.
+    private typealias Waiter = UnsafeContinuation<[LedgerEntry], any Error>
 
     /// Rows one caller appends together (one signature, or a batch's), and the caller.
     private struct Group {
@@ -82,7 +84,7 @@ final class LedgerWriter: Sendable {
     nonisolated(nonsending) func append(all entries: [LedgerAppend]) async throws -> [LedgerEntry] {
         if let why = logAlarm?.current { throw StorageError.ledgerTreeBroken(why) }
         guard !entries.isEmpty else { return [] }
-        return try await withCheckedThrowingContinuation { (waiter: Waiter) in
+        return try await withUnsafeThrowingContinuation { (waiter: Waiter) in
             let start = state.withLockedValue { state in
                 state.queue.append(Group(rows: entries, waiter: waiter))
                 defer { state.draining = true }
