@@ -53,7 +53,7 @@ extension SQLiteStore {
         let createdSeconds = commit.createdAt.storageSeconds
         var outcome: LedgerCommitOutcome?
         try pool.writeWithoutTransaction { db in
-            try db.inTransaction(.immediate) {
+            try db.inImmediateTransaction {
                 let (seq, hash) = try Self.readLedgerTail(db)
                 var epochs: Int?
                 if commit.expectedEpochs != nil || seq != commit.expected.seq || hash != commit.expected.entryHash {
