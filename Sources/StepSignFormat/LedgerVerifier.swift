@@ -369,39 +369,12 @@ public struct LedgerVerifier {
 
 /// Signature IDs seen so far: canonical UUIDs as 16 bytes, anything else as text.
 struct SignatureIDSet {
-    private struct UUIDBits: Hashable {
-        var high: UInt64
-        var low: UInt64
-    }
-
     private var uuids = Set<UUIDBits>()
     private var others = Set<String>()
 
     /// Inserts `id`; false when it was already there.
     mutating func insert(_ id: String) -> Bool {
-        if let bits = Self.parse(id) { return uuids.insert(bits).inserted }
+        if let bits = UUIDBits(canonical: id) { return uuids.insert(bits).inserted }
         return others.insert(id).inserted
-    }
-
-    /// The bits of a lowercase canonical UUID (8-4-4-4-12 hex digits), or nil.
-    private static func parse(_ id: String) -> UUIDBits? {
-        let utf8 = id.utf8
-        guard utf8.count == 36 else { return nil }
-        var high: UInt64 = 0, low: UInt64 = 0, digits = 0
-        for (index, byte) in utf8.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            let value: UInt64
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = UInt64(byte - UInt8(ascii: "a") + 10)
-            default: return nil
-            }
-            if digits < 16 { high = high << 4 | value } else { low = low << 4 | value }
-            digits += 1
-        }
-        return UUIDBits(high: high, low: low)
     }
 }

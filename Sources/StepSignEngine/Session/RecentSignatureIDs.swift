@@ -1,3 +1,5 @@
+import StepSignCrypto
+
 /// The signature IDs a session made most recently, at most `capacity` of them.
 ///
 /// `getSignature` serves a signature to the session that made it. Keeping every ID would let
@@ -13,41 +15,11 @@ struct RecentSignatureIDs: Sendable {
     static let capacity = 4096
 
     private enum Key: Hashable, Sendable {
-        case uuid(UInt64, UInt64)
+        case uuid(UUIDBits)
         case text(String)
 
         init(_ id: String) {
-            self = Self.uuid(id).map { .uuid($0.0, $0.1) } ?? .text(id)
-        }
-
-        /// The 128 bits of `id` if it is `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lowercase hex.
-        private static func uuid(_ id: String) -> (UInt64, UInt64)? {
-            var id = id
-            return id.withUTF8 { text -> (UInt64, UInt64)? in
-                guard text.count == 36 else { return nil }
-                var high: UInt64 = 0
-                var low: UInt64 = 0
-                var digits = 0
-                for (offset, byte) in text.enumerated() {
-                    if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                        guard byte == UInt8(ascii: "-") else { return nil }
-                        continue
-                    }
-                    let nibble: UInt8
-                    switch byte {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
-                    case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
-                    default: return nil
-                    }
-                    if digits < 16 {
-                        high = high << 4 | UInt64(nibble)
-                    } else {
-                        low = low << 4 | UInt64(nibble)
-                    }
-                    digits += 1
-                }
-                return (high, low)
-            }
+            self = UUIDBits(canonical: id).map(Key.uuid) ?? .text(id)
         }
     }
 
