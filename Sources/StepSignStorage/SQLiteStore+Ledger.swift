@@ -102,17 +102,23 @@ extension SQLiteStore {
                     }
                     if entry.authLevel < 0, let id = item.approvalID { requestEvents.append((entry.seq, id)) }
                 }
-                let insertNode = try db.cachedStatement(sql: Self.insertTreeNode)
                 // The leaves' own hashes are not stored: a proof reads them from their entries' JWS
-                // (half the tree's rows).
-                for (node, nodeHash) in commit.nodes where node.level > 0 {
+                // (half the tree's rows). The nodes go in, in order, by statements of several rows
+                // (``insertTreeNodes(_:)``): one statement per node was most of their cost.
+                let nodes = commit.nodes.filter { $0.node.level > 0 }
+                var start = 0
+                while start < nodes.count {
+                    let count = Self.treeNodesPerStatement(remaining: nodes.count - start)
                     do {
-                        try SQLiteParameters.execute(insertNode, bytes: &bytes) { row in
-                            row.add(node.storageIndex); row.add(blob: nodeHash)
+                        try SQLiteParameters.execute(db.cachedStatement(sql: Self.insertTreeNodes(count)), bytes: &bytes) { row in
+                            for (node, nodeHash) in nodes[start..<start + count] {
+                                row.add(node.storageIndex); row.add(blob: nodeHash)
+                            }
                         }
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                     }
+                    start += count
                 }
                 for checkpoint in commit.checkpoints {
                     try Self.insertLogCheckpoint(checkpoint, db)
@@ -159,6 +165,22 @@ extension SQLiteStore {
     }
 
     static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
+
+    /// The INSERTs of 1, 2, 4, 8 and 16 tree nodes, each prepared once (the statement cache):
+    /// a batch's nodes go in by the fewest of them (12 nodes: 8, then 4).
+    private static let insertTreeNodesStatements: [Int: String] = Dictionary(uniqueKeysWithValues: [1, 2, 4, 8, 16].map { count in
+        (count, "INSERT INTO ledger_tree (id, hash) VALUES " + Array(repeating: "(?, ?)", count: count).joined(separator: ", "))
+    })
+
+    static func insertTreeNodes(_ count: Int) -> String {
+        insertTreeNodesStatements[count]!
+    }
+
+    /// How many of `remaining` nodes the next statement inserts: the largest of 16, 8, 4, 2, 1
+    /// that is not more.
+    static func treeNodesPerStatement(remaining: Int) -> Int {
+        [16, 8, 4, 2].first { $0 <= remaining } ?? 1
+    }
     static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
     static let selectLeafJWS = "SELECT jws FROM ledger WHERE seq = ?"
 
