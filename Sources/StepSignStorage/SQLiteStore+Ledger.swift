@@ -80,45 +80,42 @@ extension SQLiteStore {
                 var requestEvents: [(seq: Int64, approvalID: String)] = []
                 // One buffer for every row's text and blobs (``SQLiteParameters``).
                 var bytes = SQLiteParameters.Bytes()
-                let insert = try db.cachedStatement(sql: """
-                    INSERT INTO ledger (\(Self.ledgerColumns))
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for (item, entry) in zip(commit.items, commit.entries) {
+                // The entries go in by statements of several rows (``SQLiteRowsInsert``). A
+                // statement a constraint refuses changes nothing (SQLite's ABORT), and its rows go
+                // in again one by one, so the error names the entry: a signature ID stored already,
+                // or a key revoked since it signed.
+                var entriesDone = 0
+                while entriesDone < commit.entries.count {
+                    let count = SQLiteRowsInsert.rowsPerStatement(remaining: commit.entries.count - entriesDone)
+                    let chunk = commit.entries[entriesDone..<entriesDone + count]
                     do {
-                        // Bound straight to SQLite: no arguments array per row (issue 43).
-                        try SQLiteParameters.execute(insert, bytes: &bytes) { row in
-                            row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
-                            row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
-                            row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
-                            row.add(entry.authLevel); row.add(createdSeconds)
+                        try Self.insertEntries(chunk, createdSeconds: createdSeconds, db, bytes: &bytes)
+                    } catch let error as DatabaseError where count > 1 && error.resultCode == .SQLITE_CONSTRAINT {
+                        for index in chunk.indices {
+                            try Self.insertEntries(commit.entries[index...index], createdSeconds: createdSeconds, db, bytes: &bytes)
                         }
-                    } catch let error as DatabaseError
-                        where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
-                    {
-                        throw StorageError.duplicateSignatureID(entry.signatureID)
-                    } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
-                        throw StorageError.signingKeyRevoked(entry.kid)
                     }
-                    if entry.authLevel < 0, let id = item.approvalID { requestEvents.append((entry.seq, id)) }
+                    entriesDone += count
+                }
+                for (item, entry) in zip(commit.items, commit.entries) where entry.authLevel < 0 {
+                    if let id = item.approvalID { requestEvents.append((entry.seq, id)) }
                 }
                 // The leaves' own hashes are not stored: a proof reads them from their entries' JWS
-                // (half the tree's rows). The nodes go in, in order, by statements of several rows
-                // (``insertTreeNodes(_:)``): one statement per node was most of their cost.
+                // (half the tree's rows). The nodes go in, in order, by statements of several rows.
                 let nodes = commit.nodes.filter { $0.node.level > 0 }
-                var start = 0
-                while start < nodes.count {
-                    let count = Self.treeNodesPerStatement(remaining: nodes.count - start)
+                var nodesDone = 0
+                while nodesDone < nodes.count {
+                    let count = SQLiteRowsInsert.rowsPerStatement(remaining: nodes.count - nodesDone)
                     do {
-                        try SQLiteParameters.execute(db.cachedStatement(sql: Self.insertTreeNodes(count)), bytes: &bytes) { row in
-                            for (node, nodeHash) in nodes[start..<start + count] {
+                        try SQLiteParameters.execute(db.cachedStatement(sql: Self.treeInsert.sql(rows: count)), bytes: &bytes) { row in
+                            for (node, nodeHash) in nodes[nodesDone..<nodesDone + count] {
                                 row.add(node.storageIndex); row.add(blob: nodeHash)
                             }
                         }
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                     }
-                    start += count
+                    nodesDone += count
                 }
                 for checkpoint in commit.checkpoints {
                     try Self.insertLogCheckpoint(checkpoint, db)
@@ -166,21 +163,32 @@ extension SQLiteStore {
 
     static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
 
-    /// The INSERTs of 1, 2, 4, 8 and 16 tree nodes, each prepared once (the statement cache):
-    /// a batch's nodes go in by the fewest of them (12 nodes: 8, then 4).
-    private static let insertTreeNodesStatements: [Int: String] = Dictionary(uniqueKeysWithValues: [1, 2, 4, 8, 16].map { count in
-        (count, "INSERT INTO ledger_tree (id, hash) VALUES " + Array(repeating: "(?, ?)", count: count).joined(separator: ", "))
-    })
+    /// A batch's entries and tree nodes, inserted several rows a statement.
+    static let ledgerInsert = SQLiteRowsInsert(table: "ledger", columns: ledgerColumns, columnCount: 13)
+    static let treeInsert = SQLiteRowsInsert(table: "ledger_tree", columns: "id, hash", columnCount: 2)
 
-    static func insertTreeNodes(_ count: Int) -> String {
-        insertTreeNodesStatements[count]!
+    /// Inserts `entries` with one statement. A refusal of a single entry is named (its signature
+    /// ID stored already, its key revoked since it signed); of several, SQLite's error is thrown
+    /// as it is (the statement changed nothing).
+    private static func insertEntries(_ entries: ArraySlice<LedgerEntry>, createdSeconds: Double, _ db: Database,
+                                      bytes: inout SQLiteParameters.Bytes) throws {
+        do {
+            // Bound straight to SQLite: no arguments array per row (issue 43).
+            try SQLiteParameters.execute(db.cachedStatement(sql: ledgerInsert.sql(rows: entries.count)), bytes: &bytes) { row in
+                for entry in entries {
+                    row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
+                    row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
+                    row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
+                    row.add(entry.authLevel); row.add(createdSeconds)
+                }
+            }
+        } catch let error as DatabaseError where entries.count == 1 && error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw StorageError.duplicateSignatureID(entries[entries.startIndex].signatureID)
+        } catch let error as DatabaseError where entries.count == 1 && error.message == SQLiteSchema.revokedKeyMessage {
+            throw StorageError.signingKeyRevoked(entries[entries.startIndex].kid)
+        }
     }
 
-    /// How many of `remaining` nodes the next statement inserts: the largest of 16, 8, 4, 2, 1
-    /// that is not more.
-    static func treeNodesPerStatement(remaining: Int) -> Int {
-        [16, 8, 4, 2].first { $0 <= remaining } ?? 1
-    }
     static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
     static let selectLeafJWS = "SELECT jws FROM ledger WHERE seq = ?"
 

@@ -184,6 +184,31 @@ import Testing
         }
     }
 
+    @Test("in a batch of many entries, the one whose signature ID is stored already, or repeated in the batch, is named and nothing is stored",
+          arguments: StoreBackend.allCases)
+    func aDuplicateDeepInALargeBatchIsNamed(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            _ = try await store.appendLedger(ledgerBatch(1..<3))
+            // 13 entries: the 11th is entry 2 again (stored already).
+            var batch = ledgerBatch(3..<16)
+            batch[10] = ledgerAppend(2)
+            await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(2).signatureID)) {
+                try await store.appendLedger(batch)
+            }
+            // 20 entries, the last repeating the 17th of the batch.
+            var repeated = ledgerBatch(3..<23)
+            repeated[19] = ledgerAppend(19)
+            await #expect(throws: StorageError.duplicateSignatureID(ledgerAppend(19).signatureID)) {
+                try await store.appendLedger(repeated)
+            }
+            #expect(try await store.ledgerCount() == 2)
+            let next = try await store.appendLedger(ledgerBatch(3..<40))
+            #expect(next.map(\.seq) == Array(3...39))
+            #expect(try await store.auditLedger().ok)
+            try await MerkleLogTests.expectTreeMatches(store)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func concurrentAppendsGetDistinctConsecutiveSequenceNumbers(_ backend: StoreBackend) async throws {
         try await withStores(backend, count: 2) { stores in
