@@ -80,22 +80,10 @@ extension SQLiteStore {
                 var requestEvents: [(seq: Int64, approvalID: String)] = []
                 // One buffer for every row's text and blobs (``SQLiteParameters``).
                 var bytes = SQLiteParameters.Bytes()
-                // The entries go in by statements of several rows (``SQLiteRowsInsert``). A
-                // statement a constraint refuses changes nothing (SQLite's ABORT), and its rows go
-                // in again one by one, so the error names the entry: a signature ID stored already,
-                // or a key revoked since it signed.
-                var entriesDone = 0
-                while entriesDone < commit.entries.count {
-                    let count = SQLiteRowsInsert.rowsPerStatement(remaining: commit.entries.count - entriesDone)
-                    let chunk = commit.entries[entriesDone..<entriesDone + count]
-                    do {
-                        try Self.insertEntries(chunk, createdSeconds: createdSeconds, db, bytes: &bytes)
-                    } catch let error as DatabaseError where count > 1 && error.resultCode == .SQLITE_CONSTRAINT {
-                        for index in chunk.indices {
-                            try Self.insertEntries(commit.entries[index...index], createdSeconds: createdSeconds, db, bytes: &bytes)
-                        }
-                    }
-                    entriesDone += count
+                // One statement per entry: several rows a statement, as the tree nodes below go
+                // in, measured no faster for entries (docs/performance.md).
+                for entry in commit.entries {
+                    try Self.insertEntry(entry, createdSeconds: createdSeconds, db, bytes: &bytes)
                 }
                 for (item, entry) in zip(commit.items, commit.entries) where entry.authLevel < 0 {
                     if let id = item.approvalID { requestEvents.append((entry.seq, id)) }
@@ -163,31 +151,29 @@ extension SQLiteStore {
 
     static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
 
-    /// A batch's entries and tree nodes, inserted several rows a statement.
-    static let ledgerInsert = SQLiteRowsInsert(table: "ledger", columns: ledgerColumns, columnCount: 13)
+    /// A batch's tree nodes, inserted several rows a statement.
     static let treeInsert = SQLiteRowsInsert(table: "ledger_tree", columns: "id, hash", columnCount: 2)
 
-    /// Inserts `entries` with one statement. A refusal of a single entry is named (its signature
-    /// ID stored already, its key revoked since it signed); of several, SQLite's error is thrown
-    /// as it is (the statement changed nothing).
-    private static func insertEntries(_ entries: ArraySlice<LedgerEntry>, createdSeconds: Double, _ db: Database,
-                                      bytes: inout SQLiteParameters.Bytes) throws {
+    /// Inserts `entry`; a refusal is named (its signature ID stored already, its key revoked
+    /// since it signed).
+    private static func insertEntry(_ entry: LedgerEntry, createdSeconds: Double, _ db: Database,
+                                    bytes: inout SQLiteParameters.Bytes) throws {
         do {
             // Bound straight to SQLite: no arguments array per row (issue 43).
-            try SQLiteParameters.execute(db.cachedStatement(sql: ledgerInsert.sql(rows: entries.count)), bytes: &bytes) { row in
-                for entry in entries {
-                    row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
-                    row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
-                    row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
-                    row.add(entry.authLevel); row.add(createdSeconds)
-                }
+            try SQLiteParameters.execute(db.cachedStatement(sql: insertEntrySQL), bytes: &bytes) { row in
+                row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
+                row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
+                row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
+                row.add(entry.authLevel); row.add(createdSeconds)
             }
-        } catch let error as DatabaseError where entries.count == 1 && error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            throw StorageError.duplicateSignatureID(entries[entries.startIndex].signatureID)
-        } catch let error as DatabaseError where entries.count == 1 && error.message == SQLiteSchema.revokedKeyMessage {
-            throw StorageError.signingKeyRevoked(entries[entries.startIndex].kid)
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw StorageError.duplicateSignatureID(entry.signatureID)
+        } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
+            throw StorageError.signingKeyRevoked(entry.kid)
         }
     }
+
+    private static let insertEntrySQL = "INSERT INTO ledger (\(ledgerColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
     static let selectLeafJWS = "SELECT jws FROM ledger WHERE seq = ?"
