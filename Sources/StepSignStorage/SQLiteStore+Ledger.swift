@@ -69,8 +69,8 @@ extension SQLiteStore {
                 // leaves' nodes end with the highest subtree leaf `seq - 1` completes.
                 let highest = try db.cachedStatement(sql: "SELECT max(id) FROM ledger_tree").firstRow { row in
                     try SQLiteColumn.int64(row, 0, table: "ledger_tree")
-                }
-                if let highest = highest ?? nil, highest > Self.lastTreeIndex(size: seq) {
+                } ?? nil
+                if let highest, highest > Self.lastTreeIndex(size: seq) {
                     throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                 }
                 // The users this batch's events name, whose records are bound to their
@@ -80,13 +80,29 @@ extension SQLiteStore {
                 var requestEvents: [(seq: Int64, approvalID: String)] = []
                 // One buffer for every row's text and blobs (``SQLiteParameters``).
                 var bytes = SQLiteParameters.Bytes()
+                let insert = try db.cachedStatement(sql: """
+                    INSERT INTO ledger (\(Self.ledgerColumns))
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
                 // One statement per entry: several rows a statement, as the tree nodes below go
                 // in, measured no faster for entries (docs/performance.md).
-                for entry in commit.entries {
-                    try Self.insertEntry(entry, createdSeconds: createdSeconds, db, bytes: &bytes)
-                }
-                for (item, entry) in zip(commit.items, commit.entries) where entry.authLevel < 0 {
-                    if let id = item.approvalID { requestEvents.append((entry.seq, id)) }
+                for (item, entry) in zip(commit.items, commit.entries) {
+                    do {
+                        // Bound straight to SQLite: no arguments array per row (issue 43).
+                        try SQLiteParameters.execute(insert, bytes: &bytes) { row in
+                            row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
+                            row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
+                            row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
+                            row.add(entry.authLevel); row.add(createdSeconds)
+                        }
+                    } catch let error as DatabaseError
+                        where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+                    {
+                        throw StorageError.duplicateSignatureID(entry.signatureID)
+                    } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
+                        throw StorageError.signingKeyRevoked(entry.kid)
+                    }
+                    if entry.authLevel < 0, let id = item.approvalID { requestEvents.append((entry.seq, id)) }
                 }
                 // The leaves' own hashes are not stored: a proof reads them from their entries' JWS
                 // (half the tree's rows). The nodes go in, in order, by statements of several rows.
@@ -153,27 +169,6 @@ extension SQLiteStore {
 
     /// A batch's tree nodes, inserted several rows a statement.
     static let treeInsert = SQLiteRowsInsert(table: "ledger_tree", columns: "id, hash", columnCount: 2)
-
-    /// Inserts `entry`; a refusal is named (its signature ID stored already, its key revoked
-    /// since it signed).
-    private static func insertEntry(_ entry: LedgerEntry, createdSeconds: Double, _ db: Database,
-                                    bytes: inout SQLiteParameters.Bytes) throws {
-        do {
-            // Bound straight to SQLite: no arguments array per row (issue 43).
-            try SQLiteParameters.execute(db.cachedStatement(sql: insertEntrySQL), bytes: &bytes) { row in
-                row.add(entry.seq); row.add(entry.signatureID); row.add(entry.user); row.add(entry.iat)
-                row.add(entry.kid); row.add(entry.jws); row.add(blob: entry.prevHash); row.add(blob: entry.entryHash)
-                row.add(entry.peer.uid); row.add(entry.peer.pid); row.add(entry.peer.comm)
-                row.add(entry.authLevel); row.add(createdSeconds)
-            }
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            throw StorageError.duplicateSignatureID(entry.signatureID)
-        } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
-            throw StorageError.signingKeyRevoked(entry.kid)
-        }
-    }
-
-    private static let insertEntrySQL = "INSERT INTO ledger (\(ledgerColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     static let selectTreeNode = "SELECT hash FROM ledger_tree WHERE id = ?"
     static let selectLeafJWS = "SELECT jws FROM ledger WHERE seq = ?"
