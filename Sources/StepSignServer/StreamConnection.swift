@@ -9,8 +9,10 @@ import NIOCore
 /// with one continuation resumed, and a reply is written and flushed straight into the
 /// pipeline; `NIOAsyncChannel`'s generic sequence and writer state machines cost a few µs of
 /// CPU per request (docs/performance.md). What it kept bounded stays bounded:
-/// - at most ``StreamConnectionHandler/highWatermark`` frames read and not yet taken: past
-///   them the socket is not read until the task has taken them down to the low watermark;
+/// - frames read and not yet taken: once there are ``StreamConnectionHandler/highWatermark``,
+///   the socket is not read again (the frames of the bytes already read are still handed over:
+///   at most one read's worth, NIO's receive buffer) until the task has taken them down to the
+///   low watermark;
 /// - replies the peer does not read: once they fill the channel's write buffer (NIO's
 ///   high watermark) `write(_:)` waits until they drain or the channel closes, so the task takes
 ///   no new request meanwhile, and so, with the bound above, the daemon stops reading the peer.
