@@ -165,8 +165,6 @@ extension SQLiteStore {
             """, arguments: [checkpoint.size, checkpoint.instance, checkpoint.note, checkpoint.createdAt.storageSeconds])
     }
 
-    static let insertTreeNode = "INSERT INTO ledger_tree (id, hash) VALUES (?, ?)"
-
     /// A batch's tree nodes, inserted several rows a statement.
     static let treeInsert = SQLiteRowsInsert(table: "ledger_tree", columns: "id, hash", columnCount: 2)
 
@@ -190,7 +188,7 @@ extension SQLiteStore {
     /// one entry at a time in seq order: the same hashes an append would have stored.
     static func buildTree(_ db: Database) throws {
         var frontier = MerkleFrontier()
-        let insert = try db.makeStatement(sql: insertTreeNode)
+        let insert = try db.makeStatement(sql: treeInsert.sql(rows: 1))
         let rows = try Row.fetchCursor(db, sql: "SELECT seq, jws FROM ledger ORDER BY seq")
         while let row = try rows.next() {
             let seq: Int64 = try row.decode(atIndex: 0)
