@@ -55,6 +55,13 @@ struct ConcurrentAnswersTests {
             .first { $0["verificationKey"]?.stringValue == verificationKey }?["activationCode"]?.stringValue
     }
 
+    /// The daemon's log lines about activation codes, and its warnings and errors.
+    static func activationLog(_ daemon: DaemonHarness) -> [String] {
+        daemon.log.split(separator: "\n").map(String.init).filter {
+            $0.contains("activation") || $0.contains("warning") || $0.contains("error")
+        }
+    }
+
     static func statuses(_ replies: [ClientReply], of event: String) -> [Int] {
         replies.compactMap { $0.statusCode(of: event) }.sorted()
     }
@@ -319,9 +326,12 @@ struct ConcurrentAnswersTests {
         // The winner goes on to set a new password (Path B, mode 1); every other session's
         // answer finds the code used and counts as a wrong one.
         let accepted = replies.filter { $0.event("getPassword")?["challengeMode"]?.int == 1 }
-        #expect(accepted.count == 1, "\(replies.map(\.shape))")
         let refused = Self.statuses(replies, of: "getActivationCode")
-        #expect(refused.count == 9 && refused.allSatisfy { $0 == 106 || $0 == 153 }, "\(replies.map(\.shape))")
+        // Seen failing once in a full local run (no session accepted, not 9 refused) and never
+        // since: a failure says what each session was told and what the daemons logged.
+        let why = "\(replies.map(\.shape)); \(cluster.daemons.map { Self.activationLog($0) })"
+        #expect(accepted.count == 1, "\(why)")
+        #expect(refused.count == 9 && refused.allSatisfy { $0 == 106 || $0 == 153 }, "\(why)")
     }
 
     @Test("forgotPassword and resendActivationCode: max_codes_per_hour codes per user, then error 14; no more are delivered",
