@@ -73,6 +73,8 @@ extension SQLiteStore {
                 if let highest, highest > Self.lastTreeIndex(size: seq) {
                     throw StorageError.ledgerTreeBroken(Self.nodesPastTheEnd(seq))
                 }
+                // No row signed with a revoked key (SPEC §5.4): each kid of the batch once.
+                try Self.refuseRevokedKeys(commit.entries, db)
                 // The users this batch's events name, whose records are bound to their
                 // latest event (SPEC §5.4): checked before, sealed again after.
                 let named = try self.usersToBind(db, commit.items)
@@ -99,8 +101,6 @@ extension SQLiteStore {
                         where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
                     {
                         throw StorageError.duplicateSignatureID(entry.signatureID)
-                    } catch let error as DatabaseError where error.message == SQLiteSchema.revokedKeyMessage {
-                        throw StorageError.signingKeyRevoked(entry.kid)
                     }
                     if entry.authLevel < 0, let id = item.approvalID { requestEvents.append((entry.seq, id)) }
                 }
@@ -133,6 +133,20 @@ extension SQLiteStore {
         }
         // Committed (durably: synchronous = FULL), or rolled back with the tail found.
         return outcome ?? .committed(commit.entries(createdAt: Date(storageSeconds: createdSeconds)))
+    }
+
+    /// Throws ``StorageError/signingKeyRevoked(_:)`` for the first kid of `entries` that is
+    /// revoked. Called inside the batch's immediate transaction, so no revocation can come
+    /// between this check and the inserts (schema v18 dropped the per-row trigger).
+    static func refuseRevokedKeys(_ entries: [LedgerEntry], _ db: Database) throws {
+        var checked: [String] = []
+        for entry in entries where !checked.contains(entry.kid) {
+            checked.append(entry.kid)
+            let revoked = try db.cachedStatement(sql: "SELECT 1 FROM signing_keys WHERE kid = ? AND revoked_at IS NOT NULL")
+            if try Bool.fetchOne(revoked, arguments: [entry.kid]) != nil {
+                throw StorageError.signingKeyRevoked(entry.kid)
+            }
+        }
     }
 
     /// The storage index of the last node a tree of `size` leaves has: the highest subtree its

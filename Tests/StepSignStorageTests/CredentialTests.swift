@@ -171,4 +171,27 @@ import Testing
             #expect(try await store.ledgerCheckpoints(afterSeq: 0, throughSeq: nil).isEmpty)
         }
     }
+
+    /// SQLite checks each kid of a batch once (schema v18) instead of every row by trigger:
+    /// the revoked kid need not be the first row's, and nothing of the batch is written.
+    @Test("a batch with one row of a revoked key among rows of a live key is refused whole",
+          arguments: StoreBackend.allCases)
+    func oneRevokedRowRefusesItsBatch(_ backend: StoreBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let live = try #require(ledgerBatch(1..<2).first?.kid)
+            let revoked = "kid-revoked-in-the-middle"
+            try await store.addSigningKey(kid: live, createdAt: epoch)
+            try await store.addSigningKey(kid: revoked, createdAt: epoch)
+            #expect(try await store.revokeSigningKey(kid: revoked, at: epoch.addingTimeInterval(1)))
+            var batch = ledgerBatch(1..<6)
+            batch[3].kid = revoked
+            await #expect(throws: StorageError.signingKeyRevoked(revoked)) {
+                _ = try await store.appendLedger(batch)
+            }
+            #expect(try await store.ledgerCount() == 0)
+            // The live key's rows alone go in.
+            batch.remove(at: 3)
+            #expect(try await store.appendLedger(batch).count == 4)
+        }
+    }
 }
