@@ -139,10 +139,10 @@ extension SQLiteStore {
     /// revoked. Called inside the batch's immediate transaction, so no revocation can come
     /// between this check and the inserts (schema v18 dropped the per-row trigger).
     static func refuseRevokedKeys(_ entries: [LedgerEntry], _ db: Database) throws {
+        let revoked = try db.cachedStatement(sql: "SELECT 1 FROM signing_keys WHERE kid = ? AND revoked_at IS NOT NULL")
         var checked: [String] = []
         for entry in entries where !checked.contains(entry.kid) {
             checked.append(entry.kid)
-            let revoked = try db.cachedStatement(sql: "SELECT 1 FROM signing_keys WHERE kid = ? AND revoked_at IS NOT NULL")
             if try Bool.fetchOne(revoked, arguments: [entry.kid]) != nil {
                 throw StorageError.signingKeyRevoked(entry.kid)
             }
