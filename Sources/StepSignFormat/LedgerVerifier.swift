@@ -60,7 +60,8 @@ public struct LedgerVerifier {
     private var expectedSeq: Int64 = 1
     private var previous = LedgerChain.genesisHash
     private var entries = 0
-    private var ids = SignatureIDSet()
+    /// Signature IDs seen so far.
+    private var ids = Set<SignatureIDKey>()
     private var problems: [(seq: Int64?, text: String)] = []
     private var stopped = false
     /// Entry hashes that valid checkpoints (and the required one) claim, by seq.
@@ -236,7 +237,7 @@ public struct LedgerVerifier {
         else {
             return stop(seq, "the hash chain breaks (changed, removed, inserted or reordered entry)")
         }
-        guard ids.insert(link.signatureID) else {
+        guard ids.insert(SignatureIDKey(link.signatureID)).inserted else {
             return stop(seq, "signature ID \(link.signatureID) appears twice")
         }
         if let verified {
@@ -364,17 +365,5 @@ public struct LedgerVerifier {
         let first = problems.min { ($0.seq ?? .max) < ($1.seq ?? .max) }
         return LedgerAudit(ok: first == nil, entries: entries, firstBadSeq: first?.seq, checkpoints: validCheckpoints,
                            problem: first?.text, events: events)
-    }
-}
-
-/// Signature IDs seen so far: canonical UUIDs as 16 bytes, anything else as text.
-struct SignatureIDSet {
-    private var uuids = Set<UUIDBits>()
-    private var others = Set<String>()
-
-    /// Inserts `id`; false when it was already there.
-    mutating func insert(_ id: String) -> Bool {
-        if let bits = UUIDBits(canonical: id) { return uuids.insert(bits).inserted }
-        return others.insert(id).inserted
     }
 }

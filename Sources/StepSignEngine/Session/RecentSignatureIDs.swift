@@ -14,23 +14,14 @@ struct RecentSignatureIDs: Sendable {
     /// How many IDs a session remembers.
     static let capacity = 4096
 
-    private enum Key: Hashable, Sendable {
-        case uuid(UUIDBits)
-        case text(String)
-
-        init(_ id: String) {
-            self = UUIDBits(canonical: id).map(Key.uuid) ?? .text(id)
-        }
-    }
-
-    private var members: Set<Key> = []
+    private var members: Set<SignatureIDKey> = []
     /// Insertion order, used as a ring once full; `next` is the oldest slot.
-    private var order: [Key] = []
+    private var order: [SignatureIDKey] = []
     private var next = 0
 
     /// Remembers `id`, forgetting the oldest one when full.
     mutating func insert(_ id: String) {
-        let key = Key(id)
+        let key = SignatureIDKey(id)
         guard members.insert(key).inserted else { return }
         if order.count < Self.capacity {
             order.append(key)
@@ -42,7 +33,7 @@ struct RecentSignatureIDs: Sendable {
     }
 
     func contains(_ id: String) -> Bool {
-        members.contains(Key(id))
+        members.contains(SignatureIDKey(id))
     }
 
     var count: Int { members.count }
