@@ -116,7 +116,7 @@ final class LogCore: Sendable {
                     throw LedgerWriterError.shortBatch
                 }
                 let made = log?.appendCommitted()
-                try await advance(prepared: tail, past: entries, rows: rows, made: made)
+                try await advance(prepared: tail, past: entries, batch: commit, made: made)
                 // Committed on a log shorter than one this daemon signed (cut behind its back to
                 // exactly the tail it expected): no signature made on a cut log is handed out
                 // (the rows stay, unacknowledged, for the audit to show).
@@ -173,14 +173,14 @@ final class LogCore: Sendable {
     /// must not turn them into a refusal the caller would take for "not signed". The frontier
     /// then reads these entries, hashed from their content, before the next batch; only a log
     /// that does not extend the tail refuses.
-    private func advance(prepared: LogFrontier.Tail, past entries: [LedgerEntry], rows: [LedgerAppend],
+    private func advance(prepared: LogFrontier.Tail, past entries: [LedgerEntry], batch: LedgerCommit,
                          made: TransparencyLog.Signed?) async throws {
         do {
             if let log {
-                try await log.appendCommitted(prepared: prepared, entries: entries, rows: rows, made: made)
+                try await log.appendCommitted(prepared: prepared, entries: entries, batch: batch, made: made)
             } else {
                 try await Self.fromEntries {
-                    try await frontier.advance(prepared: prepared, past: entries, rows: rows, kept: nil, head: nil)
+                    try await frontier.advance(prepared: prepared, past: entries, batch: batch, kept: nil, head: nil)
                 }
             }
         } catch StorageError.ledgerTreeBroken(let why) {

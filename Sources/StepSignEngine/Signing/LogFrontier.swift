@@ -124,15 +124,29 @@ final class LogFrontier: Sendable {
         "entry \(seq) no longer has the hash this daemon chained it to: entries at or below it were rewritten, reordered or re-chained"
     }
 
-    /// After a batch prepared on `prepared` was committed as `entries` (in order, made of
-    /// `rows`, whose JWS digests and leaf hashes were made on the callers' threads): the tail
-    /// moved past them, with the entries other daemons appended before them read first.
-    func advance(prepared: Tail, past entries: [LedgerEntry], rows: [LedgerAppend], kept: LogCheckpoint?,
+    /// After `batch`, computed on `prepared`, was committed as `entries` (in order; its rows'
+    /// JWS digests and leaf hashes were made on the callers' threads): the tail moved past
+    /// them, with the entries other daemons appended before them read first.
+    ///
+    /// When the entries stored are the batch's own, right after `prepared`, and the tail is
+    /// still `prepared`, the batch's chain head and tree are taken as they are: they were
+    /// computed from these entries (the same JWS digests and leaf hashes, chained and appended
+    /// onto the same tail), so hashing them again would give the same values (issue 43).
+    func advance(prepared: Tail, past entries: [LedgerEntry], batch: LedgerCommit, kept: LogCheckpoint?,
                  head: KeptChainHead.Head?) async throws {
         guard let first = entries.first, let last = entries.last else { return }
         guard first.seq - 1 >= prepared.size else {
             throw Disagreement(description: "entries were appended at log index \(first.seq - 1), below the \(prepared.size) entries this daemon's tree had: the log was cut or rolled back")
         }
+        if let after = Self.tail(after: batch, on: prepared, stored: entries) {
+            let moved = state.withLockedValue { state -> Bool in
+                guard state == prepared else { return false }
+                state = after
+                return true
+            }
+            if moved { return }
+        }
+        let rows = batch.items
         while true {
             let from = try await ready(kept: kept, head: head)
             if from.size >= last.seq { return }
@@ -150,6 +164,21 @@ final class LogFrontier: Sendable {
             }
             if moved { return }
         }
+    }
+
+    /// The tail after `batch` when `entries` are exactly the batch's rows as it computed them
+    /// (numbers, JWS, chain) on `prepared`; nil otherwise (another daemon's entries came
+    /// between, or the store gave back other rows), when each entry is checked and hashed.
+    static func tail(after batch: LedgerCommit, on prepared: Tail, stored entries: [LedgerEntry]) -> Tail? {
+        guard batch.expected.seq == prepared.size, batch.expected.entryHash == prepared.chainHash,
+              let last = batch.entries.last, batch.tree.size == last.seq, entries.count == batch.entries.count
+        else { return nil }
+        for (stored, made) in zip(entries, batch.entries) {
+            guard stored.seq == made.seq, stored.prevHash == made.prevHash, stored.entryHash == made.entryHash,
+                  stored.signatureID == made.signatureID, stored.jws == made.jws
+            else { return nil }
+        }
+        return Tail(size: last.seq, chainHash: last.entryHash, tree: batch.tree)
     }
 
     /// `tail` extended by every entry stored after it, read a page at a time; with

@@ -213,9 +213,9 @@ final class TransparencyLog: Sendable {
     /// After a batch prepared on `prepared` was committed as `entries`: the tail moves past
     /// them (a stored entry that does not chain onto it refuses the log); `made`, the
     /// checkpoint the batch signed, gets its entry's hash kept beside it.
-    func appendCommitted(prepared: LogFrontier.Tail, entries: [LedgerEntry], rows: [LedgerAppend], made: Signed?) async throws {
+    func appendCommitted(prepared: LogFrontier.Tail, entries: [LedgerEntry], batch: LedgerCommit, made: Signed?) async throws {
         try await fromEntries { [self] in
-            try await frontier.advance(prepared: prepared, past: entries, rows: rows, kept: try lastSigned()?.checkpoint,
+            try await frontier.advance(prepared: prepared, past: entries, batch: batch, kept: try lastSigned()?.checkpoint,
                                        head: head.current())
         }
         if let made, let entry = entries.first(where: { $0.seq == made.checkpoint.size }) {
