@@ -43,13 +43,20 @@ package final class StreamConnection<Inbound: Sendable>: Sendable {
     }
 
     /// Runs `body` with this connection, then closes the channel whatever `body` did; rethrows
-    /// `body`'s error.
+    /// `body`'s error. If the task is cancelled meanwhile, the connection's input ends (`next()`
+    /// returns nil) and a write waiting for the peer to read throws `CancellationError`: one
+    /// cancellation handler for the connection's life, not one per frame awaited.
     package nonisolated(nonsending) func executeThenClose<Value>(
         _ body: nonisolated(nonsending) (StreamConnection<Inbound>) async throws -> Value
     ) async throws -> Value {
         let outcome: Result<Value, any Error>
         do {
-            outcome = .success(try await body(self))
+            let handler = self.handler
+            outcome = .success(try await withTaskCancellationHandler {
+                try await body(self)
+            } onCancel: {
+                handler.cancel()
+            })
         } catch {
             outcome = .failure(error)
         }

@@ -14,7 +14,8 @@ import Synchronization
 ///   on when it clears, so the socket is not read meanwhile;
 /// - `end` is set once; frames read before it are taken before it is seen; an error is thrown
 ///   once, then the input reads as ended;
-/// - a task waits to write (`writer`) only while the channel is open and not writable.
+/// - a task waits to write (`writer`) only while the channel is open and not writable, and
+///   not after ``cancel()``; `cancel()` ends the input (so no task waits for a frame after it).
 final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = Inbound
     typealias OutboundIn = ByteBuffer
@@ -39,6 +40,8 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
         var writable = true
         var closed = false
         var writer: UnsafeContinuation<Void, any Error>?
+        /// Set once by ``cancel()``.
+        var cancelled = false
     }
 
     /// What a task asking for the next frame gets now.
@@ -67,25 +70,19 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
         return try deliver(now)
     }
 
+    /// Waits for the next frame or the end. No cancellation handler of its own (a status
+    /// record added and removed per request, issue 43): the connection's task has one for its
+    /// whole life (``StreamConnection/executeThenClose(_:)``), which ends the input through
+    /// ``cancel()`` under the same lock, so a cancelled task never waits here.
     private func waitForFrame() async throws -> Inbound? {
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (reader: UnsafeContinuation<Inbound?, any Error>) in
-                let now = state.withLock { state in
-                    let now = Self.take(&state)
-                    if case .wait = now { state.reader = reader }
-                    return now
-                }
-                if case .wait = now { return }
-                reader.resume(with: Result { try deliver(now) })
+        try await withUnsafeThrowingContinuation { (reader: UnsafeContinuation<Inbound?, any Error>) in
+            let now = state.withLock { state in
+                let now = Self.take(&state)
+                if case .wait = now { state.reader = reader }
+                return now
             }
-        } onCancel: {
-            // A cancelled task's input ends (as `NIOAsyncChannel`'s does).
-            let reader = state.withLock { state in
-                if state.end == nil { state.end = .finished }
-                defer { state.reader = nil }
-                return state.reader
-            }
-            reader?.resume(returning: nil)
+            if case .wait = now { return }
+            reader.resume(with: Result { try deliver(now) })
         }
     }
 
@@ -136,25 +133,34 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
         context.writeAndFlush(wrapOutboundOut(reply), promise: nil)
         // The write above changed the writability synchronously if it filled the buffer.
         guard !state.withLock({ $0.writable }) else { return }
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (writer: UnsafeContinuation<Void, any Error>) in
-                let cancelled = Task.isCancelled
-                let ready: Result<Void, any Error>? = state.withLock { state in
-                    if state.closed { return .failure(ChannelError.ioOnClosedChannel) }
-                    if cancelled { return .failure(CancellationError()) }
-                    if state.writable { return .success(()) }
-                    state.writer = writer
-                    return nil
-                }
-                if let ready { writer.resume(with: ready) }
+        try await withUnsafeThrowingContinuation { (writer: UnsafeContinuation<Void, any Error>) in
+            let ready: Result<Void, any Error>? = state.withLock { state in
+                if state.closed { return .failure(ChannelError.ioOnClosedChannel) }
+                if state.cancelled { return .failure(CancellationError()) }
+                if state.writable { return .success(()) }
+                state.writer = writer
+                return nil
             }
-        } onCancel: {
-            let writer = state.withLock { state in
-                defer { state.writer = nil }
-                return state.writer
-            }
-            writer?.resume(throwing: CancellationError())
+            if let ready { writer.resume(with: ready) }
         }
+    }
+
+    /// The connection's task was cancelled: its input ends (as `NIOAsyncChannel`'s does: a
+    /// waiting `next()` returns nil, and so does every later one once the frames read are
+    /// taken), and a write waiting for the channel to drain throws `CancellationError`, now or
+    /// when it would start waiting.
+    func cancel() {
+        let (reader, writer) = state.withLock { state in
+            state.cancelled = true
+            if state.end == nil { state.end = .finished }
+            defer {
+                state.reader = nil
+                state.writer = nil
+            }
+            return (state.reader, state.writer)
+        }
+        reader?.resume(returning: nil)
+        writer?.resume(throwing: CancellationError())
     }
 
     // MARK: - The channel's side (event loop)
