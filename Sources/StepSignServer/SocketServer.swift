@@ -144,9 +144,11 @@ public final class SocketServer: Service, Sendable {
                 idleConnections.increment()
                 defer { idleConnections.decrement() }
                 var session = Session(peer: peer)
-                // The connection's reply bytes, reused for every reply (see `Reply.buffer(scratch:)`).
+                // The connection's reply bytes and buffer, reused for every reply (see
+                // `Reply.write(into:scratch:)`).
                 var replyBytes: [UInt8] = []
                 replyBytes.reserveCapacity(2048)
+                var replyBuffer = connection.channel.allocator.buffer(capacity: 2048)
                 // Set when the grace is over: the requests read and not yet started are not.
                 let graceOver = Atomic<Bool>(false)
                 // An idempotencyKey claimed by a signing challenge still open is given up when
@@ -160,7 +162,8 @@ public final class SocketServer: Service, Sendable {
                             let reply = await handle(frame, session: &session)
                             workingConnections.decrement()
                             idleConnections.increment()
-                            try await connection.write(reply.buffer(scratch: &replyBytes))
+                            reply.write(into: &replyBuffer, scratch: &replyBytes)
+                            try await connection.write(replyBuffer)
                             if reply.closesConnection { return }
                         }
                     } onGracefulShutdown: {
