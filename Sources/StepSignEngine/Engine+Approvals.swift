@@ -277,7 +277,7 @@ extension Engine {
                                                  details: [("approvalID", .string(record.id)), ("signatureID", .string(signatureID))],
                                                  peer: EventRecorder.daemon, instance: context.config.instance, now: context.now)
         }
-        StepSignMetric.signatures.increment(by: 1, [("level", "\(record.authLevel)"), ("authenticator", "approval")])
+        self.signing.signatureCounters.increment(level: record.authLevel, authenticator: "approval")
         logger.notice("signed", metadata: [
             "user": .string(record.requester), "signatureID": .string(signatureID), "approvalID": .string(record.id),
             "approvals": "\(distinct.count)", "authLevel": "\(record.authLevel)",

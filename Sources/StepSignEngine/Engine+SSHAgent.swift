@@ -130,7 +130,7 @@ extension Engine {
         } catch {
             return refuse("signing failed", ["error": "\(error)"])
         }
-        StepSignMetric.signatures.increment(by: 1, [("level", "\(window.level)"), ("authenticator", window.authenticatorUsed)])
+        signing.signatureCounters.increment(level: window.level, authenticator: window.authenticatorUsed)
         return SSHPublicKey.signatureBlob(rawES256: rawSignature)
     }
 

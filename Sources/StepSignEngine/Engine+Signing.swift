@@ -241,7 +241,7 @@ extension Engine {
         if signing.authLevel == 0 {
             logSummary(self.signing.levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now))
         }
-        StepSignMetric.signatures.increment(by: 1, [("level", "\(signing.authLevel)"), ("authenticator", authenticatorUsed)])
+        self.signing.signatureCounters.increment(level: signing.authLevel, authenticator: authenticatorUsed)
         return Reply(events: [.onAuthenticateUserAndSignData(details: details, status: .success)])
     }
 

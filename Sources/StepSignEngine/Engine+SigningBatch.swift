@@ -68,8 +68,7 @@ extension Engine {
             logSummary(signing.levelZeroSummary.record(uid: session.peer.uid, comm: session.peer.comm, now: context.now,
                                                        count: batch.items.count))
         }
-        StepSignMetric.signatures.increment(by: batch.items.count,
-                                            [("level", "\(batch.authLevel)"), ("authenticator", authenticatorUsed)])
+        signing.signatureCounters.increment(by: batch.items.count, level: batch.authLevel, authenticator: authenticatorUsed)
         return Reply(events: [.onAuthenticateUserAndSignBatch(batch: signed, status: .success)])
     }
 }

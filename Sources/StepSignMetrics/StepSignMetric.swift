@@ -89,3 +89,32 @@ public struct OpenCount: Sendable {
     public func increment() { meter.increment() }
     public func decrement() { meter.decrement() }
 }
+
+extension StepSignMetric {
+    /// The value histogram as a handle to keep, for a hot path (no lookup per use). Made after
+    /// the metrics system is bootstrapped, it reports there; made before, nowhere.
+    public func valueHistogram() -> ValueHistogram {
+        ValueHistogram(recorder: Recorder(label: rawValue, aggregate: true))
+    }
+
+    /// The duration histogram as a handle to keep, for a hot path (no lookup per use).
+    public func durationHistogram() -> DurationHistogram {
+        DurationHistogram(timer: Metrics.Timer(label: rawValue))
+    }
+}
+
+/// A value histogram's handle (``StepSignMetric/valueHistogram()``).
+public struct ValueHistogram: Sendable {
+    fileprivate let recorder: Recorder
+
+    public func observe(_ value: Double) { recorder.record(value) }
+}
+
+/// A duration histogram's handle (``StepSignMetric/durationHistogram()``).
+public struct DurationHistogram: Sendable {
+    fileprivate let timer: Metrics.Timer
+
+    public func observe(_ duration: Duration) {
+        timer.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+}

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import StepSignMetrics
 import StepSignStorage
 
 extension Engine {
@@ -28,6 +29,8 @@ extension Engine {
         let levelZeroSummary = SigningSummary()
         /// `waitForProof`s waiting for cosignatures, and the pushers they ask (SPEC §5.6).
         let witnessWaits = WitnessWaits()
+        /// `stepsign_signatures_total`, each level and authenticator's counter made once.
+        let signatureCounters = SignatureCounters()
 
         init(store: any SigningKeyStore & LedgerStore & LedgerLookupStore & LogEpochStore & IdempotencyStore, keyring: Keyring,
              signer: Signer, events: EventRecorder, log: TransparencyLog, checkpointer: LedgerCheckpointer, logAlarm: LogAlarm,
