@@ -23,12 +23,34 @@ struct RecentSignatureIDsTests {
         #expect((10..<(capacity + 10)).allSatisfy { ids.contains("id-\($0)") })
     }
 
-    @Test("inserting an ID twice keeps one copy")
-    func duplicates() {
+    @Test("an ID inserted again (an idempotent retry's) is remembered from its newest insertion: it outlives capacity - 1 newer IDs after it")
+    func insertedAgain() {
         var ids = RecentSignatureIDs()
+        let capacity = RecentSignatureIDs.capacity
         ids.insert("a")
+        for index in 0..<(capacity - 10) { ids.insert("id-\(index)") }
         ids.insert("a")
-        #expect(ids.count == 1)
+        for index in 0..<(capacity - 1) { ids.insert("later-\(index)") }
+        #expect(ids.contains("a"))
+        ids.insert("one more")
+        #expect(!ids.contains("a"))
+        #expect(ids.count == capacity)
+    }
+
+    @Test("before the ring is full and after it wraps, every remembered ID is found and no other", arguments: [1, 100, 4095, 4096, 4097, 6000, 8192, 9000])
+    func foundAcrossTheWrap(inserted: Int) {
+        var ids = RecentSignatureIDs()
+        let capacity = RecentSignatureIDs.capacity
+        for index in 0..<inserted { ids.insert("id-\(index)") }
+        let kept = max(0, inserted - capacity)..<inserted
+        // The edges of what is kept and of what is forgotten, and every 61st between.
+        func sample(_ range: Range<Int>) -> [Int] {
+            range.isEmpty ? [] : Array(Set(Array(range.prefix(3)) + Array(range.suffix(3)) + Array(stride(from: range.lowerBound, to: range.upperBound, by: 61))))
+        }
+        #expect(sample(kept).allSatisfy { ids.contains("id-\($0)") })
+        #expect(sample(0..<kept.lowerBound).allSatisfy { !ids.contains("id-\($0)") })
+        #expect(!ids.contains("id-\(inserted)"))
+        #expect(ids.count == kept.count)
     }
 
     @Test("UUID IDs are kept by value: an ID is found by its exact text only, not by its upper case or a neighbour")
