@@ -62,7 +62,7 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
 
     // MARK: - The task's side
 
-    func next() async throws -> Inbound? {
+    nonisolated(nonsending) func next() async throws -> Inbound? {
         let now = state.withLock { Self.take(&$0) }
         if case .wait = now {
             return try await waitForFrame()
@@ -74,7 +74,7 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
     /// record added and removed per request, issue 43): the connection's task has one for its
     /// whole life (``StreamConnection/executeThenClose(_:)``), which ends the input through
     /// ``cancel()`` under the same lock, so a cancelled task never waits here.
-    private func waitForFrame() async throws -> Inbound? {
+    private nonisolated(nonsending) func waitForFrame() async throws -> Inbound? {
         try await withUnsafeThrowingContinuation { (reader: UnsafeContinuation<Inbound?, any Error>) in
             let now = state.withLock { state in
                 let now = Self.take(&state)
@@ -123,7 +123,7 @@ final class StreamConnectionHandler<Inbound: Sendable>: ChannelDuplexHandler, @u
         }
     }
 
-    func write(_ reply: ByteBuffer, on channel: any Channel) async throws {
+    nonisolated(nonsending) func write(_ reply: ByteBuffer, on channel: any Channel) async throws {
         guard eventLoop.inEventLoop, let context else {
             // Off the event loop (or removed): the write's completion is the bound.
             try await channel.writeAndFlush(reply)
