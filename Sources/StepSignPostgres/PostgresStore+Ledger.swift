@@ -49,6 +49,8 @@ extension PostgresStore {
     /// A call or `COMMIT` whose answer is lost with the connection (the server stopped, the
     /// backend terminated) leaves the batch committed or not:
     /// ``resolveInterruptedCommit(_:cause:)`` finds out which.
+    public func ledgerTime(_ date: Date) -> Date { date.postgresRounded }
+
     public func commitLedger(_ commit: LedgerCommit) async throws -> LedgerCommitOutcome {
         guard !commit.entries.isEmpty else {
             if let claim = commit.claimTurn {

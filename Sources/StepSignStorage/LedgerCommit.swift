@@ -103,7 +103,9 @@ public struct LedgerCommit: Sendable {
 
     /// ``entries`` with the time as the store keeps it (`createdAt`, rounded by the store).
     package func entries(createdAt: Date) -> [LedgerEntry] {
-        entries.map { entry in
+        // Made at a time the store keeps as it is (``LedgerStore/ledgerTime(_:)``): no copies.
+        if createdAt == self.createdAt { return entries }
+        return entries.map { entry in
             var entry = entry
             entry.createdAt = createdAt
             return entry

@@ -45,6 +45,8 @@ extension SQLiteStore {
 
     public var ledgerExecutor: (any TaskExecutor)? { ledgerThread }
 
+    public func ledgerTime(_ date: Date) -> Date { Date(storageSeconds: date.storageSeconds) }
+
     /// The log core's batch (SPEC §5.5), in one immediate transaction: the tail compared with
     /// the one it expects (an index lookup), then plain inserts: rows, tree nodes, checkpoints,
     /// and the records its events bind sealed again.

@@ -47,6 +47,28 @@ import Testing
         }
     }
 
+    /// A batch made at a time the store keeps as it is (``LedgerStore/ledgerTime(_:)``, as the
+    /// log core makes them) is answered with its own entries, not copies (issue 43); made at any
+    /// other time, with the time rounded as stored. Either way they read back as answered.
+    @Test(arguments: StoreBackend.allCases)
+    func entriesAnsweredAtTheStoresTimeReadBackAsAnswered(_ backend: StoreBackend) async throws {
+        for rounded in [true, false] {
+            try await withStore(backend) { store async throws in
+                let now = Date(timeIntervalSince1970: 1_790_000_000.123_456_789)
+                let made = rounded ? store.ledgerTime(now) : now
+                #expect(store.ledgerTime(made) == made || !rounded)
+                let commit = LedgerCommit(items: ledgerBatch(1..<4), after: try await store.ledgerHead(), tree: MerkleFrontier(),
+                                          createdAt: made)
+                guard case let .committed(entries) = try await store.commitLedger(commit) else {
+                    Issue.record("the batch did not commit")
+                    return
+                }
+                #expect(try await store.ledgerEntries(afterSeq: 0, limit: 10) == entries)
+                #expect(entries.allSatisfy { $0.createdAt == store.ledgerTime(now) })
+            }
+        }
+    }
+
     /// Each column at the edges of its type reads back as appended (the SQLite store binds the
     /// ledger's rows straight to SQLite, issue 43): non-ASCII and empty text, the largest uid,
     /// a negative pid, the ends of `iat` and the time to its precision.

@@ -87,7 +87,7 @@ final class LogCore: Sendable {
             let tail = try await prepare()
             let every = Int64(log == nil ? 0 : max(every(), 0))
             var commit = LedgerCommit(items: rows, after: LedgerHead(seq: tail.size, entryHash: tail.chainHash), tree: tail.tree,
-                                      createdAt: Date(), rootsAt: { every > 0 && $0 % every == 0 })
+                                      createdAt: store.ledgerTime(Date()), rootsAt: { every > 0 && $0 % every == 0 })
             if claimed { commit.claimTurn = claim }
             if let log, !commit.roots.isEmpty {
                 let proof = try await log.proofForCommit(commit)

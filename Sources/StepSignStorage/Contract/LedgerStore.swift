@@ -31,6 +31,11 @@ public protocol LedgerStore: Sendable {
     /// append awaits the network and holds no thread): any.
     var ledgerExecutor: (any TaskExecutor)? { get }
 
+    /// `date` as this store keeps a ledger row's time (SQLite: seconds since 1970 as a double;
+    /// PostgreSQL: microseconds). A batch made at a time already so rounded is answered with
+    /// its own entries, not copies with the time rounded (``LedgerCommit/entries(createdAt:)``).
+    func ledgerTime(_ date: Date) -> Date
+
     /// Stores a C2SP checkpoint of the log (SPEC §5.5), durably; one of the same size and
     /// instance already stored is kept (the note of a size is made once per daemon).
     func appendLogCheckpoint(_ checkpoint: LogCheckpointRecord) async throws
@@ -164,4 +169,9 @@ extension LedgerStore where Self: LedgerLookupStore {
         return LedgerInclusionRead(entry: entry, proof: LedgerInclusionRead.Proof(
             treeSize: size, hashes: hashes, cosignatures: try await logCosignatures(size: size)))
     }
+}
+
+extension LedgerStore {
+    /// The time as it is (a store that keeps it exactly, or that does not say).
+    public func ledgerTime(_ date: Date) -> Date { date }
 }
