@@ -6,7 +6,7 @@ import StepSignEngine
 /// one reply line with error 5 (`id` null) and closed, so an idle connection never holds a
 /// connection slot.
 ///
-/// Sits after the `LineFrameDecoder`. A connection is idle while every request frame read has
+/// Sits after the `LineFrameHandler`. A connection is idle while every request frame read has
 /// been answered: it counts the frames read (the requests) and the lines written (the replies;
 /// the server writes one line per reply). A request in flight, such as one waiting for a
 /// password check, and requests read but still queued behind it, keep the connection busy.

@@ -106,7 +106,7 @@ public final class SocketServer: Service, Sendable {
         let engine = self.engine
         return try await listener.bind(role: "server.socket") { channel in
             try channel.pipeline.syncOperations.addHandlers(
-                ByteToMessageHandler(LineFrameDecoder(maxLength: Self.maxLineLength)),
+                LineFrameHandler(maxLength: Self.maxLineLength),
                 IdleConnectionHandler(timeout: { .seconds(Int64(engine.idleTimeoutSeconds)) })
             )
         }

@@ -4,9 +4,9 @@ import NIOEmbedded
 import Testing
 
 @Suite("Line framing")
-struct LineFrameDecoderTests {
+struct LineFrameHandlerTests {
     private func frames(_ chunks: [String], maxLength: Int = 16) throws -> [String] {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(LineFrameDecoder(maxLength: maxLength)))
+        let channel = EmbeddedChannel(handler: LineFrameHandler(maxLength: maxLength))
         for chunk in chunks {
             try channel.writeInbound(ByteBuffer(string: chunk))
         }
@@ -45,5 +45,19 @@ struct LineFrameDecoderTests {
     @Test("a last line without a newline is not a request")
     func trailingPartial() throws {
         #expect(try frames(["one\ntwo"]) == ["one"])
+    }
+
+    @Test("a line split over many reads, byte by byte, is one line; so are lines of which a read holds several")
+    func splitOverManyReads() throws {
+        let text = "first line\r\nsecond\n\nfourth\n"
+        #expect(try frames(text.map { String($0) }, maxLength: 64) == ["first line", "second", "", "fourth"])
+        #expect(try frames([text + text], maxLength: 64) == ["first line", "second", "", "fourth", "first line", "second", "", "fourth"])
+    }
+
+    @Test("the limit counts the whole line, across reads: 16 bytes in two reads pass, 17 do not")
+    func limitAcrossReads() throws {
+        #expect(try frames(["12345678", "90abcdef\n"]) == ["1234567890abcdef"])
+        #expect(try frames(["12345678", "90abcdefg\nok\n"]) == ["<too long>"])
+        #expect(try frames(["ok\n12345678", "90abcdefg", "more\n"]) == ["ok", "<too long>"])
     }
 }
