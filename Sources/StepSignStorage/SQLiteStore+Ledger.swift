@@ -145,7 +145,7 @@ extension SQLiteStore {
         var checked: [String] = []
         for entry in entries where !checked.contains(entry.kid) {
             checked.append(entry.kid)
-            if try Bool.fetchOne(revoked, arguments: [entry.kid]) != nil {
+            if try revoked.hasRow(bindingText: entry.kid) {
                 throw StorageError.signingKeyRevoked(entry.kid)
             }
         }

@@ -23,4 +23,34 @@ extension Statement {
                                 message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))), sql: sql)
         }
     }
+
+    /// Whether this statement, with `text` bound to its one parameter (as a C string: up to its
+    /// first NUL), has a row; stepped straight through SQLite as ``firstRow(_:)`` is, the binding
+    /// cleared before it returns. For the ledger commit's revoked-key check, once per kid of
+    /// every batch: GRDB's `fetchOne` with arguments cost about 3 µs a commit (issue 43).
+    func hasRow(bindingText text: String) throws -> Bool {
+        let statement = sqliteStatement
+        return try text.withCString { cString in
+            sqlite3_reset(statement)
+            defer {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            }
+            let database = sqlite3_db_handle(statement)
+            // A nil destructor is SQLITE_STATIC: the text outlives the step and is unbound after it.
+            let bound = sqlite3_bind_text(statement, 1, cString, -1, nil)
+            guard bound == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(database)), sql: sql)
+            }
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW:
+                return true
+            case SQLITE_DONE:
+                return false
+            default:
+                throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(database)),
+                                    message: String(cString: sqlite3_errmsg(database)), sql: sql)
+            }
+        }
+    }
 }
