@@ -30,14 +30,19 @@ struct SigningRulesTests {
 
     @Test("the character count is String.count, for ASCII and for everything else",
           arguments: ["", "a", "abc", "a\r\nb", "\r\n\r\n", "\n\r", "\r\r\n", "tab\tand\u{7F}del", "é", "e\u{301}x",
-                      "👨‍👩‍👧‍👦 family", "🇫🇷🇩🇪", "a\r\né\r\n", "\u{0}\u{1F}"])
+                      "👨‍👩‍👧‍👦 family", "🇫🇷🇩🇪", "a\r\né\r\n", "\u{0}\u{1F}",
+                      "a line longer than eight bytes", "0123456789abcdef\r\n", "01234567\r\n89abcdef\r\n\r\n",
+                      "0123456789abcdefé", "0123456\r\n"])
     func characterCount(text: String) {
         #expect(SigningRequest.characterCount(text) == text.count)
     }
 
     @Test("the ASCII shortcuts agree with the Unicode rules",
           arguments: ["", " ", "\t\n\u{0B}\u{0C}\r ", "a", " a ", "\u{1F}", "x\u{7F}", "tab\there", "\u{00A0}", "é ",
-                      "\u{2028}", "\u{200E}x", "\u{3000}", "plain text, 42."])
+                      "\u{2028}", "\u{200E}x", "\u{3000}", "plain text, 42.",
+                      "a longer line of plain text, no controls", "0123456789abcdef\u{7F}", "0123456789abcde\u{1F}x",
+                      "01234567\t89abcdef", "0123456789abcdef\u{0}", "                 ", "0123456789abcdefghij\u{200E}",
+                      "~~~~~~~~~~~~~~~~ ~", "ab\u{7F}defghij", "\u{7E}\u{7E}\u{7E}\u{7E}\u{7E}\u{7E}\u{7E}\u{7E}\u{7F}"])
     func asciiShortcuts(text: String) {
         #expect(SigningRequest.isBlank(text) == !text.contains { !$0.isWhitespace })
         #expect(SigningRequest.hasHiddenCharacters(text) == text.unicodeScalars.contains(where: SigningRequest.isHidden))
