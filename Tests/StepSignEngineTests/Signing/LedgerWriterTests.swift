@@ -9,21 +9,15 @@ import StepSignTestSupport
 /// The group-commit writer against a real SQLite store in a temp directory.
 @Suite("Ledger writer")
 final class LedgerWriterTests: Sendable {
-    let directory = TemporaryDirectory.path("ledger-writer")
-    let store: SQLiteStore
+    let fixture: SQLiteLedgerFixture
+    var store: SQLiteStore { fixture.store }
 
     init() throws {
-        store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
+        fixture = try SQLiteLedgerFixture("ledger-writer")
     }
 
     func row(_ index: Int) -> LedgerAppend {
-        LedgerAppend(signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index), user: "alice",
-                     iat: 1_750_000_000, kid: "kid-1", jws: "header.claims\(index).sig",
-                     peer: LedgerPeer(uid: 1000, pid: 42, comm: "tester"), authLevel: 0)
+        SQLiteLedgerFixture.row(index)
     }
 
     @Test("rows appended at once are each committed once, numbered 1...n with no gaps")

@@ -14,21 +14,15 @@ import StepSignTestSupport
 /// ``LogCore/retryBudget``; its callers never see 14 for a race they would win a moment later.
 @Suite("Log core: lost races")
 final class LogCoreRaceTests: Sendable {
-    let directory = TemporaryDirectory.path("log-core-race")
-    let store: SQLiteStore
+    let fixture: SQLiteLedgerFixture
+    var store: SQLiteStore { fixture.store }
 
     init() throws {
-        store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
+        fixture = try SQLiteLedgerFixture("log-core-race")
     }
 
     func row(_ index: Int, user: String = "alice") -> LedgerAppend {
-        LedgerAppend(signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index), user: user,
-                     iat: 1_750_000_000, kid: "kid-1", jws: "header.claims\(index).sig",
-                     peer: LedgerPeer(uid: 1000, pid: 42, comm: "tester"), authLevel: 0)
+        SQLiteLedgerFixture.row(index, user: user)
     }
 
     @Test("a batch that loses 100 races in a row (more than the 64 tries it once had) still commits, after the other writer's rows")

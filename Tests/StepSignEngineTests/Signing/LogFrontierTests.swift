@@ -11,21 +11,15 @@ import StepSignTestSupport
 /// entry, and an entry whose stored hash is not its JWS's stops the log.
 @Suite("Log frontier: the tail after a batch")
 final class LogFrontierTests: Sendable {
-    let directory = TemporaryDirectory.path("log-frontier")
-    let store: SQLiteStore
+    let fixture: SQLiteLedgerFixture
+    var store: SQLiteStore { fixture.store }
 
     init() throws {
-        store = try SQLiteStore.open(stateDirectory: directory, seal: try SealKey.stateKey(stateDirectory: directory).seal, sealUnsealed: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
+        fixture = try SQLiteLedgerFixture("log-frontier")
     }
 
     func row(_ index: Int) -> LedgerAppend {
-        LedgerAppend(signatureID: String(format: "0190a0b0-0000-7000-8000-%012d", index), user: "alice",
-                     iat: 1_750_000_000, kid: "kid-1", jws: "header.claims\(index).sig",
-                     peer: LedgerPeer(uid: 1000, pid: 42, comm: "tester"), authLevel: 0)
+        SQLiteLedgerFixture.row(index)
     }
 
     /// A batch of `rows` computed on `tail`, as the log core computes it.
