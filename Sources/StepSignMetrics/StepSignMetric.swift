@@ -56,13 +56,12 @@ extension StepSignMetric {
 
     /// Records one observation of the value histogram.
     public func observe(_ value: Double) {
-        Recorder(label: rawValue, aggregate: true).record(value)
+        valueHistogram().observe(value)
     }
 
     /// Records one observation of the duration histogram.
     public func observe(_ duration: Duration) {
-        Metrics.Timer(label: rawValue).recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        durationHistogram().observe(duration)
     }
 }
 

@@ -91,12 +91,7 @@ struct SQLiteParameters {
                 if let refusal = Self.refusal(code, index: value.index) { throw refusal }
             }
             defer { sqlite3_reset(handle) }
-            let code = sqlite3_step(handle)
-            guard code == SQLITE_DONE else {
-                let database = sqlite3_db_handle(handle)
-                throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(database)),
-                                    message: String(cString: sqlite3_errmsg(database)), sql: statement.sql)
-            }
+            guard sqlite3_step(handle) == SQLITE_DONE else { throw statement.lastError }
         }
     }
 

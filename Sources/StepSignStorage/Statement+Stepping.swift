@@ -18,9 +18,8 @@ extension Statement {
             return try read(statement)
         case SQLITE_DONE:
             return nil
-        case let code:
-            throw DatabaseError(resultCode: ResultCode(rawValue: code),
-                                message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))), sql: sql)
+        default:
+            throw lastError
         }
     }
 
@@ -36,21 +35,25 @@ extension Statement {
                 sqlite3_reset(statement)
                 sqlite3_clear_bindings(statement)
             }
-            let database = sqlite3_db_handle(statement)
             // A nil destructor is SQLITE_STATIC: the text outlives the step and is unbound after it.
-            let bound = sqlite3_bind_text(statement, 1, cString, -1, nil)
-            guard bound == SQLITE_OK else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(database)), sql: sql)
-            }
+            guard sqlite3_bind_text(statement, 1, cString, -1, nil) == SQLITE_OK else { throw lastError }
             switch sqlite3_step(statement) {
             case SQLITE_ROW:
                 return true
             case SQLITE_DONE:
                 return false
             default:
-                throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(database)),
-                                    message: String(cString: sqlite3_errmsg(database)), sql: sql)
+                throw lastError
             }
         }
+    }
+
+    /// SQLite's last error on this statement's connection, as GRDB throws its own: a
+    /// ``DatabaseError`` with the extended result code (a unique constraint told apart from the
+    /// others), SQLite's message and this statement's SQL.
+    var lastError: DatabaseError {
+        let database = sqlite3_db_handle(sqliteStatement)
+        return DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(database)),
+                             message: String(cString: sqlite3_errmsg(database)), sql: sql)
     }
 }
